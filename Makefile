@@ -1,0 +1,43 @@
+# The two commands the README promises: `make serve` and `make test`.
+# Both create .venv on first use and install the package with pinned docs and test extras.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve test build assets check-assets lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[docs,test]"
+	touch $(STAMP)
+
+## Redraw every figure from code or from the committed data (benchmark and training
+## results are committed: nothing here needs a GPU or minutes of training).
+assets: $(STAMP)
+	$(PY) scripts/build_figures.py
+
+## Fail, naming the files, if a committed figure or data file is not what the code makes.
+check-assets: $(STAMP)
+	$(PY) scripts/build_figures.py --check
+
+serve: assets
+	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+build: assets
+	$(PY) -m mkdocs build --strict
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+## Re-pin constraints.txt from the current .venv (after changing dependencies on purpose).
+lock: $(STAMP)
+	{ echo "# Pinned versions for reproducible builds (Python 3.11). Regenerate with: make lock"; \
+	  echo "# torch is the CPU build that lies on local disk; a bare 'torch' would pull a multi-GB CUDA build."; \
+	  $(PY) -m pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > constraints.txt
+
+clean:
+	rm -rf site .pytest_cache .hypothesis

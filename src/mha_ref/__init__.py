@@ -1,0 +1,31 @@
+"""mha_ref: a small, readable reference implementation of multi-head attention.
+
+Every formula, figure and number on the mha-lesson site is computed by, or checked
+against, this package.
+"""
+
+from mha_ref.attention import (
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    multi_head_attention_loop,
+    project,
+    scaled_dot_product_attention,
+    split_heads,
+)
+from mha_ref.module import MultiHeadAttention
+from mha_ref.validation import head_dim
+
+__all__ = [
+    "MultiHeadAttention",
+    "causal_mask",
+    "head_dim",
+    "merge_heads",
+    "multi_head_attention",
+    "multi_head_attention_loop",
+    "project",
+    "scaled_dot_product_attention",
+    "split_heads",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,155 @@
+"""Argument checks shared by the public functions of :mod:`mha_ref`.
+
+Each check raises :class:`TypeError` for a value of the wrong kind (not a tensor,
+an integer dtype, two dtypes that differ) and :class:`ValueError` for a value of
+the right kind with the wrong size, and every message names the values it saw,
+so a reader can fix the call without opening a debugger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "check_tensor",
+    "check_num_heads",
+    "check_same_dtype_and_device",
+    "check_mask",
+    "check_mask_rows",
+    "head_dim",
+]
+
+
+def check_tensor(name: str, value: object, ndim: int | None = None, min_ndim: int | None = None) -> Tensor:
+    """Return ``value`` if it is a floating-point tensor of the required rank.
+
+    >>> check_tensor("x", [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: x must be a torch.Tensor, got list
+    """
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name} must have a floating-point dtype, got {value.dtype}")
+    if ndim is not None and value.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got {value.ndim} (shape {tuple(value.shape)})")
+    if min_ndim is not None and value.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimensions, got {value.ndim} (shape {tuple(value.shape)})"
+        )
+    if any(size == 0 for size in value.shape):
+        raise ValueError(f"{name} must not be empty, got shape {tuple(value.shape)}")
+    return value
+
+
+def check_num_heads(num_heads: object) -> int:
+    """Return ``num_heads`` if it is a positive ``int`` (``bool`` is refused).
+
+    >>> check_num_heads(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_heads must be at least 1, got 0
+    """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
+        raise TypeError(f"num_heads must be an int, got {type(num_heads).__name__} ({num_heads!r})")
+    if num_heads < 1:
+        raise ValueError(f"num_heads must be at least 1, got {num_heads}")
+    return num_heads
+
+
+def head_dim(d_model: int, num_heads: int) -> int:
+    """The width of one head's subspace, ``d_k = d_model / num_heads``.
+
+    The original transformer used 512 dimensions split across 8 heads:
+
+    >>> head_dim(512, 8)
+    64
+    >>> head_dim(10, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model=10 is not divisible by num_heads=3; pick num_heads from [1, 2, 5, 10]
+    """
+    check_num_heads(num_heads)
+    if isinstance(d_model, bool) or not isinstance(d_model, int):
+        raise TypeError(f"d_model must be an int, got {type(d_model).__name__} ({d_model!r})")
+    if d_model < 1:
+        raise ValueError(f"d_model must be at least 1, got {d_model}")
+    if d_model % num_heads:
+        divisors = [n for n in range(1, d_model + 1) if d_model % n == 0]
+        raise ValueError(
+            f"d_model={d_model} is not divisible by num_heads={num_heads}; pick num_heads from {divisors}"
+        )
+    return d_model // num_heads
+
+
+def check_same_dtype_and_device(named: Sequence[tuple[str, Tensor]]) -> None:
+    """Raise unless every tensor shares the first one's dtype and device.
+
+    >>> check_same_dtype_and_device([("q", torch.ones(1)), ("k", torch.ones(1, dtype=torch.float64))])
+    Traceback (most recent call last):
+    ...
+    TypeError: k has dtype torch.float64 but q has dtype torch.float32; convert them to one dtype
+    """
+    first_name, first = named[0]
+    for name, tensor in named[1:]:
+        if tensor.dtype != first.dtype:
+            raise TypeError(
+                f"{name} has dtype {tensor.dtype} but {first_name} has dtype {first.dtype}; "
+                "convert them to one dtype"
+            )
+        if tensor.device != first.device:
+            raise ValueError(f"{name} is on {tensor.device} but {first_name} is on {first.device}")
+
+
+def check_mask(mask: object, target_shape: Sequence[int], target_name: str = "the scores") -> Tensor:
+    """Return ``mask`` if it is a boolean tensor that broadcasts to ``target_shape``.
+
+    >>> check_mask(torch.ones(3, 3), (1, 2, 3, 3))
+    Traceback (most recent call last):
+    ...
+    TypeError: mask must have dtype torch.bool (True = may attend), got torch.float32
+    >>> check_mask(torch.ones(4, 4, dtype=torch.bool), (1, 2, 3, 3))
+    Traceback (most recent call last):
+    ...
+    ValueError: mask of shape (4, 4) does not broadcast to the scores of shape (1, 2, 3, 3)
+    """
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    target = tuple(target_shape)
+    try:
+        broadcast = tuple(torch.broadcast_shapes(tuple(mask.shape), target))
+    except RuntimeError:
+        broadcast = None
+    if broadcast != target:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to {target_name} of shape {target}"
+        )
+    return mask
+
+
+def check_mask_rows(mask: Tensor) -> None:
+    """Refuse a mask in which some query may attend to no key at all.
+
+    Such a row has no distribution to give: softmax over nothing but ``-inf`` is
+    ``0/0``, which PyTorch returns as NaN. Rather than hand back a silent NaN we
+    stop and say which query it was.
+
+    >>> check_mask_rows(torch.tensor([[True, False], [False, False]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: mask allows no key for 1 query row(s), first at index (1,); every query must be allowed at least one key
+    """
+    empty_rows = ~mask.any(dim=-1)
+    if bool(empty_rows.any()):
+        first = tuple(int(i) for i in empty_rows.nonzero()[0])
+        count = int(empty_rows.sum())
+        raise ValueError(
+            f"mask allows no key for {count} query row(s), first at index {first}; "
+            "every query must be allowed at least one key"
+        )

@@ -1,0 +1,94 @@
+"""Site-wide gates, run on every page MkDocs builds from docs/, in light and dark mode.
+
+Pages are discovered from the docs/ tree at collection time, so a new page is
+covered without editing this file; a separate test checks that the discovered
+list matches what the build actually wrote.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sitekit import ROOT, page_paths
+
+pytestmark = pytest.mark.browser
+
+AXE = ROOT / "tests" / "vendor" / "axe.min.js"
+PAGES = page_paths()
+
+# Text that means math was left for a renderer that never ran.
+UNRENDERED_MATH_JS = """() => {
+  const leftovers = [...document.querySelectorAll('.arithmatex')]
+    .filter(el => !el.querySelector('.katex'))
+    .map(el => el.textContent.trim().slice(0, 80));
+  const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: node => node.parentElement.closest('pre, code, script, style, .katex, textarea, .jp-CodeCell .jp-InputArea')
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+  });
+  const delimiters = /\\\\\\(|\\\\\\[|\\$\\$|\\\\begin\\{/;
+  while (walker.nextNode()) {
+    if (delimiters.test(walker.currentNode.textContent)) leftovers.push(walker.currentNode.textContent.trim().slice(0, 80));
+  }
+  return leftovers;
+}"""
+
+BROKEN_IMAGES_JS = """async () => {
+  const images = [...document.querySelectorAll('img')];
+  const results = await Promise.all(images.map(async img => {
+    img.loading = 'eager';
+    try { await img.decode(); } catch (error) { return img.currentSrc || img.src; }
+    return img.naturalWidth > 0 ? null : (img.currentSrc || img.src);
+  }));
+  return results.filter(Boolean);
+}"""
+
+AXE_JS = """async () => {
+  const result = await axe.run(document, { resultTypes: ['violations'] });
+  return result.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
+}"""
+
+
+def test_discovered_pages_match_the_build(built_site: Path) -> None:
+    built = sorted(
+        str(p.parent.relative_to(built_site)).replace(".", "") + "/" if p.parent != built_site else ""
+        for p in built_site.rglob("index.html")
+        if not p.relative_to(built_site).parts[0] in {"assets", "search"}
+    )
+    assert sorted(p.rstrip("/") + "/" if p else "" for p in PAGES) == built
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "index")
+def test_page_passes_site_gates(new_page, path: str, scheme: str) -> None:
+    page = new_page(color_scheme=scheme)
+    response = page.goto(path, wait_until="networkidle")
+    assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
+    # Material's document$ hook renders math after load; wait for it to settle.
+    page.wait_for_function("() => !document.querySelector('.arithmatex') || document.querySelector('.katex')")
+    page.wait_for_timeout(200)
+
+    assert page.evaluate(UNRENDERED_MATH_JS) == [], "unrendered math"
+    assert page.evaluate(BROKEN_IMAGES_JS) == [], "broken images"
+
+    page.add_script_tag(path=str(AXE))
+    assert page.evaluate(AXE_JS) == [], "serious/critical axe-core findings"
+
+    expected_scheme = "slate" if scheme == "dark" else "default"
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected_scheme
+
+    assert page.off_origin == [], f"requests left the origin: {page.off_origin}"
+    assert page.console_errors == [], f"console errors: {page.console_errors}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "index")
+def test_page_reads_without_javascript(new_page, path: str) -> None:
+    """With JavaScript off the article still carries its text and its figures."""
+    page = new_page(java_script=False)
+    page.goto(path)
+    article = page.locator("article")
+    assert len(article.inner_text()) > 300
+    assert page.off_origin == []

@@ -1,0 +1,36 @@
+"""Constants and page discovery shared by the site tests (importable: tests/ is on pythonpath)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+CHROMIUM = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def page_paths() -> list[str]:
+    """URL paths of every page MkDocs builds from ``docs/`` (known at collection time).
+
+    Pages are the ``.md`` and ``.ipynb`` files outside ``_includes/`` and ``assets/``;
+    ``docs/x/y.md`` is served at ``x/y/`` and ``index.md`` at the directory.
+    """
+    paths = []
+    for source in sorted([*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")]):
+        relative = source.relative_to(DOCS)
+        if relative.parts[0] in {"_includes", "assets"} or ".ipynb_checkpoints" in relative.parts:
+            continue
+        stem = relative.with_suffix("")
+        url = "" if stem.name in {"index", "README"} else f"{stem.name}/"
+        parent = "/".join(stem.parent.parts)
+        paths.append(f"{parent}/{url}" if parent else url)
+    return paths
