@@ -52,7 +52,9 @@ def causal_mask(num_tokens: int, device: torch.device | str | None = None) -> Te
 
 
 # --8<-- [start:sdpa_signature]
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     # --8<-- [end:sdpa_signature]
     """Attention for one head (or for many, stacked in leading dimensions).
 
@@ -99,7 +101,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))  # a forbidden key gets weight 0
+        # A forbidden key scores -inf, so the softmax gives it weight 0.
+        scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
@@ -112,16 +115,18 @@ def project(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """``(B, T, d_model)`` -> ``(B, h, T, d_k)``: head ``i`` gets columns ``i*d_k:(i+1)*d_k``."""
+    """``(B, T, d_model)`` -> ``(B, h, T, d_k)``: head i gets d_k columns."""
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
-    return x.view(batch, tokens, num_heads, d_k).transpose(1, 2)  # (B, h, T, d_k)
+    x = x.view(batch, tokens, num_heads, d_k)  # (B, T, h, d_k)
+    return x.transpose(1, 2)  # (B, h, T, d_k)
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """``(B, h, T, d_k)`` -> ``(B, T, h * d_k)``: lay the heads' outputs end to end."""
+    """``(B, h, T, d_k)`` -> ``(B, T, h * d_k)``: heads laid end to end."""
     batch, num_heads, tokens, d_k = x.shape
-    return x.transpose(1, 2).reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
+    x = x.transpose(1, 2)  # (B, T, h, d_k)
+    return x.reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
 # --8<-- [end:helpers]
 
 
@@ -206,8 +211,9 @@ def multi_head_attention(
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
     k = split_heads(project(x, w_k, b_k), num_heads)  # (B, h, T, d_k)
     v = split_heads(project(x, w_v, b_v), num_heads)  # (B, h, T, d_k)
-    # One batched matmul scores every head at once: the head index is just a batch dimension.
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, T)
+    # The head index is one more batch dimension: one matmul scores all heads.
+    heads, weights = scaled_dot_product_attention(q, k, v, mask)
+    # heads: (B, h, T, d_k); weights: (B, h, T, T)
     output = project(merge_heads(heads), w_o, b_o)  # (B, T, d_model)
     return (output, weights) if return_weights else output
     # --8<-- [end:mha_body]
@@ -254,16 +260,22 @@ def multi_head_attention_loop(
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
     if mask is not None:
-        mask = mask.expand(batch, num_heads, tokens, tokens)  # one (B, T, T) slice per head
+        mask = mask.expand(batch, num_heads, tokens, tokens)  # (B, h, T, T)
+    # A missing bias acts as zeros, so every head can take its slice of it.
+    b_q, b_k, b_v = (x.new_zeros(d_model) if b is None else b for b in (b_q, b_k, b_v))
     head_outputs, head_weights = [], []
     for i in range(num_heads):
         cols = slice(i * d_k, (i + 1) * d_k)  # head i's private columns
-        q_i = project(x, w_q[:, cols], None if b_q is None else b_q[cols])  # (B, T, d_k)
-        k_i = project(x, w_k[:, cols], None if b_k is None else b_k[cols])  # (B, T, d_k)
-        v_i = project(x, w_v[:, cols], None if b_v is None else b_v[cols])  # (B, T, d_k)
-        out_i, weights_i = scaled_dot_product_attention(q_i, k_i, v_i, None if mask is None else mask[:, i])
+        q_i = project(x, w_q[:, cols], b_q[cols])  # (B, T, d_k)
+        k_i = project(x, w_k[:, cols], b_k[cols])  # (B, T, d_k)
+        v_i = project(x, w_v[:, cols], b_v[cols])  # (B, T, d_k)
+        mask_i = None if mask is None else mask[:, i]  # (B, T, T)
+        out_i, weights_i = scaled_dot_product_attention(q_i, k_i, v_i, mask_i)
         head_outputs.append(out_i)  # (B, T, d_k)
         head_weights.append(weights_i)  # (B, T, T)
-    output = project(torch.cat(head_outputs, dim=-1), w_o, b_o)  # (B, T, d_model)
-    return (output, torch.stack(head_weights, dim=1)) if return_weights else output
+    concat = torch.cat(head_outputs, dim=-1)  # (B, T, d_model)
+    output = project(concat, w_o, b_o)  # (B, T, d_model)
+    if return_weights:
+        return output, torch.stack(head_weights, dim=1)  # (B, h, T, T)
+    return output
     # --8<-- [end:loop_body]

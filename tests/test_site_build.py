@@ -1,0 +1,65 @@
+"""The strict MkDocs build, and static checks over what it wrote."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from bs4 import BeautifulSoup
+
+from sitekit import ROOT, page_paths
+
+# Anything that would make the browser fetch from another origin when the page loads.
+EXTERNAL_FETCH_ATTRS = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src", "video": "src"}
+CSS_EXTERNAL_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//", re.I)
+
+
+def mkdocs_config() -> dict:
+    return yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def test_config_is_strict_offline_and_validates_links_and_anchors():
+    config = mkdocs_config()
+    assert config["strict"] is True
+    assert config["theme"]["font"] is False, "Material would fetch Google Fonts"
+    assert config["validation"]["links"]["anchors"] == "warn"  # warn + strict = build failure
+    assert config["validation"]["links"]["not_found"] == "warn"
+    assert not any("://" in entry for entry in config["extra_javascript"] + config["extra_css"])
+
+
+def test_strict_build_succeeds_and_writes_every_page(built_site: Path):
+    log = (built_site / "_build.log").read_text(encoding="utf-8")
+    assert "WARNING" not in log, log
+    for path in page_paths():
+        assert (built_site / path / "index.html").is_file(), f"page {path!r} was not built"
+
+
+def test_built_pages_load_nothing_from_other_origins(built_site: Path):
+    offenders = []
+    for html in built_site.rglob("*.html"):
+        soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+        for tag, attr in EXTERNAL_FETCH_ATTRS.items():
+            for element in soup.find_all(tag):
+                value = element.get(attr) or ""
+                if tag == "link" and not {"stylesheet", "preload", "icon", "modulepreload"} & set(element.get("rel", [])):
+                    continue
+                if value.startswith(("http:", "https:", "//")):
+                    offenders.append(f"{html.relative_to(built_site)}: <{tag} {attr}={value}>")
+        for style in soup.find_all("style"):
+            if CSS_EXTERNAL_URL.search(style.get_text()):
+                offenders.append(f"{html.relative_to(built_site)}: <style> with an external url()")
+    for css in built_site.rglob("*.css"):
+        if CSS_EXTERNAL_URL.search(css.read_text(encoding="utf-8", errors="replace")):
+            offenders.append(f"{css.relative_to(built_site)}: external url()")
+    assert offenders == []
+
+
+def test_lesson_code_is_included_from_src_not_copied(built_site: Path):
+    """The batched function on the page is the one in src/mha_ref/attention.py, line for line."""
+    source = (ROOT / "src" / "mha_ref" / "attention.py").read_text(encoding="utf-8")
+    body = source.split("# --8<-- [start:mha_body]\n", 1)[1].split("    # --8<-- [end:mha_body]", 1)[0]
+    page = BeautifulSoup((built_site / "index.html").read_text(encoding="utf-8"), "html.parser")
+    code_blocks = [block.get_text() for block in page.select(".highlight code")]
+    assert any(body.strip() in block for block in code_blocks)
+    assert "--8<--" not in "".join(code_blocks), "a snippet marker leaked onto the page"
