@@ -11,80 +11,11 @@ not run; that is the only opt-out.
 
 from __future__ import annotations
 
-import re
+import sys
 from pathlib import Path
 
-import markdown
-import yaml
-from sybil import Document, Sybil
-from sybil.evaluators.python import PythonEvaluator
-from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
-ROOT = Path(__file__).resolve().parent
+from markdown_fences import sybil_for_docs  # noqa: E402
 
-# ```python, ```py title="x", ```python3, ``` { .python }, ```{.py .no-run}
-PYTHON_INFO = re.compile(
-    r"(?:(?P<lang>python3?|py)\b(?P<rest>[^\n]*)|\s*\{(?P<attrs>[^}\n]*\.(?:python3?|py)\b[^}\n]*)\}[^\n]*)$\n",
-    re.MULTILINE,
-)
-
-
-def _mkdocs_config() -> dict:
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    # mkdocs.yml may carry !!python/name tags (e.g. for emoji); they are irrelevant here.
-    _Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
-
-
-def _snippet_options() -> dict:
-    for entry in _mkdocs_config()["markdown_extensions"]:
-        if isinstance(entry, dict) and "pymdownx.snippets" in entry:
-            options = dict(entry["pymdownx.snippets"] or {})
-            options["base_path"] = [str(ROOT / p) for p in options.get("base_path", ["."])]
-            return options
-    raise RuntimeError("mkdocs.yml does not enable pymdownx.snippets")
-
-
-def expand_snippets(text: str) -> str:
-    """Return ``text`` with ``--8<--`` lines replaced exactly as MkDocs replaces them."""
-    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": _snippet_options()})
-    return "\n".join(md.preprocessors["snippet"].run(text.split("\n")))
-
-
-class ExpandedMarkdown(Document):
-    """A Markdown page with its snippet lines expanded before parsing."""
-
-    @classmethod
-    def parse(cls, path: str, *parsers, encoding: str = "utf-8") -> Document:
-        document = cls(expand_snippets(Path(path).read_text(encoding=encoding)), path)
-        for parser in parsers:
-            for region in parser(document):
-                document.add(region)
-        return document
-
-
-class PythonFenceParser:
-    """Yields the fences :data:`PYTHON_INFO` recognises, except those marked ``.no-run``."""
-
-    def __init__(self) -> None:
-        self.lexer = RawFencedCodeBlockLexer(info_pattern=PYTHON_INFO)
-        self.evaluator = PythonEvaluator()
-
-    def __call__(self, document: Document):
-        for region in self.lexer(document):
-            info = " ".join(filter(None, (region.lexemes.get(k) for k in ("rest", "attrs"))))
-            if ".no-run" in info.split() or ".no-run" in info:
-                continue
-            region.parsed = region.lexemes["source"]
-            region.evaluator = self.evaluator
-            yield region
-
-
-pytest_collect_file = Sybil(
-    parsers=[PythonFenceParser()],
-    patterns=["*.md"],
-    excludes=["_includes/*", "assets/*"],
-    document_types={".md": ExpandedMarkdown},
-).pytest()
+pytest_collect_file = sybil_for_docs().pytest()
