@@ -23,11 +23,31 @@ import pytest
 from sitekit import CHROMIUM, CHROMIUM_ARGS, ROOT
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _site_server(tmp_path_factory: pytest.TempPathFactory):
+    """A bound (not yet serving) localhost server over an empty directory, and its URL.
+
+    The port is chosen before the build so the site can be built with its real
+    ``site_url``: Material's instant navigation only intercepts links that appear
+    in ``sitemap.xml``, whose addresses come from ``site_url``.
+    """
+    directory = tmp_path_factory.mktemp("site")
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    yield server, directory, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def built_site(_site_server) -> Path:
     """The site as ``mkdocs build --strict`` writes it, into a fresh directory."""
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    _, out, url = _site_server
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_SITE_URL": url}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
@@ -41,21 +61,14 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-
 @pytest.fixture(scope="session")
-def site_url(built_site: Path) -> Iterator[str]:
+def site_url(built_site: Path, _site_server) -> Iterator[str]:
     """Base URL (ending in ``/``) of a threaded HTTP server over the built site on 127.0.0.1."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server, _, url = _site_server
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    yield url
     server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture(scope="session")

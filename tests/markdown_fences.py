@@ -23,17 +23,19 @@ PYTHON_INFO = re.compile(
 )
 
 
-def _mkdocs_config() -> dict:
+def mkdocs_config() -> dict:
+    """mkdocs.yml as data (``!ENV`` tags resolve to their defaults)."""
     class _Loader(yaml.SafeLoader):
         pass
 
     # mkdocs.yml may carry !!python/name tags (e.g. for emoji); they are irrelevant here.
     _Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    _Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
 
 
 def _snippet_options() -> dict:
-    for entry in _mkdocs_config()["markdown_extensions"]:
+    for entry in mkdocs_config()["markdown_extensions"]:
         if isinstance(entry, dict) and "pymdownx.snippets" in entry:
             options = dict(entry["pymdownx.snippets"] or {})
             options["base_path"] = [str(ROOT / p) for p in options.get("base_path", ["."])]
@@ -79,6 +81,7 @@ class PythonFenceParser:
 def sybil_for_docs() -> Sybil:
     """The Sybil instance the root conftest turns into a pytest collector."""
     return Sybil(
+        path=str(ROOT / "docs"),  # Sybil resolves a relative path from this file (tests/), not the rootdir
         parsers=[PythonFenceParser()],
         patterns=["*.md"],
         excludes=["_includes/*", "assets/*"],

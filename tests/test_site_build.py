@@ -5,18 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from bs4 import BeautifulSoup
 
+from markdown_fences import mkdocs_config
 from sitekit import ROOT, page_paths
 
 # Anything that would make the browser fetch from another origin when the page loads.
 EXTERNAL_FETCH_ATTRS = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src", "video": "src"}
 CSS_EXTERNAL_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//", re.I)
-
-
-def mkdocs_config() -> dict:
-    return yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
 
 
 def test_config_is_strict_offline_and_validates_links_and_anchors():

@@ -1,0 +1,38 @@
+"""Build the demo-head figures and the explorer's data under docs/assets/explorer/.
+
+    python scripts/build_figures.py            # write what changed
+    python scripts/build_figures.py --check    # exit 1 naming stale or missing files
+    python scripts/build_figures.py --out DIR  # write (or check) DIR instead
+
+The figures and ``heads.json`` come from :func:`mha_ref.demo_figures.explorer_files`;
+``explorer.js`` and ``explorer.css`` in the same folder are hand-written and untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mha_ref.demo_figures import EXPLORER_ASSETS, explorer_files
+from mha_ref.outputs import StaleOutputs, write_or_check
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="verify the files instead of writing them")
+    parser.add_argument("--out", default=EXPLORER_ASSETS, help=f"output folder (default: {EXPLORER_ASSETS})")
+    args = parser.parse_args(argv)
+    try:
+        written = write_or_check(explorer_files(args.out), check=args.check)
+    except StaleOutputs as stale:
+        print(f"{stale}\nrun: python scripts/build_figures.py", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    if args.check:
+        print(f"{args.out}: figures and heads.json are current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
