@@ -1,0 +1,225 @@
+"""Figures for the "Heads that learn" page, drawn from the results JSON alone.
+
+Every function takes the dictionary that ``scripts/train_heads.py`` writes
+(``{"config": ..., "seeds": [one record per seed from run_seed]}``) and returns
+a matplotlib figure, so ``--figures-only`` and ``--check`` can redraw them
+without training. Seeds differ by colour *and* line style *and* marker, so no
+figure depends on colour alone.
+"""
+
+from __future__ import annotations
+
+import math
+
+from matplotlib.figure import Figure
+
+from mha_ref.plots import figure_to_svg, new_figure
+
+__all__ = [
+    "SEED_STYLES",
+    "head_label",
+    "training_figure",
+    "heatmap_figure",
+    "ablation_figure",
+    "pruning_figure",
+    "all_figures",
+    "FIGURE_ALT",
+]
+
+#: Okabe-Ito colours, each paired with its own dash pattern and marker.
+SEED_STYLES = [
+    {"color": "#0072B2", "linestyle": "solid", "marker": "o"},
+    {"color": "#D55E00", "linestyle": "dashed", "marker": "s"},
+    {"color": "#009E73", "linestyle": "dotted", "marker": "^"},
+]
+
+#: Short descriptions used as each SVG's <title>; the page's alt text says more.
+FIGURE_ALT = {
+    "training.svg": "Second-copy loss, best previous-token score and best induction score over training, per seed",
+    "heatmaps.svg": "Attention heatmaps of the previous-token head and the induction head on a repeated sequence",
+    "ablation.svg": "Increase in second-copy loss when each single head is zeroed, per seed",
+    "pruning.svg": "Second-copy loss as heads are removed greedily, cheapest first, per seed",
+}
+
+
+def _style(index: int) -> dict:
+    return SEED_STYLES[index % len(SEED_STYLES)]
+
+
+def head_label(layer: int, head: int) -> str:
+    """``L{layer}H{head}``, the name figures and tables use for a head.
+
+    >>> head_label(1, 3)
+    'L1H3'
+    """
+    return f"L{layer}H{head}"
+
+
+def _check_results(results: object) -> list[dict]:
+    if not isinstance(results, dict) or not isinstance(results.get("seeds"), list) or not results["seeds"]:
+        raise ValueError("results must be a dict whose 'seeds' is a non-empty list of run_seed records")
+    return results["seeds"]
+
+
+def training_figure(results: dict) -> Figure:
+    """Three stacked panels sharing the step axis: second-copy loss, best layer-0
+    previous-token score, best last-layer induction score. A vertical line marks
+    each seed's phase change."""
+    seeds = _check_results(results)
+    fig = new_figure(7.0, 7.2)
+    axes = fig.subplots(3, 1, sharex=True)
+    vocab = results["config"]["vocab_size"]
+    threshold = results["phase_threshold"]
+    for index, record in enumerate(seeds):
+        style = _style(index)
+        steps = [c["step"] for c in record["history"]]
+        series = [
+            [c["second_copy_loss"] for c in record["history"]],
+            [max(c["previous_token"][0]) for c in record["history"]],
+            [max(c["induction"][-1]) for c in record["history"]],
+        ]
+        for ax, values in zip(axes, series):
+            ax.plot(steps, values, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
+                    markevery=8, markersize=4, linewidth=1.6, label=f"seed {record['seed']}")
+            if record["phase_change_step"] is not None:
+                ax.axvline(record["phase_change_step"], color=style["color"], linestyle=style["linestyle"],
+                           linewidth=0.9, alpha=0.8)
+    axes[0].axhline(math.log(vocab), color="#555555", linewidth=0.8, linestyle=(0, (1, 3)))
+    last_step = seeds[0]["history"][-1]["step"]
+    axes[0].annotate(f"guessing uniformly: ln {vocab}", (last_step, math.log(vocab)), xytext=(-4, -12),
+                     textcoords="offset points", ha="right", fontsize=8, color="#333333")
+    axes[0].set_ylabel("second-copy loss\n(nats)")
+    axes[0].set_title("Loss on the repeated half; vertical lines: phase change per seed", fontsize=10)
+    axes[1].set_ylabel("previous-token\nscore, best L0 head")
+    axes[2].set_ylabel("induction score,\nbest L1 head")
+    axes[2].axhline(threshold, color="#555555", linewidth=0.8, linestyle=(0, (1, 3)))
+    axes[2].annotate(f"phase-change threshold {threshold}", (0, threshold), xytext=(4, 4),
+                     textcoords="offset points", fontsize=8, color="#333333")
+    for ax in axes[1:]:
+        ax.set_ylim(0, 1)
+    axes[2].set_xlabel("training step")
+    axes[0].legend(loc="center right", fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: int):
+    size = len(matrix)
+    # One image, not one vector square per cell: the SVG stays small and renders crisply (nearest).
+    mesh = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest",
+                     extent=(0, size, size, 0), origin="upper")
+    ax.set_xlim(0, size)
+    ax.set_ylim(size, 0)  # query 0 at the top, like a matrix
+    ax.set_aspect("equal")
+    for spine in ax.spines.values():
+        spine.set_visible(True)
+    ax.axhline(half, color="white", linewidth=1.0, linestyle="dashed")
+    ax.axvline(half, color="white", linewidth=1.0, linestyle="dashed")
+    ticks = list(range(0, size, 4))
+    ax.set_xticks([t + 0.5 for t in ticks], [str(t) for t in ticks], fontsize=8)
+    ax.set_yticks([t + 0.5 for t in ticks], [str(t) for t in ticks], fontsize=8)
+    ax.set_xlabel("key position (attended to)")
+    ax.set_ylabel("query position")
+    ax.set_title(title, fontsize=10)
+    # Outline the cells the ideal head would pick, so the pattern reads without colour.
+    for query in range(size):
+        key = query + key_offset
+        if (key_offset == -1 and query >= 1) or (key_offset != -1 and query >= half):
+            ax.add_patch(_cell_outline(key, query))
+    return mesh
+
+
+def _cell_outline(column: int, row: int):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((column, row), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6, linestyle=(0, (1, 1)))
+
+
+def heatmap_figure(results: dict) -> Figure:
+    """The first seed's previous-token head (layer 0) and induction head (last layer)
+    on one ``[x, x]`` sequence; dotted outlines mark the ideal cell of each row."""
+    record = _check_results(results)[0]
+    maps = record["heatmaps"]
+    half = len(maps["tokens"]) // 2
+    fig = new_figure(8.4, 4.2)
+    left, right = fig.subplots(1, 2)
+    fig.subplots_adjust(left=0.07, right=0.86, top=0.86, bottom=0.13, wspace=0.3)
+    prev = record["previous_token_head"]
+    ind = record["induction_head"]
+    _heatmap(left, maps["previous_token"], f"previous-token head {head_label(*prev)}", half, -1)
+    mesh = _heatmap(right, maps["induction"], f"induction head {head_label(*ind)}", half, -(half - 1))
+    fig.colorbar(mesh, cax=fig.add_axes((0.89, 0.18, 0.02, 0.62)), label="attention weight")
+    title = f"Seed {record['seed']}: a random block of {half} tokens written twice (dashed lines: start of copy 2)"
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def ablation_figure(results: dict) -> Figure:
+    """One panel per seed: loss increase when each single head is zeroed, on a
+    symmetric-log axis (one head can cost far more than the rest). Under each bar:
+    the head's final score for its layer's job (previous-token in layer 0,
+    induction in the last layer); hatched bars are heads whose score passes the
+    phase-change threshold."""
+    seeds = _check_results(results)
+    threshold = results["phase_threshold"]
+    fig = new_figure(9.0, 3.6)
+    axes = fig.subplots(1, len(seeds), sharey=True, squeeze=False)[0]
+    for index, (ax, record) in enumerate(zip(axes, seeds)):
+        style = _style(index)
+        base = record["ablation"]["base_loss"]
+        final = record["history"][-1]
+        labels, increases, hatches = [], [], []
+        for layer, row in enumerate(record["ablation"]["losses"]):
+            kind, scores = ("prev", final["previous_token"][0]) if layer == 0 else ("ind", final["induction"][layer])
+            for head, loss in enumerate(row):
+                labels.append(f"{head_label(layer, head)}\n{kind}\n{scores[head]:.2f}")
+                increases.append(loss - base)
+                hatches.append("///" if scores[head] >= threshold else "")
+        positions = range(len(labels))
+        bars = ax.bar(positions, increases, color=style["color"], edgecolor="#222222", linewidth=0.6)
+        for bar, hatch in zip(bars, hatches):
+            bar.set_hatch(hatch)
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.axhline(0, color="#222222", linewidth=0.6)
+        ax.set_xticks(list(positions), labels, fontsize=6.5)
+        ax.set_title(f"seed {record['seed']}", fontsize=10)
+    axes[0].set_ylabel("loss increase (nats)")
+    fig.suptitle(f"Zeroing one head at a time (hatched: score of at least {threshold} for its layer's job)",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def pruning_figure(results: dict) -> Figure:
+    """Second-copy loss against the number of heads removed, greedy cheapest-first."""
+    seeds = _check_results(results)
+    tolerance = results["pruning_tolerance"]
+    fig = new_figure(7.0, 3.8)
+    ax = fig.subplots()
+    for index, record in enumerate(seeds):
+        style = _style(index)
+        losses = [stage["loss"] for stage in record["pruning"]]
+        ax.plot(range(len(losses)), losses, color=style["color"], linestyle=style["linestyle"],
+                marker=style["marker"], markersize=5, linewidth=1.6, label=f"seed {record['seed']}")
+    first = seeds[0]["pruning"]
+    for count, stage in enumerate(first[1:], start=1):
+        ax.annotate(head_label(*stage["removed"]), (count, stage["loss"]), xytext=(0, 7),
+                    textcoords="offset points", ha="center", fontsize=7, color="#333333")
+    ax.set_xticks(range(len(first)))
+    ax.set_xlabel(f"heads removed (labels: seed {seeds[0]['seed']}'s order)")
+    ax.set_ylabel("second-copy loss (nats)")
+    ax.set_title(f"Greedy pruning, cheapest head first (tolerance used on the page: +{tolerance} nats)", fontsize=10)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def all_figures(results: dict) -> dict[str, bytes]:
+    """Every figure as deterministic SVG bytes, keyed by file name."""
+    builders = {
+        "training.svg": training_figure,
+        "heatmaps.svg": heatmap_figure,
+        "ablation.svg": ablation_figure,
+        "pruning.svg": pruning_figure,
+    }
+    return {name: figure_to_svg(build(results), FIGURE_ALT[name]) for name, build in builders.items()}

@@ -1,0 +1,237 @@
+"""The numbers and tables of the "Heads that learn" page, computed from the results JSON.
+
+The page never types a measured number: it writes ``[[rh.NAME]]`` and the MkDocs
+hook ``hooks/real_heads_numbers.py`` replaces each one with
+``page_values(results)[NAME]``. An unknown name stops the build.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from mha_ref.induction import heads_removable
+from mha_ref.induction_figures import head_label
+
+__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "PLACEHOLDER", "page_values", "fill_placeholders", "seed_summary"]
+
+#: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
+PRUNING_TOLERANCE = 0.1
+#: A head whose removal changes the loss by at most this many nats counts as idle.
+IDLE_TOLERANCE = 0.01
+#: ``[[rh.name]]``; names use letters, digits, dots and underscores.
+PLACEHOLDER = re.compile(r"\[\[rh\.([A-Za-z0-9_.]+)\]\]")
+
+
+def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
+    """The headline numbers of one seed's record (see :func:`mha_ref.induction.run_seed`).
+
+    Besides the strongest previous-token and induction heads it names the *helper*:
+    the layer-0 head, other than the previous-token head, whose removal costs most,
+    with the distance back it attends to most (from ``layer0_offsets``).
+    """
+    final = record["history"][-1]
+    prev_layer, prev_head = record["previous_token_head"]
+    ind_layer, ind_head = record["induction_head"]
+    base = record["ablation"]["base_loss"]
+    rises = [[loss - base for loss in row] for row in record["ablation"]["losses"]]
+    others0 = [h for h in range(len(rises[0])) if h != prev_head]
+    helper = max(others0, key=lambda h: rises[0][h])
+    offsets = record["layer0_offsets"][helper]
+    helper_offset = max(range(len(offsets)), key=lambda k: offsets[k])
+    induction_heads = [h for h, score in enumerate(final["induction"][ind_layer]) if score >= threshold]
+    weak_prev = max(others0, key=lambda h: final["previous_token"][0][h])
+    return {
+        "seed": record["seed"],
+        "phase_step": record["phase_change_step"],
+        "prev_head": head_label(prev_layer, prev_head),
+        "prev_score": final["previous_token"][prev_layer][prev_head],
+        "prev_ablation": rises[prev_layer][prev_head],
+        "ind_head": head_label(ind_layer, ind_head),
+        "ind_score": final["induction"][ind_layer][ind_head],
+        "ind_ablation": rises[ind_layer][ind_head],
+        "induction_heads": len(induction_heads),
+        "induction_scores": [final["induction"][ind_layer][h] for h in induction_heads],
+        "induction_ablations": [rises[ind_layer][h] for h in induction_heads],
+        "weak_prev_head": head_label(0, weak_prev),
+        "weak_prev_score": final["previous_token"][0][weak_prev],
+        "weak_prev_ablation": rises[0][weak_prev],
+        "helper_head": head_label(0, helper),
+        "helper_ablation": rises[0][helper],
+        "helper_prev_score": final["previous_token"][0][helper],
+        "helper_offset": helper_offset,
+        "helper_weight": offsets[helper_offset],
+        "idle_heads": sum(1 for h in others0 if h != helper and rises[0][h] <= IDLE_TOLERANCE),
+        "base_loss": base,
+        "final_loss": final["second_copy_loss"],
+        "start_loss": record["history"][0]["second_copy_loss"],
+        "removable": heads_removable(record["pruning"], tolerance),
+        "heads": sum(len(row) for row in rises),
+        "order": [head_label(*stage["removed"]) for stage in record["pruning"][1:]],
+        "pruning_losses": [stage["loss"] for stage in record["pruning"]],
+        "seconds": record["train_seconds"],
+    }
+
+
+def _span(values: list[float], digits: int) -> str:
+    low, high = min(values), max(values)
+    if round(low, digits) == round(high, digits):
+        return f"{low:.{digits}f}"
+    return f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+def _int_span(values: list[int]) -> str:
+    return str(values[0]) if min(values) == max(values) else f"{min(values)}-{max(values)}"
+
+
+def page_values(results: dict) -> dict[str, str]:
+    """Every placeholder value of the page, as display strings.
+
+    Scalars are spans over seeds ("0.61-0.67"); ``table.seeds`` and
+    ``table.pruning`` are whole Markdown tables.
+    """
+    config = results["config"]
+    tolerance = results["pruning_tolerance"]
+    threshold = results["phase_threshold"]
+    summaries = [seed_summary(record, tolerance, threshold) for record in results["seeds"]]
+    phase = [s["phase_step"] for s in summaries]
+    last_two = [s["pruning_losses"][-3] for s in summaries]  # loss with only the last two heads left
+    values = {
+        "seeds": str(len(summaries)),
+        "seed_list": ", ".join(str(s["seed"]) for s in summaries),
+        "steps": str(config["steps"]),
+        "batch_size": str(config["batch_size"]),
+        "learning_rate": f"{config['learning_rate']:g}",
+        "vocab_size": str(config["vocab_size"]),
+        "d_model": str(config["d_model"]),
+        "d_k": str(config["d_model"] // config["num_heads"]),
+        "num_heads": str(config["num_heads"]),
+        "num_layers": str(config["num_layers"]),
+        "context": str(config["context"]),
+        "min_segment": str(config["min_segment"]),
+        "max_segment": str(config["max_segment"]),
+        "eval_every": str(config["eval_every"]),
+        "score_half": str(config["score_half"]),
+        "eval_batch": str(config["eval_batch"]),
+        "threshold": f"{threshold:g}",
+        "tolerance": f"{tolerance:g}",
+        "phase_steps": ", ".join("none" if p is None else str(p) for p in phase),
+        "phase_span": "never" if None in phase else _int_span(phase),
+        "phase_sentence": _phase_sentence([s["seed"] for s in summaries], phase),
+        "start_prev_span": _span([max(r["history"][0]["previous_token"][0]) for r in results["seeds"]], 2),
+        "start_ind_span": _span([max(r["history"][0]["induction"][-1]) for r in results["seeds"]], 2),
+        "ln_vocab": f"{math.log(config['vocab_size']):.2f}",
+        "heatmap_len": str(len(results["seeds"][0]["heatmaps"]["tokens"])),
+        "heatmap_half": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2),
+        "heatmap_offset": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2 - 1),
+        "idle_tolerance": f"{IDLE_TOLERANCE:g}",
+        "plateau_step_span": _int_span([_plateau(r)["step"] for r in results["seeds"]]),
+        "plateau_loss_span": _span([_plateau(r)["second_copy_loss"] for r in results["seeds"]], 2),
+        "start_loss_span": _span([s["start_loss"] for s in summaries], 2),
+        "final_loss_span": _span([s["final_loss"] for s in summaries], 2),
+        "prev_score_span": _span([s["prev_score"] for s in summaries], 2),
+        "prev_ablation_span": _span([s["prev_ablation"] for s in summaries], 1),
+        "ind_score_span": _span([x for s in summaries for x in s["induction_scores"]], 2),
+        "ind_heads_span": _int_span([s["induction_heads"] for s in summaries]),
+        "ind_ablation_span": _span([x for s in summaries for x in s["induction_ablations"]], 2),
+        "weak_prev_span": _span([s["weak_prev_score"] for s in summaries], 2),
+        "helper_ablation_span": _span([s["helper_ablation"] for s in summaries], 2),
+        "helper_prev_span": _span([s["helper_prev_score"] for s in summaries], 2),
+        "helper_offset_span": _int_span([s["helper_offset"] for s in summaries]),
+        "helper_weight_span": _span([s["helper_weight"] for s in summaries], 2),
+        "idle_span": _int_span([s["idle_heads"] for s in summaries]),
+        "removable_span": _int_span([s["removable"] for s in summaries]),
+        "last_two_span": _span(last_two, 2),
+        "one_left_span": _span([s["pruning_losses"][-2] for s in summaries], 2),
+        "all_gone_span": _span([s["pruning_losses"][-1] for s in summaries], 2),
+        "total_heads": str(summaries[0]["heads"]),
+        "seconds_span": _span([s["seconds"] for s in summaries], 0),
+        "table.seeds": _seeds_table(summaries),
+        "table.pruning": _pruning_table(summaries),
+    }
+    return values
+
+
+def _plateau(record: dict, margin: int = 50) -> dict:
+    """The last checkpoint at least ``margin`` steps before the phase change (the end of the plateau)."""
+    step = record["phase_change_step"]
+    if step is None:
+        return record["history"][-1]
+    return [c for c in record["history"] if c["step"] <= step - margin][-1]
+
+
+def _phase_sentence(seeds: list[int], steps: list[int | None]) -> str:
+    """One sentence on when each seed crossed the threshold.
+
+    >>> _phase_sentence([0, 1], [210, 210])
+    'Both seeds crossed it at the same checkpoint, step 210.'
+    >>> _phase_sentence([0, 1, 2], [200, None, 230])
+    'Seed 0 crossed it at step 200, seed 1 never did and seed 2 at step 230.'
+    """
+    if None not in steps and len(set(steps)) == 1:
+        if len(seeds) == 1:
+            return f"Seed {seeds[0]} crossed it at step {steps[0]}."
+        who = "Both seeds" if len(seeds) == 2 else f"All {len(seeds)} seeds"
+        return f"{who} crossed it at the same checkpoint, step {steps[0]}."
+    parts = []
+    for index, (seed, step) in enumerate(zip(seeds, steps)):
+        name = f"Seed {seed}" if index == 0 else f"seed {seed}"
+        if step is None:
+            parts.append(f"{name} never did")
+        else:
+            parts.append(f"{name} crossed it at step {step}" if index == 0 else f"{name} at step {step}")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] + "." if len(parts) > 1 else parts[0] + "."
+
+
+def _seeds_table(summaries: list[dict]) -> str:
+    rows = [
+        "| Seed | Phase change (step) | Previous-token head: score, loss rise if zeroed "
+        "| Induction heads: scores | Loss rise per induction head zeroed "
+        "| Helper head: distance it looks back, loss rise if zeroed | Training time |",
+        "|---:|---:|:--|:--|:--|:--|--:|",
+    ]
+    for s in summaries:
+        phase = "none" if s["phase_step"] is None else s["phase_step"]
+        scores = ", ".join(f"{x:.2f}" for x in s["induction_scores"])
+        rises = ", ".join(f"{x:.2f}" for x in s["induction_ablations"])
+        rows.append(
+            f"| {s['seed']} | {phase} | {s['prev_head']}: {s['prev_score']:.2f}, +{s['prev_ablation']:.2f} nats "
+            f"| {s['induction_heads']} heads: {scores} | {rises} "
+            f"| {s['helper_head']}: {s['helper_offset']} back ({s['helper_weight']:.2f}), "
+            f"+{s['helper_ablation']:.2f} nats "
+            f"| {s['seconds']:.0f} s |"
+        )
+    return "\n".join(rows)
+
+
+def _pruning_table(summaries: list[dict]) -> str:
+    rows = [
+        "| Seed | Loss, all heads (nats) | Heads removed within tolerance | Removal order, cheapest first |",
+        "|---:|--:|--:|:--|",
+    ]
+    for s in summaries:
+        order = ", ".join(
+            f"**{name}**" if count < s["removable"] else name for count, name in enumerate(s["order"])
+        )
+        rows.append(f"| {s['seed']} | {s['base_loss']:.3f} | {s['removable']} of {s['heads']} | {order} |")
+    return "\n".join(rows)
+
+
+def fill_placeholders(markdown: str, values: dict[str, str]) -> str:
+    """Replace each ``[[rh.NAME]]`` with ``values[NAME]``; an unknown NAME raises KeyError.
+
+    >>> fill_placeholders("step [[rh.a]]", {"a": "600"})
+    'step 600'
+    >>> fill_placeholders("[[rh.b]]", {"a": "600"})
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown placeholder [[rh.b]]; known: ['a']"
+    """
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise KeyError(f"unknown placeholder [[rh.{name}]]; known: {sorted(values)}")
+        return values[name]
+
+    return PLACEHOLDER.sub(replace, markdown)
