@@ -19,10 +19,17 @@ $(STAMP): pyproject.toml constraints.txt
 ## results are committed: nothing here needs a GPU or minutes of training).
 assets: $(STAMP)
 	$(PY) scripts/build_figures.py
+	$(PY) scripts/build_causal_figures.py
+	$(PY) scripts/bench.py --plots-only
+	$(PY) scripts/train_heads.py --figures-only
 
 ## Fail, naming the files, if a committed figure or data file is not what the code makes.
 check-assets: $(STAMP)
 	$(PY) scripts/build_figures.py --check
+	$(PY) scripts/build_causal_figures.py --check
+	$(PY) scripts/bench.py --check
+	$(PY) scripts/train_heads.py --check
+	$(PY) scripts/build_notebook.py --check
 
 serve: assets
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000

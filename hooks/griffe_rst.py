@@ -1,0 +1,191 @@
+"""Griffe extension: render the reST idioms of ``mha_ref``'s docstrings as Markdown.
+
+The package's docstrings are written to read well in a terminal and to run as
+doctests, in a light reST style. mkdocstrings renders docstrings as Markdown, where
+those idioms come out wrong, so this extension rewrites each docstring once the
+whole package is loaded:
+
+* ``:func:`name``` (also ``:class:``, ``:mod:``, ``:data:``, ``:meth:``,
+  ``:attr:``, ``:exc:``; a leading ``~`` shortens the label) becomes a
+  cross-reference when the name resolves to a documented object of the package
+  (relative names are looked up from the docstring's module), and plain code
+  otherwise (``ValueError``, ``torch.*``);
+* doctest paragraphs (lines from ``>>>`` to the next blank line) become ``pycon``
+  code blocks, without ``# doctest:`` directives;
+* a reST definition list whose term is a code span becomes a Markdown one;
+* ``#:`` comments above a module attribute become its docstring, as Sphinx reads them;
+* a ``<`` outside code is escaped: these docstrings are plain text, and a stray
+  ``<title>`` passed through as HTML would swallow the rest of the page.
+
+Configured in ``mkdocs.yml`` under the mkdocstrings Python handler's ``extensions``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj):`(~?)([^`]+)`")
+DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
+REST_TERM = re.compile(r"^``[^`]+``$")
+FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)
+CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+
+
+def _walk(obj: griffe.Object) -> list[griffe.Object]:
+    found = [obj]
+    for member in obj.members.values():
+        if not member.is_alias:
+            found.extend(_walk(member))
+    return found
+
+
+def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griffe.Object | None:
+    """The package object ``target`` names, trying it as written, then relative to the docstring's module and class."""
+    module = scope if scope.is_module else scope.module
+    candidates = [target, f"{module.path}.{target}"]
+    owner = scope if scope.is_class else scope.parent
+    if owner is not None and owner.is_class:
+        candidates.append(f"{owner.path}.{target}")
+    for path in candidates:
+        if path == package.path:
+            return package
+        if not path.startswith(package.path + "."):
+            continue
+        try:
+            found = package[path[len(package.path) + 1 :]]
+            return found.final_target if found.is_alias else found
+        except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
+            continue
+    return None
+
+
+def _documented(obj: griffe.Object) -> bool:
+    if obj.is_module:
+        return True
+    return bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_")
+
+
+def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> str:
+    """Turn reST roles into autorefs links (``[`label`][path]``) or plain code spans."""
+
+    def replace(match: re.Match[str]) -> str:
+        short, target = match.group(1), match.group(2).strip()
+        label = target.rsplit(".", 1)[-1] if short else target
+        found = _resolve(package, scope, target)
+        if found is not None and _documented(found):
+            return f"[`{label}`][{found.path}]"
+        return f"`{label}`"
+
+    return ROLE.sub(replace, text)
+
+
+def fence_doctests(text: str) -> str:
+    """Wrap each doctest paragraph in a ``pycon`` fence and drop ``# doctest:`` directives."""
+    out: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith(">>>"):
+            indent = line[: len(line) - len(line.lstrip())]
+            block = []
+            while i < len(lines) and lines[i].strip():
+                block.append(DIRECTIVE.sub("", lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i]))
+                i += 1
+            if out and out[-1].strip():
+                out.append("")
+            out.extend([f"{indent}```pycon", *(f"{indent}{b}" for b in block), f"{indent}```"])
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def definition_lists(text: str) -> str:
+    """reST ``term`` + indented body -> Markdown ``term`` + ``:   body`` (pymdownx def_list syntax)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_list = False  # reST lets one item follow another without a blank line
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        follows = lines[i + 1] if i + 1 < len(lines) else ""
+        previous_blank = not out or not out[-1].strip()
+        if (previous_blank or in_list) and REST_TERM.match(line) and follows.startswith("    ") and follows.strip():
+            if in_list:
+                out.append("")  # Markdown needs a blank line before the next term
+            in_list = True
+            out.append(line)
+            i += 1
+            body = []
+            while i < len(lines) and lines[i].startswith("    ") and lines[i].strip():
+                body.append(lines[i][4:])
+                i += 1
+            out.append(":   " + body[0])
+            out.extend("    " + b for b in body[1:])
+            continue
+        in_list = False
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def escape_html(text: str) -> str:
+    """Escape ``<`` everywhere except in fenced blocks and code spans, so no text becomes an HTML tag."""
+
+    def outside_code(part: str) -> str:
+        pieces, last = [], 0
+        for match in CODE_SPAN.finditer(part):
+            pieces.append(part[last : match.start()].replace("<", "&lt;"))
+            pieces.append(match.group(0))
+            last = match.end()
+        pieces.append(part[last:].replace("<", "&lt;"))
+        return "".join(pieces)
+
+    pieces, last = [], 0
+    for match in FENCE.finditer(text):
+        pieces.append(outside_code(text[last : match.start()]))
+        pieces.append(match.group(0))
+        last = match.end()
+    pieces.append(outside_code(text[last:]))
+    return "".join(pieces)
+
+
+def comment_docstrings(module: griffe.Module) -> None:
+    """Give undocumented module attributes the ``#:`` comment lines written just above them."""
+    if module.filepath is None or isinstance(module.filepath, list):
+        return
+    source = Path(module.filepath).read_text(encoding="utf-8").split("\n")
+    for member in module.members.values():
+        if member.is_alias or not member.is_attribute or member.docstring is not None or member.lineno is None:
+            continue
+        comment: list[str] = []
+        row = member.lineno - 2  # the line above, 0-based
+        while row >= 0 and source[row].lstrip().startswith("#:"):
+            comment.insert(0, source[row].lstrip()[2:].strip())
+            row -= 1
+        if comment:
+            member.docstring = griffe.Docstring(" ".join(comment), lineno=row + 2, parent=member)
+
+
+class RstDocstrings(griffe.Extension):
+    """Rewrite every docstring of a loaded package (see the module docstring)."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        objects = _walk(pkg)
+        for obj in objects:
+            if obj.is_module:
+                comment_docstrings(obj)
+        for obj in objects:
+            if obj.docstring is None:
+                continue
+            value = obj.docstring.value
+            value = fence_doctests(value)
+            value = definition_lists(value)
+            value = escape_html(value)
+            value = rewrite_roles(value, pkg, obj)
+            obj.docstring.value = value

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Build the causal-mask page's data and figures under docs/assets/causal/.
+
+    python scripts/build_causal_figures.py           # write the files that changed
+    python scripts/build_causal_figures.py --check   # write nothing; exit 1 naming stale or missing files
+
+The numbers and drawings come from mha_ref.causal_figures; this script only writes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mha_ref.causal_figures import build_files
+from mha_ref.outputs import StaleOutputs, write_or_check
+
+OUT_DIR = Path(__file__).resolve().parents[1] / "docs" / "assets" / "causal"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="verify the committed files instead of writing them")
+    args = parser.parse_args(argv)
+    try:
+        written = write_or_check(build_files(OUT_DIR), check=args.check)
+    except StaleOutputs as error:
+        print(f"{error}\nrun: python scripts/build_causal_figures.py", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The API reference page: every module is on it, and its reST docstrings render as Markdown."""
+
+from __future__ import annotations
+
+import importlib.util
+import pkgutil
+import re
+from pathlib import Path
+
+import griffe
+import pytest
+from bs4 import BeautifulSoup
+
+import mha_ref
+
+ROOT = Path(__file__).resolve().parents[1]
+API_PAGE = ROOT / "docs" / "api.md"
+
+
+def _extension():
+    spec = importlib.util.spec_from_file_location("griffe_rst", ROOT / "hooks" / "griffe_rst.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+rst = _extension()
+
+
+@pytest.fixture(scope="module")
+def package() -> griffe.Module:
+    return griffe.load("mha_ref", search_paths=[str(ROOT / "src")], extensions=griffe.load_extensions(rst.RstDocstrings))
+
+
+def test_every_module_of_the_package_is_on_the_page():
+    page = API_PAGE.read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: (mha_ref(?:\.\w+)?)\s*$", page, flags=re.M))
+    modules = {f"mha_ref.{info.name}" for info in pkgutil.iter_modules(mha_ref.__path__)}
+    assert modules | {"mha_ref"} == documented, "add the missing module to docs/api.md"
+
+
+def test_doctests_become_pycon_blocks_without_directives():
+    text = "Example:\n\n>>> f(1)  # doctest: +ELLIPSIS\n<...>\n>>> g(\n...   2)\n3\n\nAfter."
+    assert rst.fence_doctests(text) == (
+        "Example:\n\n```pycon\n>>> f(1)\n<...>\n>>> g(\n...   2)\n3\n```\n\nAfter."
+    )
+    assert rst.fence_doctests("Text\n>>> x\n1") == "Text\n\n```pycon\n>>> x\n1\n```"
+
+
+def test_rest_definition_lists_become_markdown_ones():
+    text = "Heads:\n\n``a``\n    first line\n    second line\n``b``\n    other\n\nAfter ``c``\n    not a term"
+    assert rst.definition_lists(text) == (
+        "Heads:\n\n``a``\n:   first line\n    second line\n\n``b``\n:   other\n\nAfter ``c``\n    not a term"
+    )
+
+
+def test_text_that_looks_like_html_is_escaped_outside_code():
+    text = "Each SVG's <title> text, ``<b>`` stays.\n\n```pycon\n>>> f()\n<object at ...>\n```"
+    assert rst.escape_html(text) == (
+        "Each SVG's &lt;title> text, ``<b>`` stays.\n\n```pycon\n>>> f()\n<object at ...>\n```"
+    )
+
+
+def test_roles_link_to_documented_objects_and_fall_back_to_code(package):
+    loop = package["attention.multi_head_attention_loop"].docstring.value
+    assert "[`multi_head_attention`][mha_ref.attention.multi_head_attention]" in loop
+    sdpa = package["attention.scaled_dot_product_attention"].docstring.value
+    assert "`ValueError`" in sdpa and "[`ValueError`]" not in sdpa
+    module = package["module"].docstring.value
+    assert "[`mha_ref.attention.multi_head_attention`][mha_ref.attention.multi_head_attention]" in module
+    # A name re-exported by the package root links to where it is defined and documented.
+    demo = package["demo_heads"].docstring.value
+    assert "[`mha_ref.multi_head_attention`][mha_ref.attention.multi_head_attention]" in demo
+    assert rst.rewrite_roles(":class:`~torch.nn.MultiheadAttention`", package, package) == "`MultiheadAttention`"
+
+
+def test_no_rest_role_or_doctest_directive_survives(package):
+    leftovers = []
+    stack = [package]
+    while stack:
+        obj = stack.pop()
+        stack.extend(member for member in obj.members.values() if not member.is_alias)
+        value = obj.docstring.value if obj.docstring else ""
+        if rst.ROLE.search(value) or "# doctest:" in value:
+            leftovers.append(obj.path)
+    assert leftovers == []
+
+
+def test_comment_docstrings_document_module_constants(package):
+    assert package["plots.HEAD_STYLES"].docstring.value.startswith("One colour and one non-colour cue per demo head")
+    assert package["causal_figures.LABEL_THRESHOLD"].docstring.value.startswith("Weights at or above this")
+
+
+def test_built_page_renders_docstrings_cleanly(built_site: Path):
+    soup = BeautifulSoup((built_site / "api" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    article = soup.find("article")
+    ids = {element["id"] for element in article.find_all(id=True)}
+    for info in pkgutil.iter_modules(mha_ref.__path__):
+        assert f"mha_ref.{info.name}" in ids
+    assert "mha_ref.attention.multi_head_attention" in ids
+    # No docstring text turned into an element that would swallow the rest of the page.
+    assert article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"]) == []
+    for code in article.find_all(["pre", "code"]):
+        code.decompose()
+    prose = article.get_text()
+    assert ":func:" not in prose and ":class:" not in prose and ">>>" not in prose
+    assert article.select('a.autorefs-internal[href="#mha_ref.attention.multi_head_attention"]')

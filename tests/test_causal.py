@@ -1,0 +1,193 @@
+"""Tests for mha_ref.causal, mha_ref.causal_figures and the committed causal-mask figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mha_ref import MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from mha_ref.causal import (
+    demo_patterns,
+    output_change,
+    perturb_token,
+    seeded_sentence_layer,
+    targets_ahead,
+    torch_attn_mask,
+    torch_sdpa_difference,
+)
+from mha_ref.causal_figures import alt_texts, build_files, causal_results, change_figure
+from mha_ref.outputs import json_bytes
+from mha_ref.plots import figure_to_svg
+from mha_ref.demo_heads import HEAD_NAMES, TOKENS
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "docs" / "assets" / "causal"
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return causal_results()
+
+
+def test_masked_weights_are_zero_above_the_diagonal_and_rows_sum_to_one():
+    masked = demo_patterns(causal=True)
+    assert torch.equal(masked.triu(diagonal=1), torch.zeros_like(masked))
+    torch.testing.assert_close(masked.sum(-1), torch.ones(masked.shape[:2]))
+    # The first token has nothing before it: all its weight lands on itself, in every head.
+    torch.testing.assert_close(masked[:, 0, 0], torch.ones(len(HEAD_NAMES)))
+
+
+def test_heads_that_look_back_keep_their_target_and_heads_that_look_ahead_lose_it():
+    free, masked = demo_patterns(causal=False), demo_patterns(causal=True)
+    ahead = targets_ahead(free)
+    for head, queries in enumerate(ahead):
+        for query in range(len(TOKENS)):
+            kept = free[head, query].argmax() == masked[head, query].argmax()
+            assert bool(kept) == (query not in queries), (HEAD_NAMES[head], TOKENS[query])
+    named = dict(zip(HEAD_NAMES, ahead))
+    assert named["previous"] == [] and named["coreference"] == []
+    assert [TOKENS[q] for q in named["subject"]] == ["The"]
+    assert [TOKENS[q] for q in named["verb"]] == ["The", "cat", "because", "it"]
+    # The coreference link "it" -> "cat" points backwards, so the mask keeps it.
+    it, cat = TOKENS.index("it"), TOKENS.index("cat")
+    assert masked[HEAD_NAMES.index("coreference"), it].argmax() == cat
+
+
+@pytest.mark.parametrize("position", range(len(TOKENS)))
+def test_perturbing_a_token_never_moves_an_earlier_output_under_the_mask(position):
+    layer, x = seeded_sentence_layer(TOKENS)
+    changed = perturb_token(x, position)
+    with_mask = output_change(layer, x, changed, causal_mask(len(TOKENS)))
+    without = output_change(layer, x, changed, None)
+    assert torch.all(with_mask[:position] == 0)  # exactly, not approximately
+    assert torch.all(with_mask[position:] > 1e-3)
+    assert torch.all(without > 1e-3)
+
+
+def test_perturb_token_touches_only_that_token_and_checks_its_arguments():
+    x = torch.zeros(2, 4, 8)
+    changed = perturb_token(x, 2)
+    assert torch.equal(changed[:, [0, 1, 3]], x[:, [0, 1, 3]]) and changed[:, 2].abs().sum() > 0
+    with pytest.raises(ValueError, match=r"position must lie in \[0, 3\] for x with 4 tokens, got 4"):
+        perturb_token(x, 4)
+    with pytest.raises(TypeError, match="position must be an int"):
+        perturb_token(x, 1.0)
+
+
+def test_seeded_layer_is_reproducible_and_leaves_the_global_generator_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(1)
+    torch.manual_seed(123)
+    layer_a, x_a = seeded_sentence_layer(TOKENS, seed=5)
+    assert torch.equal(torch.rand(1), expected)
+    layer_b, x_b = seeded_sentence_layer(TOKENS, seed=5)
+    assert torch.equal(x_a, x_b) and torch.equal(layer_a.w_q, layer_b.w_q)
+    assert not torch.equal(x_a, seeded_sentence_layer(TOKENS, seed=6)[1])
+    with pytest.raises(TypeError, match="tokens must be a sequence of str"):
+        seeded_sentence_layer("The cat")
+    with pytest.raises(ValueError, match="d_model=16 is not divisible by num_heads=3"):
+        seeded_sentence_layer(TOKENS, num_heads=3)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 7, 8), (2, 4, 11, 16), (3, 5, 4)])
+def test_matches_torch_is_causal(shape):
+    generator = torch.Generator().manual_seed(sum(shape))
+    q, k, v = (torch.randn(*shape, generator=generator) for _ in range(3))
+    assert torch_sdpa_difference(q, k, v) < 1e-5
+    # F.scaled_dot_product_attention reads a boolean attn_mask as mha_ref does: True = may attend.
+    ours, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(shape[-2]))
+    theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(shape[-2]))
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
+    # And the comparison can fail: without the mask ours is a different computation.
+    unmasked, _ = scaled_dot_product_attention(q, k, v)
+    if shape[-2] > 1:
+        assert (unmasked - F.scaled_dot_product_attention(q, k, v, is_causal=True)).abs().max() > 1e-3
+
+
+def test_torch_multihead_attention_needs_the_inverted_mask():
+    torch.manual_seed(0)
+    reference = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(reference)
+    x = torch.randn(2, 6, 16)
+    mask = causal_mask(6)
+    with torch.no_grad():
+        expected = ours(x, mask=mask)
+        right, _ = reference(x, x, x, attn_mask=torch_attn_mask(mask), need_weights=False)
+        # Passed uninverted, the same mask hides the past (and the diagonal) instead of the future.
+        wrong, _ = reference(x, x, x, attn_mask=mask, need_weights=False)
+    torch.testing.assert_close(right, expected, atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(wrong, expected, atol=1e-3, equal_nan=False)
+    with pytest.raises(TypeError, match="mask must be a boolean torch.Tensor"):
+        torch_attn_mask(torch.ones(3, 3))
+
+
+def test_results_agree_with_the_functions(results):
+    assert results["tokens"] == list(TOKENS)
+    position = results["perturbed_position"]
+    assert results["tokens"][position] == "it"
+    assert max(results["change_with_mask"][:position]) == 0.0
+    assert min(results["change_with_mask"][position:]) > 0
+    assert min(results["change_without_mask"]) > 0
+    torch.testing.assert_close(torch.tensor(results["masked_weights"], dtype=torch.float64), demo_patterns(causal=True).double(),
+                               atol=1e-6, rtol=0)
+
+
+def test_alt_text_describes_the_data(results):
+    alts = alt_texts(results)
+    assert "'The', 'cat', 'sat', 'on', 'the', 'mat', 'because'" in alts["change.svg"]
+    assert "the verb head for 'The', 'cat', 'because', 'it'" in alts["heads.svg"]
+    assert "previous head" not in alts["heads.svg"]  # it loses nothing
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("build_causal_figures", ROOT / "scripts" / "build_causal_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[Path, bytes]:
+    """The script's files, rendered once for this module (rendering takes seconds)."""
+    return build_files(ASSETS)
+
+
+def test_committed_figures_are_current(rendered, monkeypatch, capsys):
+    """Fails naming each stale or missing file; fix with: python scripts/build_causal_figures.py."""
+    script = _load_script()
+    assert script.OUT_DIR == ASSETS and script.build_files is build_files
+    monkeypatch.setattr(script, "build_files", lambda out: rendered)
+    assert script.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_rendering_is_deterministic(rendered):
+    data = causal_results()
+    assert json_bytes({**data, "alt": alt_texts(data)}) == rendered[ASSETS / "causal.json"]
+    assert figure_to_svg(change_figure(data), alt_texts(data)["change.svg"]) == rendered[ASSETS / "change.svg"]
+
+
+def test_check_mode_names_stale_and_missing_files(rendered, tmp_path, monkeypatch, capsys):
+    script = _load_script()
+    monkeypatch.setattr(script, "OUT_DIR", tmp_path)
+    monkeypatch.setattr(script, "build_files", lambda out: {out / path.name: data for path, data in rendered.items()})
+    assert script.main([]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["causal.json", "change.svg", "heads.svg"]
+    (tmp_path / "change.svg").write_bytes(b"<svg/>")
+    (tmp_path / "causal.json").unlink()
+    assert script.main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert "stale: " in err and "change.svg" in err and "missing: " in err and "causal.json" in err
+    assert "heads.svg" not in err
+
+
+def test_page_shows_each_figure_with_its_alt_text():
+    data = json.loads((ASSETS / "causal.json").read_text(encoding="utf-8"))
+    page = (ROOT / "docs" / "causal-mask.md").read_text(encoding="utf-8")
+    for name, alt in data["alt"].items():
+        assert f"![{alt}](assets/causal/{name})" in page, name

@@ -1,0 +1,152 @@
+"""The walkthrough notebook: it runs, its stored outputs are current, and the site offers it for download.
+
+The notebook is stored with its outputs. ``test_stored_outputs_are_current``
+executes it in a fresh kernel (the same code path as
+``python scripts/build_notebook.py --check``) and fails if any byte differs, so a
+change in ``src/`` that alters what a cell prints, or a cell that prints something
+different on every run, cannot slip through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from mha_ref.notebook import NOTEBOOK_METADATA, execute_notebook, unstable_outputs
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "docs" / "notebooks" / "mha-walkthrough.ipynb"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("build_notebook", ROOT / "scripts" / "build_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def stored() -> dict:
+    return json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+
+
+def test_stored_outputs_are_current(capsys):
+    """Fix a failure with: python scripts/build_notebook.py (then read the diff before committing)."""
+    script = _script()
+    assert script.NOTEBOOKS == [NOTEBOOK]
+    assert script.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_stored_notebook_is_clean(stored):
+    code_cells = [cell for cell in stored["cells"] if cell["cell_type"] == "code"]
+    assert [cell["execution_count"] for cell in code_cells] == list(range(1, len(code_cells) + 1))
+    assert all(cell["outputs"] for cell in code_cells), "every code cell shows what it does"
+    assert unstable_outputs(stored) == []
+    assert stored["metadata"] == NOTEBOOK_METADATA
+    text = json.dumps([out for cell in code_cells for out in cell["outputs"]])
+    assert "False" not in "".join(
+        "".join(out.get("text", "")) for cell in code_cells for out in cell["outputs"]
+    ), "a check printed False"
+    # Figures are SVG images with a description, never an undescribed PNG.
+    images = re.findall(r"<img [^>]*>", text)
+    assert len(images) == 2 and all('alt=\\"' in image and "image/svg+xml" in image for image in images)
+    assert "image/png" not in text
+
+
+def _code_without_figures(stored: dict) -> list[str]:
+    return ["".join(c["source"]) for c in stored["cells"] if c["cell_type"] == "code" and "show(" not in "".join(c["source"])]
+
+
+@pytest.mark.parametrize("num_heads", [2, 8, 16])
+def test_try_it_other_head_counts_still_print_true(stored, num_heads):
+    """The notebook's 'Try it' section promises that other head counts keep every check True."""
+    cells = _code_without_figures(stored)
+    first = cells[0]
+    assert "batch, tokens, d_model, num_heads = 2, 5, 16, 4" in first
+    cells[0] = first.replace("2, 5, 16, 4", f"2, 5, 16, {num_heads}")
+    namespace: dict = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for source in cells:
+            exec(compile(source, "<notebook cell>", "exec"), namespace)  # noqa: S102 - our own notebook
+    output = printed.getvalue()
+    assert output.count("True") == 8 and "False" not in output, output
+    assert f"h = {num_heads} heads" in output
+
+
+TINY = {
+    "cells": [
+        {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+         "source": "print('hello')\nprint(6 * 7)"},
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+def test_check_fails_on_a_stale_output_and_passes_after_a_rebuild(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tiny.ipynb"
+    path.write_text(json.dumps(TINY), encoding="utf-8")
+    script = _script()
+    monkeypatch.setattr(script, "NOTEBOOKS", [path])
+    assert script.main([]) == 0
+    written = json.loads(path.read_text(encoding="utf-8"))
+    (output,) = written["cells"][0]["outputs"]  # two prints, stored as one stream
+    assert (output["name"], "".join(output["text"])) == ("stdout", "hello\n42\n")
+    assert written["cells"][0]["execution_count"] == 1 and written["metadata"] == NOTEBOOK_METADATA
+    path.write_text(path.read_text(encoding="utf-8").replace("42", "41"), encoding="utf-8")
+    assert script.main(["--check"]) == 1
+    assert f"stale: {path}" in capsys.readouterr().err
+
+
+def test_execution_refuses_errors_and_run_dependent_output(tmp_path):
+    raising = json.loads(json.dumps(TINY))
+    raising["cells"][0]["source"] = "raise RuntimeError('boom')"
+    path = tmp_path / "raising.ipynb"
+    path.write_text(json.dumps(raising), encoding="utf-8")
+    with pytest.raises(ValueError, match="raised while executing"):
+        execute_notebook(path)
+    varying = json.loads(json.dumps(TINY))
+    varying["cells"][0]["source"] = "print(object())"
+    path.write_text(json.dumps(varying), encoding="utf-8")
+    with pytest.raises(ValueError, match="cell 0: output contains a memory address"):
+        execute_notebook(path)
+    with pytest.raises(ValueError, match="expected a .ipynb file"):
+        execute_notebook(tmp_path / "notes.txt")
+
+
+def test_unstable_outputs_flags_stderr_timestamps_and_paths():
+    cells = [
+        {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stderr", "text": "UserWarning: x"}]},
+        {"cell_type": "code", "outputs": [{"output_type": "execute_result", "data": {"text/plain": "2026-11-29 11:00"}}]},
+        {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout", "text": "/home/me/data.csv"}]},
+        {"cell_type": "markdown", "source": "at 0x7f00deadbeef is fine in prose"},
+    ]
+    assert unstable_outputs({"cells": cells}) == [
+        "cell 0: wrote to stderr: 'UserWarning: x'",
+        "cell 1: output contains a timestamp",
+        "cell 2: output contains an absolute path",
+    ]
+
+
+def test_site_offers_the_notebook_for_download(built_site: Path):
+    page_dir = built_site / "notebooks" / "mha-walkthrough"
+    soup = BeautifulSoup((page_dir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    buttons = soup.select("article a.md-content__button[download]")
+    assert len(buttons) == 1
+    href = buttons[0]["href"]
+    assert href == "mha-walkthrough.ipynb" and buttons[0]["aria-label"].startswith("Download this notebook")
+    assert (page_dir / href).read_bytes() == NOTEBOOK.read_bytes()
+    # nbconvert's MathJax (a CDN script) is switched off; KaTeX renders the notebook's math.
+    assert not [s["src"] for s in soup.find_all("script", src=True) if "mathjax" in s["src"].lower()]
+    # The stored outputs are shown as they are: the page carries the figures' descriptions.
+    alts = [img.get("alt", "") for img in soup.select(".jp-OutputArea img")]
+    assert len(alts) == 2 and all(len(alt) > 80 for alt in alts)
