@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Benchmark multi-head attention variants and draw the figures of docs/benchmark.md.
+
+    python scripts/bench.py                          # full CPU sweep -> docs/assets/bench/cpu.json + SVGs
+    python scripts/bench.py --threads 1 --clock process   # the committed CPU run (steady on a shared machine)
+    python scripts/bench.py --quick                  # small sizes, < 60 s on 2 cores -> build/bench/
+    python scripts/bench.py --device cuda            # full CUDA sweep (float32 + bfloat16) -> cuda.json + SVGs
+    python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
+    python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
+
+The logic lives in mha_ref.bench* (measurement) and mha_ref.bench_plots (figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from mha_ref.bench_plots import figure_files
+from mha_ref.bench_run import plan, run_plan, validate_results
+from mha_ref.outputs import StaleOutputs, json_bytes, write_or_check
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "docs" / "assets" / "bench"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
+    sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
+    parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
+    parser.add_argument("--threads", type=int, help="CPU threads (default: all cores; 1 with --clock process)")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "process"],
+        default="wall",
+        help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
+    )
+    parser.add_argument("--repeats", type=int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
+    parser.add_argument(
+        "--min-block-s", type=float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"
+    )
+    parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
+    parser.add_argument(
+        "--check", action="store_true", help="verify the figures in --out match their JSON; write nothing"
+    )
+    return parser.parse_args(argv)
+
+
+def figures_for_folder(folder: Path) -> dict[Path, bytes]:
+    """Every figure that the JSON files in ``folder`` imply, validated first."""
+    files: dict[Path, bytes] = {}
+    sources = sorted(folder.glob("*.json"))
+    if not sources:
+        raise SystemExit(f"no results JSON in {folder}")
+    for source in sources:
+        doc = json.loads(source.read_text(encoding="utf-8"))
+        validate_results(doc)
+        files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    small = args.quick or args.tiny
+    out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
+    if args.check or args.plots_only:
+        try:
+            written = write_or_check(figures_for_folder(out), check=args.check)
+        except StaleOutputs as stale:
+            print(stale, file=sys.stderr)
+            print("regenerate with: python scripts/bench.py --plots-only", file=sys.stderr)
+            return 1
+        print(f"{len(written)} figure(s) written" if not args.check else f"figures in {out} are current")
+        return 0
+
+    if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
+        print("--clock process times one CPU thread: use it with --device cpu and --threads 1", file=sys.stderr)
+        return 2
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
+        return 2
+    if args.threads or args.clock == "process":
+        torch.set_num_threads(args.threads or 1)
+    sizes = "tiny" if args.tiny else "quick" if args.quick else args.device
+    dtypes = (
+        args.dtypes.split(",") if args.dtypes else (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
+    )
+    stem = args.device if sizes == args.device else f"{args.device}-{sizes}"
+    target = out / f"{stem}.json"
+    command = "python scripts/bench.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    started = time.perf_counter()
+
+    def progress(doc: dict) -> None:  # written as it goes, so a run cut short still leaves its cells
+        write_or_check({target: json_bytes(doc)})
+        print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {target}", flush=True)
+
+    doc = run_plan(
+        plan(sizes),
+        torch.device(args.device),
+        dtypes,
+        command,
+        repeats=args.repeats or (3 if small else 5),
+        min_block_s=args.min_block_s or (0.02 if small else 0.05),
+        ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
+        clock=args.clock,
+        on_progress=progress,
+    )
+    doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
+    validate_results(doc)
+    files = {target: json_bytes(doc)}
+    files.update({out / name: svg for name, svg in figure_files(stem, doc).items()})
+    write_or_check(files)
+    print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

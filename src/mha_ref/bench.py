@@ -1,0 +1,232 @@
+"""Measure what multi-head attention costs: variants, FLOP counts, timings, memory, correctness.
+
+Every variant below computes the same layer, Q/K/V projections and output projection
+included, from the same weights, so their times can be compared directly:
+
+``loop``
+    :func:`mha_ref.attention.multi_head_attention_loop`, one head at a time.
+``batched``
+    :func:`mha_ref.attention.multi_head_attention`, every head in one batched matmul,
+    with an explicit softmax over the materialised ``(B, h, T, T)`` scores.
+``batched_prescaled``
+    the batched version with ``q`` divided by ``sqrt(d_k)`` before the matmul, which
+    scales ``B*T*d_model`` numbers instead of ``B*h*T*T``.
+``sdpa``
+    :func:`torch.nn.functional.scaled_dot_product_attention` on the reshaped heads: a
+    fused kernel that never stores the whole score matrix.
+``torch_mha`` / ``torch_mha_weights``
+    :class:`torch.nn.MultiheadAttention` in eval mode with ``need_weights=False`` /
+    ``True`` (the latter must return the averaged weights, so it cannot fuse).
+
+This module says *what* is measured (the variants, their FLOP counts, the float64
+reference). :mod:`mha_ref.bench_measure` says *how* (timer, memory, ceiling,
+provenance), :mod:`mha_ref.bench_run` runs the sweeps into a plain results
+document, and :mod:`mha_ref.bench_report` / :mod:`mha_ref.bench_plots` turn that
+document into prose, tables and figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from mha_ref.attention import merge_heads, multi_head_attention, multi_head_attention_loop, project, split_heads
+from mha_ref.validation import head_dim
+
+__all__ = [
+    "VARIANTS",
+    "ERROR_BOUNDS",
+    "Params",
+    "attention_flops",
+    "projection_flops",
+    "make_params",
+    "batched_prescaled",
+    "fused_sdpa",
+    "torch_layer",
+    "reference_output",
+    "relative_error",
+]
+
+#: Largest accepted ``max|out - ref| / max|ref|`` against the float64 reference, per dtype.
+#: float16 and bfloat16 keep 11 and 8 significant bits (unit roundoff 2**-11 and 2**-8);
+#: the bounds are about 20 and 13 of those units, room for the rounding of inputs,
+#: weights and a T-long softmax sum, while an indexing or scaling bug lands far above them.
+ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+
+
+@dataclass(frozen=True)
+class Params:
+    """The inputs and weights of one benchmark cell (weights applied as ``x @ w``)."""
+
+    x: Tensor
+    w_q: Tensor
+    w_k: Tensor
+    w_v: Tensor
+    w_o: Tensor
+    b_q: Tensor
+    b_k: Tensor
+    b_v: Tensor
+    b_o: Tensor
+    num_heads: int
+
+    def to(self, dtype: torch.dtype) -> Params:
+        """The same numbers cast to ``dtype``."""
+        names = ("x", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
+        return Params(num_heads=self.num_heads, **{name: getattr(self, name).to(dtype) for name in names})
+
+    def biases(self) -> dict[str, Tensor]:
+        """The biases as keyword arguments ``b_q .. b_o`` for the ``mha_ref`` functions."""
+        return {"b_q": self.b_q, "b_k": self.b_k, "b_v": self.b_v, "b_o": self.b_o}
+
+
+def attention_flops(batch: int, tokens: int, d_model: int) -> int:
+    """FLOPs of ``Q K^T`` and ``weights @ V`` over all heads: ``4 * B * T**2 * d_model``.
+
+    It does not depend on the number of heads: ``h`` heads of width ``d_model / h``
+    do the same multiply-adds as one head of full width.
+
+    >>> attention_flops(1, 1024, 512)
+    2147483648
+    """
+    _check_sizes(batch=batch, tokens=tokens, d_model=d_model)
+    return 4 * batch * tokens**2 * d_model
+
+
+def projection_flops(batch: int, tokens: int, d_model: int) -> int:
+    """FLOPs of the four ``d_model x d_model`` projections: ``8 * B * T * d_model**2``.
+
+    >>> projection_flops(1, 1024, 512)
+    2147483648
+    """
+    _check_sizes(batch=batch, tokens=tokens, d_model=d_model)
+    return 8 * batch * tokens * d_model**2
+
+
+def _check_sizes(**sizes: object) -> None:
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int = 0, device: str = "cpu") -> Params:
+    """Random float32 inputs ``(B, T, d_model)`` and weights with variance ``1 / d_model``.
+
+    Random rather than zero or constant inputs, because some kernels take shortcuts on
+    those; the scale keeps the scores near unit variance, as in a trained layer.
+
+    >>> p = make_params(2, 3, 8, 2)
+    >>> tuple(p.x.shape), tuple(p.w_o.shape), p.num_heads
+    ((2, 3, 8), (8, 8), 2)
+    """
+    _check_sizes(batch=batch, tokens=tokens, d_model=d_model)
+    head_dim(d_model, num_heads)
+    gen = torch.Generator().manual_seed(seed)
+    bound = math.sqrt(3.0 / d_model)
+
+    def uniform(*shape: int) -> Tensor:
+        return ((torch.rand(*shape, generator=gen) * 2 - 1) * bound).to(device)
+
+    x = torch.randn(batch, tokens, d_model, generator=gen).to(device)
+    ws = [uniform(d_model, d_model) for _ in range(4)]
+    bs = [uniform(d_model) for _ in range(4)]
+    return Params(x, *ws, *bs, num_heads=num_heads)
+
+
+# --8<-- [start:variants]
+def batched_prescaled(p: Params) -> Tensor:
+    """The batched layer with q scaled before ``q @ k^T`` (B*T*d_model multiplies, not B*h*T*T)."""
+    d_k = p.x.shape[-1] // p.num_heads
+    q = split_heads(project(p.x, p.w_q, p.b_q), p.num_heads) / math.sqrt(d_k)  # (B, h, T, d_k)
+    k = split_heads(project(p.x, p.w_k, p.b_k), p.num_heads)
+    v = split_heads(project(p.x, p.w_v, p.b_v), p.num_heads)
+    weights = (q @ k.transpose(-2, -1)).softmax(dim=-1)  # still materialises (B, h, T, T)
+    return project(merge_heads(weights @ v), p.w_o, p.b_o)
+
+
+def fused_sdpa(p: Params) -> Tensor:
+    """The same layer with PyTorch's fused attention kernel: no (B, h, T, T) tensor is kept."""
+    q, k, v = (
+        split_heads(project(p.x, w, b), p.num_heads) for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
+    )
+    heads = F.scaled_dot_product_attention(q, k, v)  # (B, h, T, d_k)
+    return project(merge_heads(heads), p.w_o, p.b_o)
+    # --8<-- [end:variants]
+
+
+def torch_layer(p: Params) -> nn.MultiheadAttention:
+    """A :class:`torch.nn.MultiheadAttention` (eval mode) holding ``p``'s weights."""
+    d_model = p.x.shape[-1]
+    layer = nn.MultiheadAttention(d_model, p.num_heads, batch_first=True, device=p.x.device, dtype=p.x.dtype)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.cat([p.w_q.T, p.w_k.T, p.w_v.T]))
+        layer.in_proj_bias.copy_(torch.cat([p.b_q, p.b_k, p.b_v]))
+        layer.out_proj.weight.copy_(p.w_o.T)
+        layer.out_proj.bias.copy_(p.b_o)
+    return layer.eval()
+
+
+def _torch_mha(need_weights: bool) -> Callable[[Params], Callable[[], Tensor]]:
+    def build(p: Params) -> Callable[[], Tensor]:
+        layer = torch_layer(p)
+        return lambda: layer(p.x, p.x, p.x, need_weights=need_weights)[0]
+
+    return build
+
+
+def _plain(fn: Callable[..., Tensor]) -> Callable[[Params], Callable[[], Tensor]]:
+    return lambda p: lambda: fn(p.x, p.w_q, p.w_k, p.w_v, p.w_o, p.num_heads, **p.biases())
+
+
+#: name -> (label, builder). A builder takes :class:`Params` and returns a zero-argument callable.
+VARIANTS: dict[str, tuple[str, Callable[[Params], Callable[[], Tensor]]]] = {
+    "loop": ("per-head loop", _plain(multi_head_attention_loop)),
+    "batched": ("batched, explicit softmax", _plain(multi_head_attention)),
+    "batched_prescaled": ("batched, q scaled first", lambda p: lambda: batched_prescaled(p)),
+    "sdpa": ("fused SDPA", lambda p: lambda: fused_sdpa(p)),
+    "torch_mha": ("nn.MultiheadAttention", _torch_mha(need_weights=False)),
+    "torch_mha_weights": ("nn.MultiheadAttention, need_weights", _torch_mha(need_weights=True)),
+}
+
+
+@torch.no_grad()
+def reference_output(p: Params, chunk: int = 256) -> Tensor:
+    """The layer's output in float64, computed a block of queries at a time.
+
+    Written independently of the variants (plain softmax, no fused kernel), and
+    chunked so that even long sequences never hold the full score matrix.
+
+    >>> p = make_params(1, 5, 8, 2)
+    >>> ref = reference_output(p, chunk=2)
+    >>> ours = multi_head_attention(p.x, p.w_q, p.w_k, p.w_v, p.w_o, 2, **p.biases())
+    >>> ref.dtype, bool(torch.allclose(ref.float(), ours, atol=1e-5))
+    (torch.float64, True)
+    """
+    d = p.to(torch.float64)
+    d_k = d.x.shape[-1] // d.num_heads
+    q, k, v = (
+        split_heads(project(d.x, w, b), d.num_heads) for w, b in ((d.w_q, d.b_q), (d.w_k, d.b_k), (d.w_v, d.b_v))
+    )
+    blocks = []
+    for start in range(0, q.shape[-2], chunk):
+        scores = q[..., start : start + chunk, :] @ k.transpose(-2, -1) / math.sqrt(d_k)
+        blocks.append(scores.softmax(dim=-1) @ v)
+    return project(merge_heads(torch.cat(blocks, dim=-2)), d.w_o, d.b_o)
+
+
+def relative_error(output: Tensor, reference: Tensor) -> float:
+    """``max|output - reference| / max|reference|``, computed in float64.
+
+    >>> relative_error(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+    0.5
+    """
+    if output.shape != reference.shape:
+        raise ValueError(f"output shape {tuple(output.shape)} differs from reference shape {tuple(reference.shape)}")
+    ref = reference.double()
+    return float((output.double() - ref).abs().max() / ref.abs().max())

@@ -1,0 +1,431 @@
+"""Turn committed benchmark results into the numbers, sentences and tables the site prints.
+
+Nothing here measures. :func:`bench_values` flattens one results document per device
+into ``{"cpu.ms.sdpa.T2048": "41.2", ...}``, which ``hooks/bench_numbers.py`` puts into
+pages at build time. :data:`CLAIMS` holds every qualitative statement the site makes
+about cost; the hook renders each one with :func:`render_claim` (refusing to render a
+claim the data contradicts) and the tests check each one with :func:`evaluate_claim`,
+so the wording and the check read the same record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mha_ref.bench_plots import FIGURES, device_label, figure_alt
+
+__all__ = [
+    "Claim",
+    "CLAIMS",
+    "find_cell",
+    "seq_tokens",
+    "evaluate_claim",
+    "render_claim",
+    "bench_values",
+    "results_table",
+    "provenance_table",
+    "gpu_section",
+    "CUDA_COMMAND",
+]
+
+#: Half the gap between 1 and the next number, per dtype: the relative size of one rounding.
+UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8, "float64": 2.0**-53}
+
+
+def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
+    """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``.
+
+    >>> doc = {"cells": [{"sweep": "seq", "variant": "sdpa", "dtype": "float32", "status": "ok", "tokens": 128}]}
+    >>> find_cell(doc, "seq", "sdpa", tokens=128)["tokens"]
+    128
+    >>> find_cell(doc, "seq", "sdpa", tokens=256)
+    Traceback (most recent call last):
+    ...
+    KeyError: "no correct cell for sweep='seq', variant='sdpa', dtype='float32', tokens=256"
+    """
+    matches = [
+        c
+        for c in doc["cells"]
+        if c["sweep"] == sweep
+        and c["variant"] == variant
+        and c["dtype"] == dtype
+        and c["status"] == "ok"
+        and all(c.get(k) == v for k, v in coords.items())
+    ]
+    where = ", ".join(
+        [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
+    )
+    if not matches:
+        raise KeyError(f"no correct cell for {where}")
+    if len(matches) > 1:
+        raise KeyError(f"{len(matches)} cells match {where}; add coordinates")
+    return matches[0]
+
+
+def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
+    """The sequence lengths of the ``seq`` sweep, ascending.
+
+    >>> seq_tokens({"cells": [{"sweep": "seq", "dtype": "float32", "tokens": t} for t in (256, 128, 256)]})
+    [128, 256]
+    """
+    return sorted({c["tokens"] for c in doc["cells"] if c["sweep"] == "seq" and c["dtype"] == dtype})
+
+
+def _sci(value: float, digits: int = 1) -> str:
+    """Scientific notation without padded exponents.
+
+    >>> _sci(1e-4, 0), _sci(1.27e-6)
+    ('1e-4', '1.3e-6')
+    """
+    return re.sub(
+        r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), f"{value:.{digits}e}"
+    )
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+
+def _mib(n_bytes: int) -> str:
+    mib = n_bytes / 2**20
+    return f"{mib:.2g}" if mib < 10 else f"{mib:.0f}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement about cost that a page prints and the committed results must support.
+
+    ``kind`` is ``"faster"`` (``left`` takes less time than ``right`` at every T in
+    ``tokens``), ``"not_slower"`` (at most as long), ``"less_memory"`` (lower peak memory)
+    or ``"same_flops"`` (the head sweep's FLOP count does not change with h). ``text``
+    is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
+    is printed instead when ``device`` has no committed results.
+    """
+
+    key: str
+    device: str
+    kind: str
+    text: str
+    left: str = ""
+    right: str = ""
+    tokens: tuple[int, ...] = ()
+    dtype: str = "float32"
+    missing: str = ""
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        key="cpu_same_flops",
+        device="cpu",
+        kind="same_flops",
+        text="at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP",
+    ),
+    Claim(
+        key="cpu_loop_not_slower",
+        device="cpu",
+        kind="not_slower",
+        left="loop",
+        right="batched",
+        tokens=(1024, 2048),
+        text=(
+            "from T = {t_min} up, the per-head loop took no longer than the batched version with its explicit "
+            "softmax (loop/batched time {ratio_min} to {ratio_max})"
+        ),
+    ),
+    Claim(
+        key="cpu_batched_short",
+        device="cpu",
+        kind="faster",
+        left="batched",
+        right="loop",
+        tokens=(128, 256),
+        text=("at T = {t_min} and T = {t_max} the batched version took {ratio_min} to {ratio_max} of the loop's time"),
+    ),
+    Claim(
+        key="cpu_fused_faster",
+        device="cpu",
+        kind="faster",
+        left="sdpa",
+        right="batched",
+        tokens=(2048,),
+        text=(
+            "at T = {t_max} the fused kernel took {left_ms} ms against {right_ms} ms for the batched version, "
+            "{speedup}× faster"
+        ),
+    ),
+    Claim(
+        key="cpu_fused_memory",
+        device="cpu",
+        kind="less_memory",
+        left="sdpa",
+        right="batched",
+        tokens=(512, 1024, 2048),
+        text=(
+            "at T = {t_max} one call of the fused layer peaked at {left_mib} MiB of new memory, "
+            "the batched version at {right_mib} MiB"
+        ),
+    ),
+    Claim(
+        key="gpu_heads_parallel",
+        device="cuda",
+        kind="faster",
+        left="batched",
+        right="loop",
+        tokens=(1024, 4096),
+        text=(
+            "the batched version beat the per-head loop on {device_name} at T = {t_min} and T = {t_max} "
+            "({speedup}× at T = {t_max}), so there running the heads as one batched call does pay"
+        ),
+        missing=(
+            "the usual argument that the heads run in parallel is not measured here: no GPU results "
+            "have been committed to this site yet"
+        ),
+    ),
+)
+
+
+def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool, dict[str, str]]:
+    """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``.
+
+    Raises :class:`KeyError` when the device's results lack a cell the claim needs, and
+    :class:`LookupError` (the same family) when the device has no results at all.
+    """
+    if claim.device not in docs:
+        raise LookupError(f"claim {claim.key!r} is about {claim.device!r}, which has no committed results")
+    doc = docs[claim.device]
+    fields = {"device_name": device_label(doc)}
+    if claim.kind == "same_flops":
+        cells = [c for c in doc["cells"] if c["sweep"] == "heads" and c["dtype"] == claim.dtype]
+        if not cells:
+            raise KeyError(f"claim {claim.key!r} needs the heads sweep in {claim.dtype}, which has no cells")
+        totals = {c["flops_attention"] + c["flops_projection"] for c in cells}
+        heads = sorted({c["heads"] for c in cells})
+        tokens = sorted({c["tokens"] for c in cells})
+        fields.update(
+            h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(tokens[0]), gflop=f"{min(totals) / 1e9:.3g}"
+        )
+        return len(totals) == 1 and len(heads) > 1, fields
+    if claim.kind not in ("faster", "not_slower", "less_memory"):
+        raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
+    measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
+    pairs = [
+        (
+            find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
+            find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)[measure],
+        )
+        for t in claim.tokens
+    ]
+    ratios = [left / right for left, right in pairs]
+    if claim.kind == "not_slower":
+        holds = all(left <= right for left, right in pairs)
+    else:
+        holds = all(left < right for left, right in pairs)
+    last_left, last_right = pairs[-1]
+    fields.update(
+        t_min=str(min(claim.tokens)),
+        t_max=str(max(claim.tokens)),
+        ratio_min=_ratio(min(ratios)),
+        ratio_max=_ratio(max(ratios)),
+        speedup=_ratio(last_right / last_left),
+    )
+    if claim.kind == "less_memory":
+        fields.update(left_mib=_mib(last_left), right_mib=_mib(last_right))
+    else:
+        fields.update(left_ms=_ms(last_left), right_ms=_ms(last_right))
+    return holds, fields
+
+
+def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
+    """The claim's sentence filled from ``docs``, or its ``missing`` text when the device has no results.
+
+    Raises :class:`ValueError` when the results contradict the claim, so a page can
+    never print it.
+    """
+    if claim.device not in docs:
+        if not claim.missing:
+            raise LookupError(f"claim {claim.key!r} needs {claim.device!r} results, and has no text for their absence")
+        return claim.missing
+    holds, fields = evaluate_claim(claim, docs)
+    if not holds:
+        raise ValueError(
+            f"the committed {claim.device} results contradict claim {claim.key!r}: "
+            f"{claim.text.format(**fields)!r}; change the wording in mha_ref.bench_report.CLAIMS"
+        )
+    return claim.text.format(**fields)
+
+
+def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> str:
+    """A Markdown table of every row of one sweep and dtype, skipped and wrong rows included."""
+    axis = {"seq": "T", "batch": "B", "heads": "h"}[sweep]
+    key = {"seq": "tokens", "batch": "batch", "heads": "heads"}[sweep]
+    labels = doc["variant_labels"]
+    order = doc["config"]["variants"]
+    rows = sorted(
+        (c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
+        key=lambda c: (c[key], order.index(c["variant"])),
+    )
+    fixed = {
+        name: sorted({c[k] for c in rows})
+        for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))
+    }
+    held = ", ".join(f"{name} = {values[0]}" for name, values in fixed.items() if len(values) == 1 and name != axis)
+    lines = [
+        f"Held fixed: {held}; {dtype}.",
+        "",
+        f"| {axis} | variant | median ms | peak MiB | GFLOP/s | % of ceiling | max rel. error |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in rows:
+        if c["status"] == "skipped":
+            lines.append(f"| {c[key]} | {labels[c['variant']]} | skipped: {c['reason']} | | | | |")
+            continue
+        mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
+        lines.append(
+            f"| {c[key]} | {labels[c['variant']]}{mark} | {_ms(c['median_s'])} | {_mib(c['peak_bytes'])} | "
+            f"{c['achieved_flops_per_s'] / 1e9:.3g} | {100 * c['ceiling_fraction']:.0f} | {_sci(c['max_rel_error'])} |"
+        )
+    return "\n".join(lines)
+
+
+def provenance_table(doc: dict[str, Any]) -> str:
+    """A two-column Markdown table of where and how ``doc`` was measured."""
+    p = doc["provenance"]
+    rows = [
+        ("Device", device_label(doc)),
+        ("Driver", p.get("driver_version")),
+        ("torch", p["torch_version"]),
+        ("CUDA (torch build)", p["cuda_version"]),
+        ("Threads", p["threads"]),
+        ("Date (UTC)", p["date_utc"]),
+        ("Git commit", p["git_commit"] + (" (with uncommitted changes)" if p.get("git_dirty") else "")),
+        ("Command", f"`{p['command']}`"),
+        ("Load average (1 min) at start / end", f"{p.get('load_average_1min')} / {p.get('load_average_1min_end')}"),
+        ("Timed blocks per cell", doc["config"]["repeats"]),
+        ("Run time", f"{doc.get('wall_s')} s"),
+    ]
+    lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in rows if value is not None]
+    return "\n".join(lines)
+
+
+def _figure(device: str, kind: str, doc: dict[str, Any]) -> str:
+    return f"![{figure_alt(kind, doc)}](assets/bench/{device}-{kind}.svg){{ .bench-figure }}"
+
+
+def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>``; dtype omitted for float32.
+
+    Inline keys: ``ms.<variant>.T<T>``, ``mib.<variant>.T<T>``, ``pct.<variant>.T<T>``,
+    ``ratio.<a>_over_<b>.T<T>``, ``heads_rel.<variant>.h<h>``, ``gflop.T<T>``,
+    ``ceiling_gflops``, ``ceiling_n``, ``error_bound``, ``max_error``, ``rows_ok``,
+    ``rows_skipped``, ``t_max``, ``best_variant``, ``best_pct``, ``device_name``, ``date``,
+    ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
+    ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
+    Block keys (Markdown): ``table.<sweep>``, ``provenance``, ``figure.<kind>``.
+    Not device-prefixed: ``claim.<key>`` and ``gpu.section``.
+    """
+    values: dict[str, str] = {}
+    for device, doc in docs.items():
+        values[f"{device}.device_name"] = device_label(doc)
+        values[f"{device}.date"] = doc["provenance"]["date_utc"][:10]
+        values[f"{device}.threads"] = str(doc["provenance"]["threads"])
+        values[f"{device}.clock"] = doc["config"]["clock"]
+        values[f"{device}.repeats"] = str(doc["config"]["repeats"])
+        for dtype, bound in doc["config"]["error_bounds"].items():
+            values[f"{device}.bound.{dtype}"] = _sci(bound, 0)
+            values[f"{device}.bound_units.{dtype}"] = f"{bound / UNIT_ROUNDOFF[dtype]:.0f}"
+        values[f"{device}.provenance"] = provenance_table(doc)
+        for kind in FIGURES:
+            values[f"{device}.figure.{kind}"] = _figure(device, kind, doc)
+        for dtype in doc["config"]["dtypes"]:
+            prefix = device if dtype == "float32" else f"{device}.{dtype}"
+            values[f"{prefix}.ceiling_gflops"] = f"{doc['ceiling'][dtype]['flops_per_s'] / 1e9:.0f}"
+            values[f"{prefix}.ceiling_n"] = str(doc["ceiling"][dtype]["n"])
+            values[f"{prefix}.error_bound"] = _sci(doc["config"]["error_bounds"][dtype], 0)
+            for sweep in ("seq", "batch", "heads"):
+                values[f"{prefix}.table.{sweep}"] = results_table(doc, sweep, dtype)
+            ok = [c for c in doc["cells"] if c["dtype"] == dtype and c["status"] == "ok"]
+            checked = [c["max_rel_error"] for c in doc["cells"] if c["dtype"] == dtype and "max_rel_error" in c]
+            if checked:
+                values[f"{prefix}.max_error"] = _sci(max(checked))
+            values[f"{prefix}.rows_ok"] = str(len(ok))
+            values[f"{prefix}.rows_skipped"] = str(
+                sum(c["dtype"] == dtype and c["status"] == "skipped" for c in doc["cells"])
+            )
+            for c in ok:
+                if c["sweep"] == "seq":
+                    t = c["tokens"]
+                    values[f"{prefix}.ms.{c['variant']}.T{t}"] = _ms(c["median_s"])
+                    values[f"{prefix}.mib.{c['variant']}.T{t}"] = _mib(c["peak_bytes"])
+                    values[f"{prefix}.pct.{c['variant']}.T{t}"] = f"{100 * c['ceiling_fraction']:.0f}"
+                    values[f"{prefix}.gflop.T{t}"] = f"{(c['flops_attention'] + c['flops_projection']) / 1e9:.3g}"
+                    for other in ok:
+                        if other["sweep"] == "seq" and other["tokens"] == t and other["variant"] != c["variant"]:
+                            ratio = c["median_s"] / other["median_s"]
+                            values[f"{prefix}.ratio.{c['variant']}_over_{other['variant']}.T{t}"] = _ratio(ratio)
+                if c["sweep"] == "heads":
+                    base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
+                    if base:
+                        values[f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"] = _ratio(
+                            c["median_s"] / base[0]["median_s"]
+                        )
+            tokens = seq_tokens(doc, dtype)
+            longest = [c for c in ok if c["sweep"] == "seq" and c["tokens"] == tokens[-1]]
+            if longest:
+                best = max(longest, key=lambda c: c["ceiling_fraction"])
+                values[f"{prefix}.t_max"] = str(tokens[-1])
+                values[f"{prefix}.best_variant"] = doc["variant_labels"][best["variant"]]
+                values[f"{prefix}.best_pct"] = f"{100 * best['ceiling_fraction']:.0f}"
+    for claim in CLAIMS:
+        values[f"claim.{claim.key}"] = render_claim(claim, docs)
+    values["gpu.section"] = gpu_section(docs)
+    return values
+
+
+#: The command that produces the GPU results, as printed on the page while there are none.
+CUDA_COMMAND = "python scripts/bench.py --device cuda"
+
+
+def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
+    """Markdown for the page's GPU section: the committed CUDA results, or a plain statement that there are none."""
+    if "cuda" not in docs:
+        return "\n".join(
+            [
+                '!!! warning "No GPU results yet"',
+                "",
+                "    Nothing on this page was measured on a GPU, and no GPU figure is estimated. The harness",
+                "    supports CUDA (synchronised timing, `torch.cuda.max_memory_allocated`, float16 and bfloat16",
+                "    checked against float64, out-of-memory cells recorded as skipped), but no CUDA machine has run it",
+                "    for this site. On one, from the repository root:",
+                "",
+                "    ```bash",
+                "    # float32 and bfloat16, T from 128 to 16384, a batch sweep and a head sweep:",
+                "    # writes docs/assets/bench/cuda.json and cuda-*.svg",
+                f"    {CUDA_COMMAND}",
+                "    # then confirm that the figures match the JSON",
+                "    python scripts/bench.py --check",
+                "    ```",
+                "",
+                "    Commit `docs/assets/bench/cuda*`; this section then shows the results, built from that file.",
+            ]
+        )
+    doc = docs["cuda"]
+    parts = [
+        f"Measured on {device_label(doc)} with `{doc['provenance']['command']}`.",
+        "",
+        provenance_table(doc),
+        "",
+    ]
+    for kind, (_, title, _) in FIGURES.items():
+        parts += [f"#### {title}", "", _figure("cuda", kind, doc), ""]
+    for dtype in doc["config"]["dtypes"]:
+        for sweep, name in (("seq", "sequence length"), ("batch", "batch size"), ("heads", "number of heads")):
+            parts += [f'??? info "GPU raw numbers, {dtype}, by {name}"', ""]
+            parts += ["    " + line for line in results_table(doc, sweep, dtype).splitlines()] + [""]
+    return "\n".join(parts)

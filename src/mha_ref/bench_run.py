@@ -1,0 +1,393 @@
+"""Run the benchmark sweeps into one plain results document, and check its schema.
+
+A document holds provenance, the matmul ceiling per dtype and one dict per
+(cell, variant, dtype). ``scripts/bench.py`` writes it as JSON under
+``docs/assets/bench/``; the page, its figures and the lesson's cost paragraph are
+built from that file alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from mha_ref.bench import (
+    ERROR_BOUNDS,
+    VARIANTS,
+    attention_flops,
+    make_params,
+    projection_flops,
+    reference_output,
+    relative_error,
+)
+from mha_ref.bench_measure import interleaved_seconds, matmul_ceiling, median, peak_bytes, provenance, sync
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "PLANS",
+    "D_MODEL",
+    "Cell",
+    "estimated_bytes",
+    "measure_cell",
+    "plan",
+    "run_plan",
+    "validate_results",
+]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a sweep: which sweep it belongs to and its sizes."""
+
+    sweep: str
+    batch: int
+    tokens: int
+    heads: int
+    d_model: int
+
+
+def estimated_bytes(variant: str, cell: Cell, itemsize: int) -> int:
+    """A rough upper estimate of a variant's working memory, used to skip CPU cells that cannot fit.
+
+    Score-materialising variants hold two ``(B, h, T, T)`` tensors (scores and weights),
+    the loop two ``(B, T, T)`` ones; everything also holds a few ``(B, T, d_model)`` activations.
+
+    >>> estimated_bytes("batched", Cell("seq", 1, 1024, 8, 512), 4) // 2**20
+    80
+    """
+    square = cell.batch * cell.tokens**2
+    per_variant = {"loop": 2 * square, "sdpa": 0, "torch_mha": 0}
+    scores = per_variant.get(variant, 2 * square * cell.heads)
+    return (scores + 8 * cell.batch * cell.tokens * cell.d_model) * itemsize
+
+
+def _available_cpu_bytes() -> int:
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 2**63
+
+
+#: Substrings of the messages torch raises when an allocation fails (CUDA, then the CPU allocator).
+_OOM_MESSAGES = ("out of memory", "can't allocate memory", "not enough memory")
+
+
+def _is_oom(error: BaseException) -> bool:
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
+
+
+@torch.no_grad()
+def measure_cell(
+    cell: Cell,
+    variants: Iterable[str],
+    dtypes: Iterable[str],
+    device: torch.device,
+    ceilings: dict[str, dict[str, Any]],
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    seed: int = 0,
+    clock: str = "wall",
+) -> list[dict[str, Any]]:
+    """Time, profile and check every (variant, dtype) of one cell; one result dict each.
+
+    A result is ``status`` ``"ok"``, ``"wrong"`` (error above :data:`ERROR_BOUNDS`; never
+    plotted) or ``"skipped"`` (out of memory, with the reason). The float64 reference
+    is computed once per cell and shared by every variant and dtype.
+
+    >>> rows = measure_cell(Cell("seq", 1, 8, 2, 8), ["batched"], ["float32"], torch.device("cpu"),
+    ...                     {"float32": {"flops_per_s": 1e9}}, repeats=1, min_block_s=0.001)
+    >>> rows[0]["status"], rows[0]["variant"], rows[0]["max_rel_error"] < 1e-4
+    ('ok', 'batched', True)
+    """
+    base = {
+        "sweep": cell.sweep,
+        "batch": cell.batch,
+        "tokens": cell.tokens,
+        "heads": cell.heads,
+        "d_model": cell.d_model,
+    }
+    flops_att = attention_flops(cell.batch, cell.tokens, cell.d_model)
+    flops_proj = projection_flops(cell.batch, cell.tokens, cell.d_model)
+    master = make_params(cell.batch, cell.tokens, cell.d_model, cell.heads, seed=seed, device=str(device))
+    try:
+        reference = reference_output(master)
+    except Exception as error:  # noqa: BLE001 - only memory errors are expected; others re-raised
+        if not _is_oom(error):
+            raise
+        reference = None
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    rows = []
+    for dtype_name in dtypes:
+        params = master.to(getattr(torch, dtype_name))
+        pending: dict[str, dict[str, Any]] = {}
+        fns: dict[str, Callable[[], Tensor]] = {}
+        for name in variants:
+            row = {
+                **base,
+                "variant": name,
+                "dtype": dtype_name,
+                "flops_attention": flops_att,
+                "flops_projection": flops_proj,
+            }
+            need = estimated_bytes(name, cell, params.x.element_size())
+            if reference is None:
+                rows.append({**row, "status": "skipped", "reason": "float64 reference did not fit in memory"})
+            elif device.type == "cpu" and need > 0.8 * _available_cpu_bytes():
+                rows.append(
+                    {**row, "status": "skipped", "reason": f"needs about {need / 2**30:.1f} GiB, over 80% of free RAM"}
+                )
+            else:
+                try:
+                    fn = VARIANTS[name][1](params)
+                    output = fn()
+                    sync(device)
+                    error = relative_error(output, reference)
+                    del output
+                except Exception as failure:  # noqa: BLE001 - an out-of-memory cell is recorded, not fatal
+                    rows.append(_skipped(row, failure, device))
+                    continue
+                bound = ERROR_BOUNDS[dtype_name]
+                pending[name] = {
+                    **row,
+                    "status": "ok" if error < bound else "wrong",
+                    "max_rel_error": error,
+                    "error_bound": bound,
+                }
+                fns[name] = fn
+        if not fns:
+            continue
+        try:
+            times = interleaved_seconds(fns, device, repeats, min_block_s, clock)
+        except Exception as failure:  # noqa: BLE001
+            rows.extend(_skipped(row, failure, device) for row in pending.values())
+            continue
+        for name, row in pending.items():
+            try:
+                memory = peak_bytes(fns[name], device)
+            except Exception as failure:  # noqa: BLE001
+                rows.append(_skipped(row, failure, device))
+                continue
+            seconds = median(times[name])
+            achieved = (flops_att + flops_proj) / seconds
+            rows.append(
+                {
+                    **row,
+                    "times_s": times[name],
+                    "median_s": seconds,
+                    "peak_bytes": memory,
+                    "achieved_flops_per_s": achieved,
+                    "ceiling_fraction": achieved / ceilings[dtype_name]["flops_per_s"],
+                }
+            )
+    return rows
+
+
+def _skipped(row: dict[str, Any], failure: BaseException, device: torch.device) -> dict[str, Any]:
+    """A skipped row for an out-of-memory failure; any other exception is re-raised."""
+    if not _is_oom(failure):
+        raise failure
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    kept = {k: row[k] for k in row if k not in ("max_rel_error", "error_bound")}
+    return {**kept, "status": "skipped", "reason": f"out of memory: {str(failure).splitlines()[0][:160]}"}
+
+
+#: The sweeps per size set. ``seq`` varies T, ``batch`` varies B, ``heads`` varies h at fixed d_model.
+PLANS: dict[str, dict[str, dict[str, Any]]] = {
+    "cpu": {
+        "seq": {"batch": [1], "tokens": [128, 256, 512, 1024, 2048], "heads": [8]},
+        "batch": {"batch": [1, 2, 4, 8], "tokens": [1024], "heads": [8]},
+        "heads": {"batch": [1], "tokens": [1024], "heads": [1, 2, 4, 8, 16, 32, 64]},
+    },
+    "cuda": {
+        "seq": {"batch": [1], "tokens": [128, 256, 512, 1024, 2048, 4096, 8192, 16384], "heads": [8]},
+        "batch": {"batch": [1, 4, 16, 64], "tokens": [2048], "heads": [8]},
+        "heads": {"batch": [1], "tokens": [4096], "heads": [1, 2, 4, 8, 16, 32, 64]},
+    },
+    "quick": {
+        "seq": {"batch": [1], "tokens": [64, 128, 256, 512], "heads": [8]},
+        "batch": {"batch": [1, 4], "tokens": [128], "heads": [8]},
+        "heads": {"batch": [1], "tokens": [256], "heads": [1, 8, 32]},
+    },
+    "tiny": {
+        "seq": {"batch": [1], "tokens": [8, 16], "heads": [2]},
+        "batch": {"batch": [2], "tokens": [8], "heads": [2]},
+        "heads": {"batch": [1], "tokens": [8], "heads": [1, 4]},
+    },
+}
+
+#: d_model per size set: the original transformer's 512, smaller for the test-only set.
+D_MODEL = {"cpu": 512, "cuda": 512, "quick": 512, "tiny": 16}
+
+
+def plan(sizes: str) -> list[Cell]:
+    """The cells of a size set (``"cpu"``, ``"cuda"``, ``"quick"`` or ``"tiny"``), sweep by sweep.
+
+    >>> [(c.sweep, c.batch, c.tokens, c.heads) for c in plan("tiny")]
+    [('seq', 1, 8, 2), ('seq', 1, 16, 2), ('batch', 2, 8, 2), ('heads', 1, 8, 1), ('heads', 1, 8, 4)]
+    """
+    if sizes not in PLANS:
+        raise ValueError(f"sizes must be one of {sorted(PLANS)}, got {sizes!r}")
+    cells = []
+    for sweep, axes in PLANS[sizes].items():
+        for batch in axes["batch"]:
+            for tokens in axes["tokens"]:
+                for heads in axes["heads"]:
+                    cells.append(Cell(sweep, batch, tokens, heads, D_MODEL[sizes]))
+    return cells
+
+
+def run_plan(
+    cells: list[Cell],
+    device: torch.device,
+    dtypes: list[str],
+    command: str,
+    variants: list[str] | None = None,
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    ceiling_n: int = 2048,
+    clock: str = "wall",
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Measure the matmul ceiling, then every cell; returns the results document.
+
+    ``on_progress`` (if given) receives the partial document after each cell, so a long
+    run can be written out as it goes.
+    """
+    unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
+    if unknown:
+        raise ValueError(f"unknown dtypes {unknown}; choose from {sorted(ERROR_BOUNDS)}")
+    if device.type == "cpu" and set(dtypes) != {"float32"}:
+        raise ValueError(f"on CPU only float32 is measured, got {dtypes}")
+    names = list(VARIANTS) if variants is None else variants
+    bad = sorted(set(names) - set(VARIANTS))
+    if bad:
+        raise ValueError(f"unknown variants {bad}; choose from {sorted(VARIANTS)}")
+    started = time.perf_counter()
+    doc: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "complete": False,
+        "provenance": provenance(device, command),
+        "config": {
+            "repeats": repeats,
+            "min_block_s": min_block_s,
+            "clock": clock,
+            "dtypes": dtypes,
+            "variants": names,
+            "error_bounds": ERROR_BOUNDS,
+        },
+        "variant_labels": {name: VARIANTS[name][0] for name in names},
+        "ceiling": {
+            d: matmul_ceiling(ceiling_n, getattr(torch, d), device, repeats, min_block_s, clock) for d in dtypes
+        },
+        "cells": [],
+    }
+    for cell in cells:
+        doc["cells"].extend(
+            measure_cell(cell, names, dtypes, device, doc["ceiling"], repeats, min_block_s, clock=clock)
+        )
+        if on_progress is not None:
+            on_progress(doc)
+    doc["complete"] = True
+    doc["provenance"]["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    doc["wall_s"] = round(time.perf_counter() - started, 1)
+    return doc
+
+
+_CELL_KEYS = {
+    "sweep",
+    "variant",
+    "dtype",
+    "batch",
+    "tokens",
+    "heads",
+    "d_model",
+    "status",
+    "flops_attention",
+    "flops_projection",
+}
+_OK_KEYS = {
+    "max_rel_error",
+    "error_bound",
+    "times_s",
+    "median_s",
+    "peak_bytes",
+    "achieved_flops_per_s",
+    "ceiling_fraction",
+}
+_PROVENANCE_KEYS = {
+    "command",
+    "date_utc",
+    "git_commit",
+    "torch_version",
+    "cuda_version",
+    "device_name",
+    "device_type",
+    "threads",
+    "cpu_model",
+}
+
+
+def validate_results(doc: Any) -> None:
+    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema.
+
+    Checks the keys, that FLOP counts match the formulas, and that every ``"ok"`` cell
+    is within its dtype's error bound (so no wrong result can be plotted as fast).
+
+    >>> validate_results({"schema": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: results do not match the schema:
+      missing top-level key 'ceiling'
+      missing top-level key 'cells'
+      missing top-level key 'complete'
+      missing top-level key 'config'
+      missing top-level key 'provenance'
+      missing top-level key 'variant_labels'
+    """
+    problems: list[str] = []
+    if not isinstance(doc, dict):
+        raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
+    for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells"} - set(doc)):
+        problems.append(f"missing top-level key {key!r}")
+    if doc.get("schema") != SCHEMA_VERSION:
+        problems.append(f"schema must be {SCHEMA_VERSION}, got {doc.get('schema')!r}")
+    for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
+        problems.append(f"provenance lacks {key!r}")
+    for dtype, ceiling in doc.get("ceiling", {}).items():
+        if not ceiling.get("flops_per_s", 0) > 0:
+            problems.append(f"ceiling for {dtype} has no positive flops_per_s")
+    for i, cell in enumerate(doc.get("cells", [])):
+        where = f"cell {i} ({cell.get('sweep')}, {cell.get('variant')}, {cell.get('dtype')}, T={cell.get('tokens')})"
+        missing = _CELL_KEYS - set(cell) | (_OK_KEYS - set(cell) if cell.get("status") in ("ok", "wrong") else set())
+        if missing:
+            problems.append(f"{where} lacks {sorted(missing)}")
+            continue
+        if cell["status"] not in ("ok", "wrong", "skipped"):
+            problems.append(f"{where} has unknown status {cell['status']!r}")
+        if cell["variant"] not in doc.get("variant_labels", {}):
+            problems.append(f"{where} names a variant with no label")
+        if cell["flops_attention"] != 4 * cell["batch"] * cell["tokens"] ** 2 * cell["d_model"]:
+            problems.append(f"{where} flops_attention disagrees with 4*B*T^2*d_model")
+        if cell["flops_projection"] != 8 * cell["batch"] * cell["tokens"] * cell["d_model"] ** 2:
+            problems.append(f"{where} flops_projection disagrees with 8*B*T*d_model^2")
+        if cell["status"] == "skipped" and not cell.get("reason"):
+            problems.append(f"{where} is skipped without a reason")
+        if cell["status"] == "ok":
+            if not cell["max_rel_error"] < cell["error_bound"] <= ERROR_BOUNDS.get(cell["dtype"], 0):
+                problems.append(f"{where} is 'ok' with error {cell['max_rel_error']} not below its bound")
+            if not cell["median_s"] > 0 or cell["peak_bytes"] < 0:
+                problems.append(f"{where} has a non-positive time or negative memory")
+    if problems:
+        raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))

@@ -1,0 +1,314 @@
+"""The benchmark harness, its committed results, and every cost claim the site prints.
+
+The harness runs here on test-only sizes (d_model 16, T <= 16, one timed block), so the
+checks are about behaviour, not speed: the schema, the correctness column, skipped and
+wrong cells, the FLOP formulas, and that the committed JSON, figures and claims agree.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import importlib.util
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from mha_ref import bench_run
+from mha_ref.bench import ERROR_BOUNDS, VARIANTS, attention_flops, make_params, projection_flops
+from mha_ref.bench_measure import interleaved_seconds
+from mha_ref.bench_plots import figure_files, ok_cells
+from mha_ref.bench_report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_claim, gpu_section, render_claim
+from mha_ref.bench_run import Cell, measure_cell, plan, validate_results
+from mha_ref.outputs import StaleOutputs, write_or_check
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "docs" / "assets" / "bench"
+PAGES = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "cost.md"]
+CPU = torch.device("cpu")
+#: Every claim, each stated once in the lesson's cost paragraph (docs/_includes/cost.md).
+CLAIMS_IN_THE_LESSON = tuple(claim.key for claim in CLAIMS)
+
+
+def _load(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def script() -> Any:
+    """``scripts/bench.py`` as a module, so its ``main(argv)`` runs without a second interpreter."""
+    return _load(ROOT / "scripts" / "bench.py")
+
+
+@pytest.fixture(scope="module")
+def tiny_run(script, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The real command line on test-only sizes, writing JSON and figures into a temp folder."""
+    out = tmp_path_factory.mktemp("bench")
+    assert script.main(["--tiny", "--repeats", "1", "--min-block-s", "0.001", "--out", str(out)]) == 0
+    return out, json.loads((out / "cpu-tiny.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict[str, dict[str, Any]]:
+    docs = {d: json.loads((BENCH / f"{d}.json").read_text()) for d in ("cpu", "cuda") if (BENCH / f"{d}.json").exists()}
+    assert "cpu" in docs, (
+        "docs/assets/bench/cpu.json is missing: run python scripts/bench.py --threads 1 --clock process"
+    )
+    return docs
+
+
+# --- the harness -------------------------------------------------------------------------
+
+
+def test_tiny_run_has_every_cell_variant_and_a_correct_output(tiny_run):
+    _, doc = tiny_run
+    validate_results(doc)
+    assert doc["complete"] and doc["provenance"]["command"].startswith("python scripts/bench.py --tiny")
+    expected = {(c.sweep, c.batch, c.tokens, c.heads) for c in plan("tiny")}
+    for variant in VARIANTS:
+        rows = [c for c in doc["cells"] if c["variant"] == variant]
+        assert {(c["sweep"], c["batch"], c["tokens"], c["heads"]) for c in rows} == expected
+        assert all(c["status"] == "ok" for c in rows), variant
+        assert max(c["max_rel_error"] for c in rows) < ERROR_BOUNDS["float32"]
+        assert all(c["median_s"] > 0 and c["peak_bytes"] > 0 for c in rows)
+
+
+def test_check_passes_on_fresh_figures_and_names_a_stale_one(script, tiny_run, capsys):
+    out, _ = tiny_run
+    assert script.main(["--check", "--out", str(out)]) == 0
+    victim = out / "cpu-tiny-memory.svg"
+    original = victim.read_bytes()
+    victim.write_bytes(original.replace(b"</svg>", b"<!-- edited --></svg>"))
+    try:
+        code = script.main(["--check", "--out", str(out)])
+    finally:
+        victim.write_bytes(original)
+    assert code == 1 and "stale: " + str(victim) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variant", ["loop", "batched", "batched_prescaled"])
+def test_flop_formulas_match_what_torch_counts(variant):
+    params = make_params(batch=2, tokens=12, d_model=16, num_heads=4)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        VARIANTS[variant][1](params)()
+    assert counter.get_total_flops() == attention_flops(2, 12, 16) + projection_flops(2, 12, 16)
+
+
+def test_flops_do_not_depend_on_the_number_of_heads(tiny_run):
+    _, doc = tiny_run
+    heads = [c for c in doc["cells"] if c["sweep"] == "heads"]
+    assert len({c["heads"] for c in heads}) > 1
+    assert len({c["flops_attention"] + c["flops_projection"] for c in heads}) == 1
+
+
+def test_a_wrong_variant_is_marked_wrong_and_never_plotted(monkeypatch):
+    label, build = VARIANTS["batched"]
+    monkeypatch.setitem(VARIANTS, "batched", (label, lambda p: lambda: build(p)() * 1.01))
+    rows = measure_cell(
+        Cell("seq", 1, 8, 2, 16), ["batched", "sdpa"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001
+    )
+    status = {r["variant"]: r["status"] for r in rows}
+    assert status == {"batched": "wrong", "sdpa": "ok"}
+    doc = {"cells": rows}
+    assert ok_cells(doc, "seq", "batched", "float32") == [] and len(ok_cells(doc, "seq", "sdpa", "float32")) == 1
+
+
+def _cuda_style_oom(_params):
+    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 GiB")
+
+
+def _real_cpu_oom(params):
+    return lambda: torch.empty(2**50, dtype=torch.uint8)  # a petabyte: the CPU allocator refuses
+
+
+@pytest.mark.parametrize("exhausted", [_cuda_style_oom, _real_cpu_oom], ids=["cuda-oom", "cpu-allocator"])
+def test_out_of_memory_becomes_a_skipped_cell(monkeypatch, exhausted):
+    monkeypatch.setitem(VARIANTS, "loop", ("per-head loop", exhausted))
+    ceilings = {"float32": {"flops_per_s": 1e9}}
+    rows = measure_cell(Cell("seq", 1, 8, 2, 16), ["loop", "sdpa"], ["float32"], CPU, ceilings, 1, 0.001)
+    by_variant = {r["variant"]: r for r in rows}
+    assert by_variant["loop"]["status"] == "skipped" and "out of memory" in by_variant["loop"]["reason"]
+    assert by_variant["sdpa"]["status"] == "ok"
+    assert "max_rel_error" not in by_variant["loop"] and "median_s" not in by_variant["loop"]
+
+
+def test_cells_larger_than_free_memory_are_skipped_before_running(monkeypatch):
+    monkeypatch.setattr(bench_run, "_available_cpu_bytes", lambda: 1024)
+    rows = measure_cell(
+        Cell("seq", 1, 8, 2, 16), ["batched"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001
+    )
+    assert rows[0]["status"] == "skipped" and "free RAM" in rows[0]["reason"]
+
+
+def test_other_errors_are_not_swallowed(monkeypatch):
+    monkeypatch.setitem(VARIANTS, "loop", ("per-head loop", lambda p: lambda: p.x.view(-1, 7)))
+    with pytest.raises(RuntimeError, match="shape"):
+        measure_cell(Cell("seq", 1, 8, 2, 16), ["loop"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001)
+
+
+def test_the_process_clock_refuses_more_than_one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(ValueError, match="1 thread"):
+            interleaved_seconds({"f": lambda: None}, CPU, 1, 0.001, clock="process")
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_schema_check_rejects_a_fast_but_wrong_cell_and_bad_flops(tiny_run):
+    _, doc = tiny_run
+    broken = copy.deepcopy(doc)
+    broken["cells"][0]["max_rel_error"] = 0.5
+    broken["cells"][1]["flops_attention"] += 1
+    del broken["provenance"]["git_commit"]
+    with pytest.raises(ValueError) as error:
+        validate_results(broken)
+    message = str(error.value)
+    assert "not below its bound" in message and "flops_attention" in message and "git_commit" in message
+
+
+def test_bad_arguments_are_refused_with_their_values():
+    with pytest.raises(ValueError, match="only float32"):
+        bench_run.run_plan([], CPU, ["bfloat16"], "x")
+    with pytest.raises(ValueError, match=r"unknown variants \['fast'\]"):
+        bench_run.run_plan([], CPU, ["float32"], "x", variants=["fast"])
+    with pytest.raises(ValueError, match="sizes must be one of"):
+        plan("huge")
+    with pytest.raises(TypeError, match="tokens must be an int"):
+        attention_flops(1, 2.0, 8)
+
+
+# --- the committed results, figures and claims ---------------------------------------------
+
+
+def test_committed_results_match_the_schema(committed):
+    for device, doc in committed.items():
+        validate_results(doc)
+        assert doc["complete"], f"{device}.json is a partial run"
+        assert doc["provenance"]["device_type"] == device
+        assert any(c["status"] == "ok" for c in doc["cells"])
+
+
+def test_committed_figures_are_current(committed):
+    expected = {}
+    for device, doc in committed.items():
+        expected.update({BENCH / name: svg for name, svg in figure_files(device, doc).items()})
+    try:
+        write_or_check(expected, check=True)
+    except StaleOutputs as stale:
+        pytest.fail(f"{stale}\nregenerate with: python scripts/bench.py --plots-only")
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.key)
+def test_every_claim_is_supported_by_the_committed_results(claim, committed):
+    if claim.device not in committed:
+        assert render_claim(claim, committed) == claim.missing and claim.missing
+        return
+    holds, fields = evaluate_claim(claim, committed)
+    assert holds, f"the committed {claim.device} results contradict: {claim.text.format(**fields)}"
+
+
+def test_a_contradicted_claim_cannot_be_rendered(committed):
+    claim = next(c for c in CLAIMS if c.key == "cpu_fused_faster")
+    flipped = copy.deepcopy(committed)
+    for cell in flipped["cpu"]["cells"]:
+        if cell["sweep"] == "seq" and cell["variant"] == "sdpa" and cell["tokens"] in claim.tokens:
+            cell["median_s"] *= 100
+    assert evaluate_claim(claim, flipped)[0] is False
+    with pytest.raises(ValueError, match="contradict claim 'cpu_fused_faster'"):
+        render_claim(claim, flipped)
+
+
+def test_every_placeholder_on_the_pages_has_a_value(committed):
+    values = bench_values(committed)
+    for page in PAGES:
+        keys = re.findall(r"\{\{\s*bench\.([A-Za-z0-9_.]+)\s*\}\}", page.read_text())
+        assert keys, page
+        missing = sorted(set(keys) - set(values))
+        assert not missing, f"{page.name}: {missing}"
+
+
+def test_the_include_states_every_claim_and_the_gpu_status(committed):
+    text = (ROOT / "docs" / "_includes" / "cost.md").read_text()
+    for key in CLAIMS_IN_THE_LESSON:
+        assert f"bench.claim.{key}" in text
+    sentences = len(re.findall(r"[.!?](\s|$)", re.sub(r"\{\{.*?\}\}", "X", text, flags=re.S)))
+    assert 3 <= sentences <= 6
+    if "cuda" not in committed:
+        assert "not measured here" in bench_values(committed)["claim.gpu_heads_parallel"]
+
+
+def test_gpu_section_says_plainly_when_there_are_no_gpu_results(committed):
+    section = gpu_section({k: v for k, v in committed.items() if k != "cuda"})
+    assert "No GPU results yet" in section and CUDA_COMMAND in section
+    assert not re.search(r"\d+(\.\d+)?\s*(ms|TFLOP|GFLOP|%)", section), "an estimated GPU number slipped in"
+
+
+def _as_cuda(doc: dict[str, Any]) -> dict[str, Any]:
+    fake = copy.deepcopy(doc)
+    fake["provenance"].update(device_type="cuda", device_name="a test GPU")
+    return fake
+
+
+def test_gpu_results_when_committed_are_rendered_and_their_claim_checked(committed):
+    fake = _as_cuda(committed["cpu"])
+    section = gpu_section({"cpu": committed["cpu"], "cuda": fake})
+    assert "assets/bench/cuda-time.svg" in section and "a test GPU" in section and "No GPU results" not in section
+    claim = next(c for c in CLAIMS if c.key == "gpu_heads_parallel")
+    # The CPU sweep stops at T = 2048; give the fake GPU a T = 4096 row where batched beats the loop.
+    for cell in [c for c in fake["cells"] if c["sweep"] == "seq" and c["tokens"] == 2048]:
+        extra = dict(cell, tokens=4096, median_s=1.0 if cell["variant"] == "batched" else 2.0)
+        fake["cells"].append(extra)
+    for cell in fake["cells"]:
+        if cell["sweep"] == "seq" and cell["tokens"] == 1024:
+            cell["median_s"] = {"batched": 1.0, "loop": 3.0}.get(cell["variant"], cell["median_s"])
+    text = render_claim(claim, {"cuda": fake})
+    assert "a test GPU" in text and "not measured" not in text
+
+
+# --- the MkDocs hook -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hook():
+    return _load(ROOT / "hooks" / "bench_numbers.py")
+
+
+def test_hook_indents_block_values_and_escapes_html(hook):
+    values = {"a": "x < y", "table": "| h |\n|---|\n| 1 |"}
+    filled = hook.fill_markdown("??? info\n\n    {{ bench.table }}\n", values, "p.md")
+    assert filled == "??? info\n\n    | h |\n    |---|\n    | 1 |\n"
+    assert hook.fill_html("<p>{{ bench.a }}</p>", values, "p.md") == "<p>x &lt; y</p>"
+
+
+def test_hook_fails_the_build_on_an_unknown_or_leftover_placeholder(hook):
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match=r"unknown placeholder \{\{ bench.cpu.ms.sdpa.T9 \}\}"):
+        hook.fill_markdown("{{ bench.cpu.ms.sdpa.T9 }}", {"cpu.ms.sdpa.T8": "1"}, "p.md")
+    with pytest.raises(PluginError, match="block value"):
+        hook.fill_html("{{ bench.t }}", {"t": "a\nb"}, "p.md")
+    with pytest.raises(PluginError, match="malformed"):
+        hook.fill_html("{{ bench-typo }}", {}, "p.md")
+
+
+def test_the_built_site_prints_the_claims_and_no_placeholder(built_site: Path, committed):
+    values = bench_values(committed)
+    benchmark_html = (built_site / "benchmark" / "index.html").read_text(encoding="utf-8")
+    lesson_html = (built_site / "index.html").read_text(encoding="utf-8")
+    for html_text in (benchmark_html, lesson_html):
+        assert not re.search(r"\{\{\s*bench", html_text)
+    # The lesson gets its cost paragraph through a --8<-- include, filled in the HTML phase.
+    for key in CLAIMS_IN_THE_LESSON:
+        assert html.escape(values[f"claim.{key}"], quote=False) in lesson_html, key
+    assert html.escape(values["claim.cpu_fused_memory"], quote=False) in benchmark_html
+    assert ("No GPU results yet" in benchmark_html) == ("cuda" not in committed)
