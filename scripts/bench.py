@@ -24,7 +24,7 @@ import torch
 
 from mha_ref.bench_plots import figure_files
 from mha_ref.bench_run import plan, run_plan, validate_results
-from mha_ref.outputs import StaleOutputs, json_bytes, write_or_check
+from mha_ref.outputs import json_bytes, run_write_or_check, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "docs" / "assets" / "bench"
@@ -76,14 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     small = args.quick or args.tiny
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
     if args.check or args.plots_only:
-        try:
-            written = write_or_check(figures_for_folder(out), check=args.check)
-        except StaleOutputs as stale:
-            print(stale, file=sys.stderr)
-            print("regenerate with: python scripts/bench.py --plots-only", file=sys.stderr)
-            return 1
-        print(f"{len(written)} figure(s) written" if not args.check else f"figures in {out} are current")
-        return 0
+        return run_write_or_check(figures_for_folder(out), args.check, "python scripts/bench.py --plots-only")
 
     if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
         print("--clock process times one CPU thread: use it with --device cpu and --threads 1", file=sys.stderr)

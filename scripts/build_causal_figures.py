@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from mha_ref.causal_figures import build_files
-from mha_ref.outputs import StaleOutputs, write_or_check
+from mha_ref.outputs import run_write_or_check
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "docs" / "assets" / "causal"
 
@@ -23,14 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="verify the committed files instead of writing them")
     args = parser.parse_args(argv)
-    try:
-        written = write_or_check(build_files(OUT_DIR), check=args.check)
-    except StaleOutputs as error:
-        print(f"{error}\nrun: python scripts/build_causal_figures.py", file=sys.stderr)
-        return 1
-    for path in written:
-        print(f"wrote {path}")
-    return 0
+    return run_write_or_check(build_files(OUT_DIR), args.check, "python scripts/build_causal_figures.py")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from mha_ref.demo_figures import EXPLORER_ASSETS, explorer_files
-from mha_ref.outputs import StaleOutputs, write_or_check
+from mha_ref.outputs import run_write_or_check
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,16 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="verify the files instead of writing them")
     parser.add_argument("--out", default=EXPLORER_ASSETS, help=f"output folder (default: {EXPLORER_ASSETS})")
     args = parser.parse_args(argv)
-    try:
-        written = write_or_check(explorer_files(args.out), check=args.check)
-    except StaleOutputs as stale:
-        print(f"{stale}\nrun: python scripts/build_figures.py", file=sys.stderr)
-        return 1
-    for path in written:
-        print(f"wrote {path}")
-    if args.check:
-        print(f"{args.out}: figures and heads.json are current")
-    return 0
+    return run_write_or_check(explorer_files(args.out), args.check, "python scripts/build_figures.py")
 
 
 if __name__ == "__main__":

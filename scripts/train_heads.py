@@ -19,7 +19,7 @@ from pathlib import Path
 from mha_ref.induction import PHASE_THRESHOLD, TrainConfig, config_dict, run_seed
 from mha_ref.induction_figures import all_figures
 from mha_ref.induction_report import PRUNING_TOLERANCE
-from mha_ref.outputs import StaleOutputs, json_bytes, write_or_check
+from mha_ref.outputs import json_bytes, run_write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "assets" / "real-heads"
@@ -67,17 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         results = train_all(args.seeds, args.steps)
         files = {results_path: json_bytes(results)}
     files.update({args.out / name: svg for name, svg in all_figures(results).items()})
-    try:
-        written = write_or_check(files, check=args.check)
-    except StaleOutputs as error:
-        print(error, file=sys.stderr)
-        print("fix: python scripts/train_heads.py --figures-only", file=sys.stderr)
-        return 1
-    for path in written:
-        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
-    if args.check:
-        print(f"{args.out}: figures match results.json")
-    return 0
+    return run_write_or_check(files, args.check, "python scripts/train_heads.py --figures-only")
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ that is missing or stale, which is what ``--check`` and the tests use.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["json_bytes", "write_or_check", "StaleOutputs"]
+__all__ = ["json_bytes", "write_or_check", "run_write_or_check", "StaleOutputs"]
 
 
 class StaleOutputs(Exception):
@@ -67,3 +68,30 @@ def write_or_check(files: Mapping[Path | str, bytes], check: bool = False) -> li
     if problems:
         raise StaleOutputs(problems)
     return written
+
+
+def run_write_or_check(files: Mapping[Path | str, bytes], check: bool, fix_command: str) -> int:
+    """The shared body of every ``scripts/`` front: write or check ``files``, report, return an exit code.
+
+    Prints each file written, or in check mode each stale or missing file (to
+    stderr) followed by the command that regenerates them; returns 1 when
+    something is stale, else 0.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "b.txt"
+    >>> run_write_or_check({target: b"x"}, check=True, fix_command="python scripts/x.py")
+    1
+    >>> run_write_or_check({target: b"x"}, check=False, fix_command="python scripts/x.py")  # doctest: +ELLIPSIS
+    wrote ...b.txt
+    0
+    """
+    try:
+        written = write_or_check(files, check=check)
+    except StaleOutputs as stale:
+        print(f"{stale}\nregenerate with: {fix_command}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    if check:
+        print(f"{len(files)} generated file(s) are current")
+    return 0
