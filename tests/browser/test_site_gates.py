@@ -61,10 +61,13 @@ def test_discovered_pages_match_the_build(built_site: Path) -> None:
     assert sorted(p.rstrip("/") + "/" if p else "" for p in PAGES) == built
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+VIEWS = [("light", 1280), ("dark", 1280), ("dark", 375)]
+
+
+@pytest.mark.parametrize("scheme, width", VIEWS, ids=[f"{scheme}-{width}" for scheme, width in VIEWS])
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "index")
-def test_page_passes_site_gates(new_page, path: str, scheme: str) -> None:
-    page = new_page(color_scheme=scheme)
+def test_page_passes_site_gates(new_page, path: str, scheme: str, width: int) -> None:
+    page = new_page(color_scheme=scheme, width=width)
     response = page.goto(path, wait_until="networkidle")
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
     # Material's document$ hook renders math after load; wait for it to settle.
