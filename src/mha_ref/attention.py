@@ -110,12 +110,22 @@ def scaled_dot_product_attention(
 
 # --8<-- [start:helpers]
 def project(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight (+ bias)``: a linear map with the weight on the right."""
+    """``x @ weight (+ bias)``: a linear map with the weight on the right.
+
+    >>> project(torch.ones(1, 2), torch.eye(2), torch.tensor([0.5, -1.0]))
+    tensor([[1.5000, 0.0000]])
+    """
     return x @ weight if bias is None else x @ weight + bias
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """``(B, T, d_model)`` -> ``(B, h, T, d_k)``: head i gets d_k columns."""
+    """``(B, T, d_model)`` -> ``(B, h, T, d_k)``: head i gets d_k columns.
+
+    >>> x = torch.arange(8.0).view(1, 1, 8)  # one token, d_model = 8
+    >>> split_heads(x, num_heads=2)[0, :, 0]  # head 0: columns 0-3; head 1: 4-7
+    tensor([[0., 1., 2., 3.],
+            [4., 5., 6., 7.]])
+    """
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
     x = x.view(batch, tokens, num_heads, d_k)  # (B, T, h, d_k)
@@ -123,7 +133,12 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """``(B, h, T, d_k)`` -> ``(B, T, h * d_k)``: heads laid end to end."""
+    """``(B, h, T, d_k)`` -> ``(B, T, h * d_k)``: heads laid end to end.
+
+    >>> x = torch.randn(2, 5, 8)
+    >>> merge_heads(split_heads(x, num_heads=4)).equal(x)
+    True
+    """
     batch, num_heads, tokens, d_k = x.shape
     x = x.transpose(1, 2)  # (B, T, h, d_k)
     return x.reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
