@@ -61,7 +61,13 @@ ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
 @dataclass(frozen=True)
 class Params:
-    """The inputs and weights of one benchmark cell (weights applied as ``x @ w``)."""
+    """The inputs and weights of one benchmark cell (weights applied as ``x @ w``).
+
+    >>> p = make_params(batch=1, tokens=4, d_model=8, num_heads=2)
+    >>> half = p.to(torch.float16)
+    >>> half.x.dtype, half.num_heads, sorted(half.biases())
+    (torch.float16, 2, ['b_k', 'b_o', 'b_q', 'b_v'])
+    """
 
     x: Tensor
     w_q: Tensor
@@ -141,7 +147,12 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
 
 # --8<-- [start:variants]
 def batched_prescaled(p: Params) -> Tensor:
-    """The batched layer with q scaled before ``q @ k^T`` (B*T*d_model multiplies, not B*h*T*T)."""
+    """The batched layer with q scaled before ``q @ k^T`` (B*T*d_model multiplies, not B*h*T*T).
+
+    >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
+    >>> relative_error(batched_prescaled(p), reference_output(p)) < 1e-5
+    True
+    """
     d_k = p.x.shape[-1] // p.num_heads
     q = split_heads(project(p.x, p.w_q, p.b_q), p.num_heads) / math.sqrt(d_k)  # (B, h, T, d_k)
     k = split_heads(project(p.x, p.w_k, p.b_k), p.num_heads)
@@ -151,7 +162,12 @@ def batched_prescaled(p: Params) -> Tensor:
 
 
 def fused_sdpa(p: Params) -> Tensor:
-    """The same layer with PyTorch's fused attention kernel: no (B, h, T, T) tensor is kept."""
+    """The same layer with PyTorch's fused attention kernel: no (B, h, T, T) tensor is kept.
+
+    >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
+    >>> relative_error(fused_sdpa(p), reference_output(p)) < 1e-5
+    True
+    """
     q, k, v = (
         split_heads(project(p.x, w, b), p.num_heads) for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
     )
@@ -161,7 +177,14 @@ def fused_sdpa(p: Params) -> Tensor:
 
 
 def torch_layer(p: Params) -> nn.MultiheadAttention:
-    """A :class:`torch.nn.MultiheadAttention` (eval mode) holding ``p``'s weights."""
+    """A :class:`torch.nn.MultiheadAttention` (eval mode) holding ``p``'s weights.
+
+    >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
+    >>> layer = torch_layer(p)
+    >>> out = layer(p.x, p.x, p.x, need_weights=False)[0].detach()
+    >>> layer.training, tuple(out.shape), relative_error(out, reference_output(p)) < 1e-5
+    (False, (2, 5, 8), True)
+    """
     d_model = p.x.shape[-1]
     layer = nn.MultiheadAttention(d_model, p.num_heads, batch_first=True, device=p.x.device, dtype=p.x.dtype)
     with torch.no_grad():

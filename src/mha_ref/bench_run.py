@@ -45,7 +45,12 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of a sweep: which sweep it belongs to and its sizes."""
+    """One point of a sweep: which sweep it belongs to and its sizes.
+
+    >>> cell = Cell(sweep="seq", batch=1, tokens=1024, heads=8, d_model=512)
+    >>> cell.d_model // cell.heads, attention_flops(cell.batch, cell.tokens, cell.d_model) // 10**9
+    (64, 2)
+    """
 
     sweep: str
     batch: int
@@ -264,6 +269,16 @@ def run_plan(
 
     ``on_progress`` (if given) receives the partial document after each cell, so a long
     run can be written out as it goes.
+
+    >>> doc = run_plan([Cell("seq", 1, 8, 2, 8)], torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
+    ...                repeats=1, min_block_s=0.001, ceiling_n=16)
+    >>> validate_results(doc)  # passes: no output
+    >>> doc["complete"], doc["variant_labels"], [cell["status"] for cell in doc["cells"]]
+    (True, {'batched': 'batched, explicit softmax'}, ['ok'])
+    >>> run_plan([], torch.device("cpu"), ["float16"], "doctest")
+    Traceback (most recent call last):
+    ...
+    ValueError: on CPU only float32 is measured, got ['float16']
     """
     unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
     if unknown:

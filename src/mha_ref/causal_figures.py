@@ -176,7 +176,16 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
 
 
 def build_files(out_dir: Path | str) -> dict[Path, bytes]:
-    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``."""
+    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``.
+
+    Nothing is written: :func:`mha_ref.outputs.write_or_check` does that.
+
+    >>> files = build_files("assets/causal")
+    >>> sorted(str(path) for path in files)
+    ['assets/causal/causal.json', 'assets/causal/change.svg', 'assets/causal/heads.svg']
+    >>> b'"alt": {' in files[Path("assets/causal/causal.json")]  # the alt texts travel with the data
+    True
+    """
     out = Path(out_dir)
     data = causal_results()
     alts = alt_texts(data)

@@ -91,7 +91,15 @@ def check_count(name: str, value: object, minimum: int) -> int:
 
 
 def check_generator(generator: object) -> torch.Generator:
-    """Return ``generator`` if it is a ``torch.Generator`` (the only source of randomness for data)."""
+    """Return ``generator`` if it is a ``torch.Generator`` (the only source of randomness for data).
+
+    >>> check_generator(torch.Generator().manual_seed(7)).initial_seed()
+    7
+    >>> check_generator(7)
+    Traceback (most recent call last):
+    ...
+    TypeError: generator must be a torch.Generator, got int
+    """
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator
@@ -214,6 +222,14 @@ def attend(layer: MultiHeadAttention, x: Tensor, mask: Tensor, keep: Tensor | No
 
     ``keep`` ``(h,)`` scales each head's output before ``W^O`` (0 removes the head);
     None runs the layer as it is.
+
+    >>> layer, x, mask = MultiHeadAttention(d_model=8, num_heads=2), torch.randn(1, 3, 8), causal_mask(3)
+    >>> out, weights = attend(layer, x, mask, keep=None)
+    >>> bool(torch.allclose(attend(layer, x, mask, keep=torch.ones(2))[0], out)), tuple(weights.shape)
+    (True, (1, 2, 3, 3))
+    >>> silent, _ = attend(layer, x, mask, keep=torch.zeros(2))  # every head off (and b_o starts at 0)
+    >>> bool(silent.eq(0).all())
+    True
     """
     if keep is None:
         return layer(x, mask=mask, return_weights=True)
@@ -282,7 +298,13 @@ def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
 
 
 def full_head_mask(model: AttentionOnlyTransformer) -> Tensor:
-    """All ones, ``(num_layers, num_heads)``: every head switched on."""
+    """All ones, ``(num_layers, num_heads)``: every head switched on.
+
+    >>> full_head_mask(AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=3, context=6))
+    tensor([[1., 1.],
+            [1., 1.],
+            [1., 1.]])
+    """
     return torch.ones(len(model.layers), model.layers[0].num_heads)
 
 
@@ -326,6 +348,12 @@ def offset_scores(weights: Tensor, max_offset: int) -> Tensor:
     ``weights`` is ``(B, h, T, T)``; returns ``(h, max_offset + 1)``. Column 1 is the
     previous-token score; a head whose mass sits in another column looks a fixed
     distance back.
+
+    >>> weights = torch.zeros(1, 1, 5, 5)  # one head in which query t looks 2 back (query 0 and 1: at token 0)
+    >>> for t in range(5):
+    ...     weights[0, 0, t, max(t - 2, 0)] = 1.0
+    >>> offset_scores(weights, max_offset=3)
+    tensor([[0.2000, 0.2500, 1.0000, 0.0000]])
     """
     check_weights(weights)
     check_count("max_offset", max_offset, 0)
@@ -336,7 +364,14 @@ def offset_scores(weights: Tensor, max_offset: int) -> Tensor:
 
 
 def check_weights(weights: object) -> None:
-    """Refuse anything but floating-point attention weights of shape ``(B, h, T, T)``, ``T >= 2``."""
+    """Refuse anything but floating-point attention weights of shape ``(B, h, T, T)``, ``T >= 2``.
+
+    >>> check_weights(torch.full((1, 2, 3, 3), 1 / 3))  # (B, h, T, T): accepted
+    >>> check_weights(torch.full((2, 3, 3), 1 / 3))
+    Traceback (most recent call last):
+    ...
+    ValueError: weights must have shape (B, h, T, T) with T >= 2, got (2, 3, 3)
+    """
     if not isinstance(weights, Tensor) or not weights.is_floating_point():
         raise TypeError(f"weights must be a floating-point torch.Tensor, got {type(weights).__name__}")
     if weights.ndim != 4 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] < 2:
@@ -578,7 +613,18 @@ def _best(scores: list[float]) -> int:
 def run_seed(
     config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
 ) -> dict:
-    """Train one seed and measure it: the JSON-ready record the page and figures are built from."""
+    """Train one seed and measure it: the JSON-ready record the page and figures are built from.
+
+    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+    >>> record = run_seed(config, seed=0, heatmap_half=4)
+    >>> [c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])
+    ([0, 1, 2], 5, 8)
+    >>> run_seed(config, seed=0, heatmap_half=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: heatmap_half=7 makes [x, x] longer than context=12
+    """
     check_count("heatmap_half", heatmap_half, 2)
     if 2 * heatmap_half > config.context:
         raise ValueError(f"heatmap_half={heatmap_half} makes [x, x] longer than context={config.context}")
@@ -615,5 +661,29 @@ def run_seed(
 
 
 def config_dict(config: TrainConfig) -> dict:
-    """``config`` as plain JSON data (recorded next to the results it produced)."""
+    """``config`` as plain JSON data (recorded next to the results it produced).
+
+    >>> data = config_dict(TrainConfig(steps=600))
+    >>> data["steps"], TrainConfig(**data) == TrainConfig(steps=600)
+    (600, True)
+    """
     return asdict(config)
+
+
+def _tiny_results(phase_threshold: float = 0.1) -> dict:
+    """Results shaped like ``scripts/train_heads.py``'s, from a 2-step run of a tiny model, for examples.
+
+    Such a model learns nothing, so the threshold is lowered until its best head counts as an induction head.
+
+    >>> results = _tiny_results()
+    >>> sorted(results), len(results["seeds"])
+    (['config', 'phase_threshold', 'pruning_tolerance', 'seeds'], 1)
+    """
+    config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+                         eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+    return {
+        "config": config_dict(config),
+        "phase_threshold": phase_threshold,
+        "pruning_tolerance": 0.1,
+        "seeds": [run_seed(config, seed=0, heatmap_half=4)],
+    }

@@ -29,6 +29,11 @@ def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: 
     Besides the strongest previous-token and induction heads it names the *helper*:
     the layer-0 head, other than the previous-token head, whose removal costs most,
     with the distance back it attends to most (from ``layer0_offsets``).
+
+    >>> from mha_ref.induction import _tiny_results
+    >>> summary = seed_summary(_tiny_results()["seeds"][0], threshold=0.1)
+    >>> summary["prev_head"], summary["ind_head"], summary["heads"], len(summary["order"])
+    ('L0H1', 'L1H0', 4, 4)
     """
     final = record["history"][-1]
     prev_layer, prev_head = record["previous_token_head"]
@@ -89,6 +94,13 @@ def page_values(results: dict) -> dict[str, str]:
 
     Scalars are spans over seeds ("0.61-0.67"); ``table.seeds`` and
     ``table.pruning`` are whole Markdown tables.
+
+    >>> from mha_ref.induction import _tiny_results
+    >>> values = page_values(_tiny_results())
+    >>> values["steps"], values["d_k"], values["total_heads"], values["phase_span"]
+    ('2', '4', '4', 'never')
+    >>> values["table.pruning"].startswith("| Seed | Loss, all heads (nats) | Heads removed within tolerance |")
+    True
     """
     config = results["config"]
     tolerance = results["pruning_tolerance"]

@@ -95,6 +95,13 @@ def execute_notebook(path: Path | str, timeout: int = 300) -> bytes:
     Outputs already in the file are discarded first. The kernel starts in the
     notebook's folder. Raises :class:`ValueError` if a cell raises, writes to
     stderr or prints something that varies between runs (see :func:`unstable_outputs`).
+
+    Starting a kernel takes seconds, so the example shows only the check made first:
+
+    >>> execute_notebook("docs/notebooks/walkthrough.md")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected a .ipynb file, got docs/notebooks/walkthrough.md
     """
     import nbformat
     from nbclient import NotebookClient

@@ -18,7 +18,16 @@ __all__ = ["json_bytes", "write_or_check", "run_write_or_check", "StaleOutputs"]
 
 
 class StaleOutputs(Exception):
-    """Raised by :func:`write_or_check` in check mode; ``paths`` lists the offenders."""
+    """Raised by :func:`write_or_check` in check mode; ``problems`` lists the offenders, one line each.
+
+    >>> error = StaleOutputs(["missing: a.svg", "stale: b.json"])
+    >>> error.problems
+    ['missing: a.svg', 'stale: b.json']
+    >>> print(error)
+    generated files are not current:
+      missing: a.svg
+      stale: b.json
+    """
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("generated files are not current:\n  " + "\n  ".join(problems))

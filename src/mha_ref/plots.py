@@ -44,7 +44,12 @@ matplotlib.rcParams.update(STYLE)
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """A figure of ``width`` x ``height`` inches drawn under :data:`STYLE`."""
+    """A figure of ``width`` x ``height`` inches drawn under :data:`STYLE`.
+
+    >>> fig = new_figure(4, 2.5)
+    >>> [float(size) for size in fig.get_size_inches()], fig.dpi
+    ([4.0, 2.5], 100.0)
+    """
     return plt.figure(figsize=(width, height))
 
 
