@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -34,3 +37,17 @@ def page_paths() -> list[str]:
         parent = "/".join(stem.parent.parts)
         paths.append(f"{parent}/{url}" if parent else url)
     return paths
+
+
+def load_file_module(relative_path: str) -> ModuleType:
+    """Import a script or hook by its path from the repository root (they are not packages).
+
+    The module is registered as ``<stem>_under_test`` so dataclasses and pickling inside it work.
+    """
+    path = ROOT / relative_path
+    name = f"{path.stem}_under_test"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pkgutil
 import re
 from pathlib import Path
@@ -13,15 +12,13 @@ from bs4 import BeautifulSoup
 
 import mha_ref
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT, load_file_module
+
 API_PAGE = ROOT / "docs" / "api.md"
 
 
 def _extension():
-    spec = importlib.util.spec_from_file_location("griffe_rst", ROOT / "hooks" / "griffe_rst.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module("hooks/griffe_rst.py")
 
 
 rst = _extension()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import html
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -27,7 +26,8 @@ from mha_ref.bench_report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_cl
 from mha_ref.bench_run import Cell, measure_cell, plan, validate_results
 from mha_ref.outputs import StaleOutputs, write_or_check
 
-ROOT = Path(__file__).resolve().parent.parent
+from sitekit import ROOT, load_file_module
+
 BENCH = ROOT / "docs" / "assets" / "bench"
 PAGES = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "cost.md"]
 CPU = torch.device("cpu")
@@ -36,10 +36,7 @@ CLAIMS_IN_THE_LESSON = tuple(claim.key for claim in CLAIMS)
 
 
 def _load(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module(str(path.relative_to(ROOT)))
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -26,7 +25,8 @@ from mha_ref.outputs import json_bytes
 from mha_ref.plots import figure_to_svg
 from mha_ref.demo_heads import HEAD_NAMES, TOKENS
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT, load_file_module
+
 ASSETS = ROOT / "docs" / "assets" / "causal"
 
 
@@ -146,10 +146,7 @@ def test_alt_text_describes_the_data(results):
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("build_causal_figures", ROOT / "scripts" / "build_causal_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module("scripts/build_causal_figures.py")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -16,17 +15,15 @@ from mha_ref.demo_figures import arc_figure, explorer_files, head_arcs, query_ar
 from mha_ref.demo_heads import D_K, D_MODEL, HEAD_NAMES, NUM_HEADS, TOKENS, attention_patterns, top_keys, top_weights
 from mha_ref.plots import HEAD_STYLES
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT, load_file_module
+
 ASSETS = ROOT / "docs" / "assets" / "explorer"
 SCRIPT = ROOT / "scripts" / "build_figures.py"
 PAGE = ROOT / "docs" / "_includes" / "explorer.md"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("build_figures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module(str(SCRIPT.relative_to(ROOT)))
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
@@ -32,16 +31,14 @@ from mha_ref.induction import (
 )
 from mha_ref.induction_report import PLACEHOLDER, fill_placeholders, page_values, seed_summary
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT, load_file_module
+
 ASSETS = ROOT / "docs" / "assets" / "real-heads"
 PAGE = ROOT / "docs" / "real-heads.md"
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("train_heads", ROOT / "scripts" / "train_heads.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module("scripts/train_heads.py")
 
 
 # --- data -------------------------------------------------------------------------------------
@@ -340,10 +337,7 @@ def test_every_placeholder_on_the_page_resolves():
 
 
 def test_hook_fills_only_pages_that_use_placeholders():
-    spec = importlib.util.spec_from_file_location("real_heads_numbers", ROOT / "hooks" / "real_heads_numbers.py")
-    hook = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("real_heads_numbers", hook)
-    spec.loader.exec_module(hook)
+    hook = load_file_module("hooks/real_heads_numbers.py")
     assert hook.on_page_markdown("no numbers here", None, None, None) == "no numbers here"
     filled = hook.on_page_markdown("[[rh.seeds]] seeds", None, None, None)
     assert filled == "3 seeds"

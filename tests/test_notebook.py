@@ -10,7 +10,6 @@ different on every run, cannot slip through.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import re
@@ -21,15 +20,13 @@ from bs4 import BeautifulSoup
 
 from mha_ref.notebook import NOTEBOOK_METADATA, execute_notebook, unstable_outputs
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT, load_file_module
+
 NOTEBOOK = ROOT / "docs" / "notebooks" / "mha-walkthrough.ipynb"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("build_notebook", ROOT / "scripts" / "build_notebook.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module("scripts/build_notebook.py")
 
 
 @pytest.fixture(scope="module")
