@@ -277,11 +277,11 @@ def test_gpu_results_when_committed_are_rendered_and_their_claim_checked(committ
 
 @pytest.fixture(scope="module")
 def hook():
-    return _load(ROOT / "hooks" / "bench_numbers.py")
+    return _load(ROOT / "hooks" / "page_numbers.py")
 
 
 def test_hook_indents_block_values_and_escapes_html(hook):
-    values = {"a": "x < y", "table": "| h |\n|---|\n| 1 |"}
+    values = {"bench": {"a": "x < y", "table": "| h |\n|---|\n| 1 |"}}
     filled = hook.fill_markdown("??? info\n\n    {{ bench.table }}\n", values, "p.md")
     assert filled == "??? info\n\n    | h |\n    |---|\n    | 1 |\n"
     assert hook.fill_html("<p>{{ bench.a }}</p>", values, "p.md") == "<p>x &lt; y</p>"
@@ -291,11 +291,13 @@ def test_hook_fails_the_build_on_an_unknown_or_leftover_placeholder(hook):
     from mkdocs.exceptions import PluginError
 
     with pytest.raises(PluginError, match=r"unknown placeholder \{\{ bench.cpu.ms.sdpa.T9 \}\}"):
-        hook.fill_markdown("{{ bench.cpu.ms.sdpa.T9 }}", {"cpu.ms.sdpa.T8": "1"}, "p.md")
+        hook.fill_markdown("{{ bench.cpu.ms.sdpa.T9 }}", {"bench": {"cpu.ms.sdpa.T8": "1"}}, "p.md")
     with pytest.raises(PluginError, match="block value"):
-        hook.fill_html("{{ bench.t }}", {"t": "a\nb"}, "p.md")
+        hook.fill_html("{{ bench.t }}", {"bench": {"t": "a\nb"}}, "p.md")
     with pytest.raises(PluginError, match="malformed"):
-        hook.fill_html("{{ bench-typo }}", {}, "p.md")
+        hook.fill_html("{{ bench-typo }}", {"bench": {}}, "p.md")
+    with pytest.raises(PluginError, match="malformed"):
+        hook.fill_markdown("{{ bench-typo }}", {"bench": {}}, "p.md")
 
 
 def test_the_built_site_prints_the_claims_and_no_placeholder(built_site: Path, committed):

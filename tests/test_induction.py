@@ -29,7 +29,7 @@ from mha_ref.induction import (
     second_copy_targets,
     train,
 )
-from mha_ref.induction_report import PLACEHOLDER, fill_placeholders, page_values, seed_summary
+from mha_ref.induction_report import page_values, seed_summary
 
 from sitekit import ROOT, load_file_module
 
@@ -326,24 +326,31 @@ def test_committed_results_tell_the_story_the_page_tells():
         assert abs(losses[-1] - losses[-2]) < 0.2
 
 
-def test_every_placeholder_on_the_page_resolves():
+@pytest.fixture(scope="module")
+def hook():
+    return load_file_module("hooks/page_numbers.py")
+
+
+def test_every_placeholder_on_the_page_resolves(hook):
     markdown = PAGE.read_text(encoding="utf-8")
-    names = set(PLACEHOLDER.findall(markdown))
+    names = {key for namespace, key in hook.PLACEHOLDER.findall(markdown) if namespace == "rh"}
     values = page_values(json.loads((ASSETS / "results.json").read_text(encoding="utf-8")))
     assert names, "the page should take its numbers from the results"
     assert names <= set(values), sorted(names - set(values))
-    filled = fill_placeholders(markdown, values)
-    assert "[[rh." not in filled
+    filled = hook.fill_markdown(markdown, {"rh": values}, "real-heads.md")
+    assert "{{ rh." not in filled
 
 
-def test_hook_fills_only_pages_that_use_placeholders():
-    hook = load_file_module("hooks/real_heads_numbers.py")
-    assert hook.on_page_markdown("no numbers here", None, None, None) == "no numbers here"
-    filled = hook.on_page_markdown("[[rh.seeds]] seeds", None, None, None)
-    assert filled == "3 seeds"
+def test_hook_fills_only_pages_that_use_placeholders(hook):
+    from types import SimpleNamespace
+
     from mkdocs.exceptions import PluginError
 
-    with pytest.raises(PluginError, match="unknown placeholder \\[\\[rh.nope\\]\\]"):
-        hook.on_page_markdown("[[rh.nope]]", None, None, None)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="p.md"))
+    config = {"docs_dir": str(ROOT / "docs")}
+    assert hook.on_page_markdown("no numbers here", page, None, None) == "no numbers here"
+    assert hook.on_page_markdown("{{ rh.seeds }} seeds", page, config, None) == "3 seeds"
+    with pytest.raises(PluginError, match=r"unknown placeholder \{\{ rh.nope \}\}"):
+        hook.on_page_markdown("{{ rh.nope }}", page, config, None)
     with pytest.raises(PluginError, match="malformed placeholder"):
-        hook.on_page_markdown("[[rh.two words]]", None, None, None)
+        hook.on_page_markdown("{{ rh.two words }}", page, config, None)

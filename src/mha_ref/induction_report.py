@@ -1,26 +1,23 @@
 """The numbers and tables of the "Heads that learn" page, computed from the results JSON.
 
-The page never types a measured number: it writes ``[[rh.NAME]]`` and the MkDocs
-hook ``hooks/real_heads_numbers.py`` replaces each one with
-``page_values(results)[NAME]``. An unknown name stops the build.
+The page never types a measured number: it writes the placeholder ``rh.NAME`` in
+double curly braces, and the MkDocs hook ``hooks/page_numbers.py`` replaces each
+one with ``page_values(results)[NAME]``. An unknown name stops the build.
 """
 
 from __future__ import annotations
 
 import math
-import re
 
 from mha_ref.induction import heads_removable
 from mha_ref.induction_figures import head_label
 
-__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "PLACEHOLDER", "page_values", "fill_placeholders", "seed_summary"]
+__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "page_values", "seed_summary"]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
 PRUNING_TOLERANCE = 0.1
 #: A head whose removal changes the loss by at most this many nats counts as idle.
 IDLE_TOLERANCE = 0.01
-#: ``[[rh.name]]``; names use letters, digits, dots and underscores.
-PLACEHOLDER = re.compile(r"\[\[rh\.([A-Za-z0-9_.]+)\]\]")
 
 
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
@@ -227,23 +224,3 @@ def _pruning_table(summaries: list[dict]) -> str:
         )
         rows.append(f"| {s['seed']} | {s['base_loss']:.3f} | {s['removable']} of {s['heads']} | {order} |")
     return "\n".join(rows)
-
-
-def fill_placeholders(markdown: str, values: dict[str, str]) -> str:
-    """Replace each ``[[rh.NAME]]`` with ``values[NAME]``; an unknown NAME raises KeyError.
-
-    >>> fill_placeholders("step [[rh.a]]", {"a": "600"})
-    'step 600'
-    >>> fill_placeholders("[[rh.b]]", {"a": "600"})
-    Traceback (most recent call last):
-    ...
-    KeyError: "unknown placeholder [[rh.b]]; known: ['a']"
-    """
-
-    def replace(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in values:
-            raise KeyError(f"unknown placeholder [[rh.{name}]]; known: {sorted(values)}")
-        return values[name]
-
-    return PLACEHOLDER.sub(replace, markdown)
