@@ -9,9 +9,10 @@ readers with scripts off too.
 from __future__ import annotations
 
 SEARCH_DIALOG = 'data-md-component="search" role="dialog"'
+NAMED_SEARCH_DIALOG = SEARCH_DIALOG + ' aria-label="Search"'
 
 
 def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hook signature
-    if SEARCH_DIALOG in output and 'aria-label="Search"' not in output.split(SEARCH_DIALOG, 1)[1][:40]:
-        output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search"', 1)
-    return output
+    if NAMED_SEARCH_DIALOG in output:
+        return output
+    return output.replace(SEARCH_DIALOG, NAMED_SEARCH_DIALOG, 1)
