@@ -12,7 +12,7 @@ export NO_MKDOCS_2_WARNING := 1
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[docs,test]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
 ## Redraw every figure from code or from the committed data (benchmark and training

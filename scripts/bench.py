@@ -8,7 +8,7 @@
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
 
-The logic lives in mha_ref.bench* (measurement) and mha_ref.bench_plots (figures).
+The logic lives in mha_ref.variants* (measurement) and mha_site.bench.figures (figures).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from pathlib import Path
 
 import torch
 
-from mha_ref.bench_plots import figure_files
-from mha_ref.bench_run import plan, run_plan, validate_results
-from mha_ref.outputs import json_bytes, run_write_or_check, write_or_check
+from mha_site.bench.figures import figure_files
+from mha_site.bench.run import plan, run_plan
+from mha_site.bench.schema import validate_results
+from mha_site.files import json_bytes, run_write_or_check, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "docs" / "assets" / "bench"

@@ -4,7 +4,7 @@
     python scripts/build_causal_figures.py           # write the files that changed
     python scripts/build_causal_figures.py --check   # write nothing; exit 1 naming stale or missing files
 
-The numbers and drawings come from mha_ref.causal_figures; this script only writes them.
+The numbers and drawings come from mha_site.causal; this script only writes them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha_ref.causal_figures import build_files
-from mha_ref.outputs import run_write_or_check
+from mha_site.causal import build_files
+from mha_site.files import run_write_or_check
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "docs" / "assets" / "causal"
 

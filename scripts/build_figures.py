@@ -4,7 +4,7 @@
     python scripts/build_figures.py --check    # exit 1 naming stale or missing files
     python scripts/build_figures.py --out DIR  # write (or check) DIR instead
 
-The figures and ``heads.json`` come from :func:`mha_ref.demo_figures.explorer_files`;
+The figures and ``heads.json`` come from :func:`mha_site.explorer.explorer_files`;
 ``explorer.js`` and ``explorer.css`` in the same folder are hand-written and untouched.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mha_ref.demo_figures import EXPLORER_ASSETS, explorer_files
-from mha_ref.outputs import run_write_or_check
+from mha_site.explorer import EXPLORER_ASSETS, explorer_files
+from mha_site.files import run_write_or_check
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha_ref.notebook import execute_notebook
-from mha_ref.outputs import run_write_or_check
+from mha_site.notebook import execute_notebook
+from mha_site.files import run_write_or_check
 
 NOTEBOOKS = [Path(__file__).resolve().parents[1] / "docs" / "notebooks" / "mha-walkthrough.ipynb"]
 

@@ -6,7 +6,7 @@
     python scripts/train_heads.py --check         # exit 1 naming any figure that differs from results.json
 
 Outputs go to docs/assets/real-heads/. The logic lives in mha_ref.induction
-(model, data, training, scores, ablation, pruning) and mha_ref.induction_figures.
+(model, data, training, scores, ablation, pruning) and mha_site.heads.figures.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import json
 import sys
 from pathlib import Path
 
-from mha_ref.induction import PHASE_THRESHOLD, TrainConfig, config_dict, run_seed
-from mha_ref.induction_figures import all_figures
-from mha_ref.induction_report import PRUNING_TOLERANCE
-from mha_ref.outputs import json_bytes, run_write_or_check
+from dataclasses import asdict
+
+from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, run_seed
+from mha_site.heads.figures import all_figures
+from mha_site.heads.report import PRUNING_TOLERANCE
+from mha_site.files import json_bytes, run_write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "assets" / "real-heads"
@@ -47,7 +49,7 @@ def train_all(seeds: list[int], steps: int) -> dict:
 
         records.append(run_seed(config, seed, progress=progress))
     return {
-        "config": config_dict(config),
+        "config": asdict(config),
         "phase_threshold": PHASE_THRESHOLD,
         "pruning_tolerance": PRUNING_TOLERANCE,
         "seeds": records,

@@ -28,4 +28,3 @@ __all__ = [
     "split_heads",
 ]
 
-__version__ = "0.1.0"

@@ -18,6 +18,7 @@ from torch import Tensor
 
 from mha_ref.validation import (
     check_mask,
+    check_int,
     check_mask_rows,
     check_num_heads,
     check_same_dtype_and_device,
@@ -44,10 +45,7 @@ def causal_mask(num_tokens: int, device: torch.device | str | None = None) -> Te
             [ True,  True, False],
             [ True,  True,  True]])
     """
-    if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
-        raise TypeError(f"num_tokens must be an int, got {type(num_tokens).__name__} ({num_tokens!r})")
-    if num_tokens < 1:
-        raise ValueError(f"num_tokens must be at least 1, got {num_tokens}")
+    check_int("num_tokens", num_tokens)
     return torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device).tril()
 
 

@@ -22,7 +22,7 @@ from torch import Tensor
 from mha_ref.attention import causal_mask, multi_head_attention, scaled_dot_product_attention
 from mha_ref.demo_heads import NUM_HEADS, head_weights, token_features
 from mha_ref.module import MultiHeadAttention
-from mha_ref.validation import check_tensor, head_dim
+from mha_ref.validation import check_int, check_tensor, head_dim
 
 __all__ = [
     "demo_patterns",
@@ -93,8 +93,7 @@ def seeded_sentence_layer(
         raise TypeError(f"tokens must be a sequence of str, got {tokens!r}")
     if len(tokens) == 0:
         raise ValueError(f"tokens must hold at least one token, got {len(tokens)}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
+    check_int("seed", seed, 0)
     head_dim(d_model, num_heads)
     generator = torch.Generator().manual_seed(seed)
     vocabulary = sorted(set(tokens))
@@ -128,8 +127,7 @@ def perturb_token(x: Tensor, position: int, scale: float = 1.0, seed: int = 1) -
     """
     check_tensor("x", x, ndim=3)
     tokens = x.shape[1]
-    if isinstance(position, bool) or not isinstance(position, int):
-        raise TypeError(f"position must be an int, got {type(position).__name__} ({position!r})")
+    check_int("position", position, 0)
     if not 0 <= position < tokens:
         raise ValueError(f"position must lie in [0, {tokens - 1}] for x with {tokens} tokens, got {position}")
     # --8<-- [start:perturb_body]

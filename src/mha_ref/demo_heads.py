@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.attention import multi_head_attention
-from mha_ref.validation import check_tensor, head_dim
+from mha_ref.validation import check_int, check_tensor, head_dim
 
 __all__ = [
     "SENTENCE",
@@ -129,8 +129,7 @@ def position_features(num_tokens: int) -> Tensor:
             [-0.5000,  6.0000, -0.5000],
             [-0.5000, -0.5000,  6.0000]])
     """
-    if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
-        raise TypeError(f"num_tokens must be an int, got {type(num_tokens).__name__} ({num_tokens!r})")
+    check_int("num_tokens", num_tokens)
     if not 1 <= num_tokens < POSITION_PERIOD:
         raise ValueError(f"num_tokens must be between 1 and {POSITION_PERIOD - 1}, got {num_tokens}")
     positions = torch.arange(num_tokens, dtype=torch.float64)[:, None]  # (T, 1)

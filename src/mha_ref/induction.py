@@ -1,12 +1,11 @@
-"""A tiny attention-only transformer that grows previous-token and induction heads.
+"""A tiny attention-only transformer, the data it learns from, and the scores that read its heads.
 
-The lesson's four demo heads are built by hand. This module trains heads instead
-and measures what they turned into. The model is two layers of
-:class:`mha_ref.module.MultiHeadAttention` (4 heads each, ``d_model = 64``) on a
-residual stream, with learned token and position embeddings, a causal mask and
-no MLPs. It is trained to predict the next token of sequences made of a random
-prefix followed by a random segment written twice. Only the second copy is
-predictable, and only by a model that finds the earlier copy: the segment's
+The lesson's four demo heads are built by hand. The "Heads that learn" page trains
+heads instead, with this model: two layers of :class:`mha_ref.module.MultiHeadAttention`
+(4 heads each, ``d_model = 64``) on a residual stream, learned token and position
+embeddings, a causal mask and no MLPs. It learns to predict the next token of rows
+made of random tokens in which one random segment is written twice. Only the second
+copy is predictable, and only by a model that finds the earlier copy: the segment's
 length varies, so no fixed look-back distance works.
 
 Two kinds of head solve it together (Elhage et al. 2021; Olsson et al. 2022):
@@ -16,20 +15,16 @@ Two kinds of head solve it together (Elhage et al. 2021; Olsson et al. 2022):
   earlier position whose *previous* token was ``A`` and copies the token found
   there, which is the one that followed ``A`` last time.
 
-The scores, ablations and pruning below measure those heads on ``[x, x]``
-sequences (a random block ``x`` written twice). Everything is seeded: one seed
-gives one model, step for step, on a CPU with one thread.
+The scores below measure those heads on ``[x, x]`` rows (a random block ``x``
+written twice). The training run, ablation and pruning live in
+``mha_site.heads.experiment``; this module is what the page shows.
 
 The lines between ``--8<--`` markers are included in the "Heads that learn" page.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from time import perf_counter
+import math  # noqa: F401 - used by the doctests
 
 import torch
 from torch import Tensor, nn
@@ -37,57 +32,23 @@ from torch.nn import functional as F
 
 from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.module import MultiHeadAttention
+from mha_ref.validation import check_int
 
 __all__ = [
-    "TrainConfig",
+    "AttentionOnlyTransformer",
     "attend",
-    "build_model",
-    "full_head_mask",
-    "check_count",
     "check_generator",
     "check_weights",
-    "AttentionOnlyTransformer",
+    "full_head_mask",
+    "head_scores",
+    "induction_scores",
+    "masked_loss",
+    "offset_scores",
+    "previous_token_scores",
     "repeated_segment_batch",
     "repeated_tokens",
     "second_copy_targets",
-    "previous_token_scores",
-    "induction_scores",
-    "offset_scores",
-    "MAX_OFFSET",
-    "head_scores",
-    "masked_loss",
-    "train",
-    "phase_change_step",
-    "ablation_losses",
-    "greedy_pruning",
-    "heads_removable",
-    "run_seed",
-    "PHASE_THRESHOLD",
-    "EVAL_SEED",
-    "config_dict",
 ]
-
-#: An induction score this high in some layer-1 head marks the phase change.
-PHASE_THRESHOLD = 0.3
-#: How far back :func:`offset_scores` looks when run_seed profiles the layer-0 heads.
-MAX_OFFSET = 8
-#: Seed of the held-out data every checkpoint and every seed is measured on.
-EVAL_SEED = 2017
-
-
-def check_count(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an ``int`` (not a ``bool``) of at least ``minimum``.
-
-    >>> check_count("steps", 0, 1)
-    Traceback (most recent call last):
-    ...
-    ValueError: steps must be at least 1, got 0
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
 
 
 def check_generator(generator: object) -> torch.Generator:
@@ -104,46 +65,6 @@ def check_generator(generator: object) -> torch.Generator:
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator
 
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that fixes a training run, apart from the seed.
-
-    >>> TrainConfig().context, TrainConfig().max_segment
-    (64, 32)
-    >>> TrainConfig(min_segment=40)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: need 2 <= min_segment <= max_segment ..., got min_segment=40, max_segment=32, context=64
-    """
-
-    vocab_size: int = 64
-    d_model: int = 64
-    num_heads: int = 4
-    num_layers: int = 2
-    context: int = 64
-    min_segment: int = 8
-    max_segment: int = 32
-    batch_size: int = 32
-    learning_rate: float = 1e-2
-    steps: int = 1000
-    eval_every: int = 10
-    eval_batch: int = 128
-    score_half: int = 32
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "context", "batch_size",
-                     "steps", "eval_every", "eval_batch", "min_segment", "max_segment", "score_half"):
-            check_count(name, getattr(self, name), 1)
-        if not (2 <= self.min_segment <= self.max_segment and 2 * self.max_segment <= self.context):
-            raise ValueError(
-                "need 2 <= min_segment <= max_segment and 2 * max_segment <= context, got "
-                f"min_segment={self.min_segment}, max_segment={self.max_segment}, context={self.context}"
-            )
-        if 2 * self.score_half > self.context:
-            raise ValueError(f"score_half={self.score_half} makes [x, x] longer than context={self.context}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
 
 
 # --8<-- [start:data]
@@ -164,7 +85,7 @@ def repeated_segment_batch(
     """
     check_generator(generator)
     for name, value in [("batch_size", batch_size), ("context", context), ("vocab_size", vocab_size)]:
-        check_count(name, value, 1)
+        check_int(name, value, 1)
     if not (1 <= min_segment <= max_segment and 2 * max_segment <= context):
         raise ValueError(
             f"need 1 <= min_segment <= max_segment and 2 * max_segment <= context, got "
@@ -194,7 +115,7 @@ def second_copy_targets(starts: Tensor, lengths: Tensor, context: int) -> Tensor
     >>> second_copy_targets(torch.tensor([2]), torch.tensor([3]), 8).int()
     tensor([[0, 0, 0, 0, 0, 1, 1]], dtype=torch.int32)
     """
-    check_count("context", context, 2)
+    check_int("context", context, 2)
     targets = torch.arange(1, context)  # (T - 1,) index of the token being predicted
     first_of_second = (starts + lengths)[:, None]  # (B, 1)
     end = (starts + 2 * lengths)[:, None]  # (B, 1)
@@ -209,9 +130,9 @@ def repeated_tokens(batch_size: int, half: int, vocab_size: int, generator: torc
     (torch.Size([2, 10]), True)
     """
     check_generator(generator)
-    check_count("batch_size", batch_size, 1)
-    check_count("half", half, 2)
-    check_count("vocab_size", vocab_size, 1)
+    check_int("batch_size", batch_size, 1)
+    check_int("half", half, 2)
+    check_int("vocab_size", vocab_size, 1)
     x = torch.randint(vocab_size, (batch_size, half), generator=generator)  # (B, half)
     return torch.cat([x, x], dim=1)  # (B, 2 * half)
 
@@ -286,16 +207,6 @@ class AttentionOnlyTransformer(nn.Module):
 # --8<-- [end:model]
 
 
-def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
-    """The model a :class:`TrainConfig` describes (weights drawn from torch's global RNG).
-
-    >>> build_model(TrainConfig()).layers[0].num_heads
-    4
-    """
-    return AttentionOnlyTransformer(
-        config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
-    )
-
 
 def full_head_mask(model: AttentionOnlyTransformer) -> Tensor:
     """All ones, ``(num_layers, num_heads)``: every head switched on.
@@ -356,7 +267,7 @@ def offset_scores(weights: Tensor, max_offset: int) -> Tensor:
     tensor([[0.2000, 0.2500, 1.0000, 0.0000]])
     """
     check_weights(weights)
-    check_count("max_offset", max_offset, 0)
+    check_int("max_offset", max_offset, 0)
     if max_offset >= weights.shape[-1]:
         raise ValueError(f"max_offset={max_offset} must be below the {weights.shape[-1]} tokens")
     columns = [weights.diagonal(offset=-k, dim1=-2, dim2=-1).mean(dim=(0, -1)) for k in range(max_offset + 1)]
@@ -421,269 +332,3 @@ def masked_loss(logits: Tensor, tokens: Tensor, targets: Tensor | None = None) -
     if not bool(targets.any()):
         raise ValueError("targets selects no prediction")
     return losses[targets].mean()
-
-
-@dataclass
-class _EvalData:
-    tokens: Tensor  # (B, T) training-style rows
-    targets: Tensor  # (B, T - 1) predictions inside the second copy
-    repeated: Tensor  # (B, 2 * half) [x, x] rows for the head scores
-
-
-def _eval_data(config: TrainConfig) -> _EvalData:
-    generator = torch.Generator().manual_seed(EVAL_SEED)
-    tokens, starts, lengths = repeated_segment_batch(
-        config.eval_batch, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
-    )
-    repeated = repeated_tokens(config.eval_batch, config.score_half, config.vocab_size, generator)
-    return _EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
-
-
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-@torch.no_grad()
-def _checkpoint(model: AttentionOnlyTransformer, data: _EvalData, step: int, train_loss: float) -> dict:
-    logits, _ = model(data.tokens)
-    return {
-        "step": step,
-        "train_loss": round(train_loss, 5),
-        "second_copy_loss": round(float(masked_loss(logits, data.tokens, data.targets)), 5),
-        **{
-            name: [[round(s, 5) for s in layer] for layer in scores]
-            for name, scores in head_scores(model, data.repeated).items()
-        },
-    }
-
-
-def train(
-    config: TrainConfig, seed: int, progress: Callable[[dict], None] | None = None
-) -> tuple[AttentionOnlyTransformer, list[dict]]:
-    """Train one model from ``seed``; return it and its history (one dict per checkpoint).
-
-    Runs on one CPU thread so that a seed always gives the same model. Every
-    ``eval_every`` steps (and at step 0) it records the mean training loss since
-    the last checkpoint, the loss on the second copies of a fixed held-out batch,
-    and every head's previous-token and induction scores on fixed ``[x, x]`` rows.
-    ``progress`` is called with each checkpoint.
-
-    >>> config = TrainConfig(context=8, min_segment=2, max_segment=4, score_half=4, steps=2, eval_every=1,
-    ...                      eval_batch=4, d_model=8, num_heads=2)
-    >>> model, history = train(config, seed=0)
-    >>> [c["step"] for c in history], len(history[-1]["induction"])
-    ([0, 1, 2], 2)
-    """
-    check_count("seed", seed, 0)
-    data = _eval_data(config)
-    with _single_thread():
-        torch.manual_seed(seed)
-        model = build_model(config)
-        optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
-        generator = torch.Generator().manual_seed(seed)
-        history = [_checkpoint(model, data, 0, float("nan"))]
-        history[0]["train_loss"] = None
-        running = 0.0
-        for step in range(1, config.steps + 1):
-            tokens, starts, lengths = repeated_segment_batch(
-                config.batch_size, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
-            )
-            logits, _ = model(tokens)
-            loss = masked_loss(logits, tokens, second_copy_targets(starts, lengths, config.context))
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            optimiser.step()
-            running += float(loss.detach())
-            if step % config.eval_every == 0 or step == config.steps:
-                since = step - history[-1]["step"]
-                history.append(_checkpoint(model, data, step, running / since))
-                running = 0.0
-                if progress is not None:
-                    progress(history[-1])
-    model.eval()
-    return model, history
-
-
-def phase_change_step(history: list[dict], threshold: float = PHASE_THRESHOLD) -> int | None:
-    """The first checkpoint step at which some head of the last layer has an induction
-    score of at least ``threshold``; None if it never happens.
-
-    >>> history = [{"step": 0, "induction": [[0.0], [0.02]]}, {"step": 25, "induction": [[0.0], [0.4]]}]
-    >>> phase_change_step(history)
-    25
-    """
-    for checkpoint in history:
-        if max(checkpoint["induction"][-1]) >= threshold:
-            return int(checkpoint["step"])
-    return None
-
-
-@torch.no_grad()
-def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor, head_mask: Tensor) -> float:
-    logits, _ = model(tokens, head_mask=head_mask)
-    return float(masked_loss(logits, tokens, targets))
-
-
-def ablation_losses(
-    model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor
-) -> tuple[float, list[list[float]]]:
-    """Second-copy loss with every head on, and with each single head zeroed.
-
-    Returns ``(base_loss, losses)`` with ``losses[layer][head]`` the loss when only
-    that head's output is set to zero.
-
-    >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
-    >>> tokens = torch.randint(10, (4, 6))
-    >>> base, losses = ablation_losses(model, tokens, torch.ones(4, 5, dtype=torch.bool))
-    >>> len(losses), len(losses[0])
-    (2, 2)
-    """
-    full = full_head_mask(model)
-    base = _loss_with(model, tokens, targets, full)
-    losses = []
-    for layer in range(full.shape[0]):
-        row = []
-        for head in range(full.shape[1]):
-            mask = full.clone()
-            mask[layer, head] = 0.0
-            row.append(_loss_with(model, tokens, targets, mask))
-        losses.append(row)
-    return base, losses
-
-
-def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor) -> list[dict]:
-    """Remove heads one at a time, each time the one whose removal costs least.
-
-    Returns one entry per stage, starting with no head removed:
-    ``{"removed": [layer, head] or None, "loss": second-copy loss}``.
-    Ties go to the lowest (layer, head), so the order is deterministic.
-
-    >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, context=6)
-    >>> stages = greedy_pruning(model, torch.randint(10, (4, 6)), torch.ones(4, 5, dtype=torch.bool))
-    >>> [stage["removed"] for stage in stages][0], sorted(stage["removed"] for stage in stages[1:])
-    (None, [[0, 0], [0, 1]])
-    """
-    mask = full_head_mask(model)
-    stages = [{"removed": None, "loss": _loss_with(model, tokens, targets, mask)}]
-    remaining = [(layer, head) for layer in range(mask.shape[0]) for head in range(mask.shape[1])]
-    while remaining:
-        trials = []
-        for layer, head in remaining:
-            trial = mask.clone()
-            trial[layer, head] = 0.0
-            trials.append((_loss_with(model, tokens, targets, trial), layer, head))
-        loss, layer, head = min(trials)
-        mask[layer, head] = 0.0
-        remaining.remove((layer, head))
-        stages.append({"removed": [layer, head], "loss": loss})
-    return stages
-
-
-def heads_removable(stages: list[dict], tolerance: float) -> int:
-    """How many heads greedy pruning removes before the loss first exceeds the full model's by ``tolerance``.
-
-    >>> stages = [{"loss": 0.10}, {"loss": 0.11}, {"loss": 0.15}, {"loss": 0.9}]
-    >>> heads_removable(stages, 0.1)
-    2
-    """
-    if not tolerance >= 0:
-        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
-    base = stages[0]["loss"]
-    count = 0
-    for stage in stages[1:]:
-        if stage["loss"] - base > tolerance:
-            break
-        count += 1
-    return count
-
-
-def _best(scores: list[float]) -> int:
-    return max(range(len(scores)), key=lambda i: scores[i])
-
-
-@torch.no_grad()
-def run_seed(
-    config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
-) -> dict:
-    """Train one seed and measure it: the JSON-ready record the page and figures are built from.
-
-    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
-    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
-    >>> record = run_seed(config, seed=0, heatmap_half=4)
-    >>> [c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])
-    ([0, 1, 2], 5, 8)
-    >>> run_seed(config, seed=0, heatmap_half=7)
-    Traceback (most recent call last):
-    ...
-    ValueError: heatmap_half=7 makes [x, x] longer than context=12
-    """
-    check_count("heatmap_half", heatmap_half, 2)
-    if 2 * heatmap_half > config.context:
-        raise ValueError(f"heatmap_half={heatmap_half} makes [x, x] longer than context={config.context}")
-    start = perf_counter()
-    with torch.enable_grad():
-        model, history = train(config, seed, progress)
-    train_seconds = perf_counter() - start
-    data = _eval_data(config)
-    final = history[-1]
-    previous_head = _best(final["previous_token"][0])
-    induction_head = _best(final["induction"][-1])
-    base, ablated = ablation_losses(model, data.tokens, data.targets)
-    stages = greedy_pruning(model, data.tokens, data.targets)
-    _, eval_patterns = model(data.repeated)
-    offsets = offset_scores(eval_patterns[0], MAX_OFFSET)  # (h, MAX_OFFSET + 1) for layer 0
-    sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
-    _, patterns = model(sample)
-    return {
-        "seed": seed,
-        "train_seconds": round(train_seconds, 1),
-        "history": history,
-        "phase_change_step": phase_change_step(history),
-        "previous_token_head": [0, previous_head],
-        "induction_head": [len(model.layers) - 1, induction_head],
-        "ablation": {"base_loss": round(base, 5), "losses": [[round(x, 5) for x in row] for row in ablated]},
-        "layer0_offsets": [[round(float(x), 4) for x in row] for row in offsets],
-        "pruning": [{"removed": s["removed"], "loss": round(s["loss"], 5)} for s in stages],
-        "heatmaps": {
-            "tokens": sample[0].tolist(),
-            "previous_token": [[round(float(w), 4) for w in row] for row in patterns[0][0, previous_head]],
-            "induction": [[round(float(w), 4) for w in row] for row in patterns[-1][0, induction_head]],
-        },
-    }
-
-
-def config_dict(config: TrainConfig) -> dict:
-    """``config`` as plain JSON data (recorded next to the results it produced).
-
-    >>> data = config_dict(TrainConfig(steps=600))
-    >>> data["steps"], TrainConfig(**data) == TrainConfig(steps=600)
-    (600, True)
-    """
-    return asdict(config)
-
-
-def _tiny_results(phase_threshold: float = 0.1) -> dict:
-    """Results shaped like ``scripts/train_heads.py``'s, from a 2-step run of a tiny model, for examples.
-
-    Such a model learns nothing, so the threshold is lowered until its best head counts as an induction head.
-
-    >>> results = _tiny_results()
-    >>> sorted(results), len(results["seeds"])
-    (['config', 'phase_threshold', 'pruning_tolerance', 'seeds'], 1)
-    """
-    config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
-                         eval_batch=4, batch_size=4, d_model=8, num_heads=2)
-    return {
-        "config": config_dict(config),
-        "phase_threshold": phase_threshold,
-        "pruning_tolerance": 0.1,
-        "seeds": [run_seed(config, seed=0, heatmap_half=4)],
-    }

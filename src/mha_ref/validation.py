@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "check_int",
     "check_tensor",
     "check_num_heads",
     "check_same_dtype_and_device",
@@ -46,6 +47,25 @@ def check_tensor(name: str, value: object, ndim: int | None = None, min_ndim: in
     return value
 
 
+def check_int(name: str, value: object, minimum: int = 1) -> int:
+    """Return ``value`` if it is an ``int`` (``bool`` is refused) of at least ``minimum``.
+
+    >>> check_int("steps", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be at least 1, got 0
+    >>> check_int("steps", 2.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: steps must be an int, got float (2.0)
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
 def check_num_heads(num_heads: object) -> int:
     """Return ``num_heads`` if it is a positive ``int`` (``bool`` is refused).
 
@@ -54,11 +74,7 @@ def check_num_heads(num_heads: object) -> int:
     ...
     ValueError: num_heads must be at least 1, got 0
     """
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
-        raise TypeError(f"num_heads must be an int, got {type(num_heads).__name__} ({num_heads!r})")
-    if num_heads < 1:
-        raise ValueError(f"num_heads must be at least 1, got {num_heads}")
-    return num_heads
+    return check_int("num_heads", num_heads)
 
 
 def head_dim(d_model: int, num_heads: int) -> int:
@@ -74,10 +90,7 @@ def head_dim(d_model: int, num_heads: int) -> int:
     ValueError: d_model=10 is not divisible by num_heads=3; pick num_heads from [1, 2, 5, 10]
     """
     check_num_heads(num_heads)
-    if isinstance(d_model, bool) or not isinstance(d_model, int):
-        raise TypeError(f"d_model must be an int, got {type(d_model).__name__} ({d_model!r})")
-    if d_model < 1:
-        raise ValueError(f"d_model must be at least 1, got {d_model}")
+    check_int("d_model", d_model)
     if d_model % num_heads:
         divisors = [n for n in range(1, d_model + 1) if d_model % n == 0]
         raise ValueError(

@@ -54,7 +54,7 @@ def write_or_check(files: Mapping[Path | str, bytes], check: bool = False) -> li
     >>> write_or_check({target: b"hi"}, check=True)
     Traceback (most recent call last):
     ...
-    mha_ref.outputs.StaleOutputs: generated files are not current:
+    mha_site.files.StaleOutputs: generated files are not current:
       missing: ...a.txt
     >>> [p.name for p in write_or_check({target: b"hi"})]
     ['a.txt']

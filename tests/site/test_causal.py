@@ -1,4 +1,4 @@
-"""Tests for mha_ref.causal, mha_ref.causal_figures and the committed causal-mask figures."""
+"""Tests for mha_ref.causal, mha_site.causal and the committed causal-mask figures."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from mha_ref.causal import (
     torch_attn_mask,
     torch_sdpa_difference,
 )
-from mha_ref.causal_figures import alt_texts, build_files, causal_results, change_figure
-from mha_ref.outputs import json_bytes
-from mha_ref.plots import figure_to_svg
+from mha_site.causal import alt_texts, build_files, causal_results, change_figure
+from mha_site.files import json_bytes
+from mha_site.style import figure_to_svg
 from mha_ref.demo_heads import HEAD_NAMES, TOKENS
 
 from sitekit import ROOT, load_file_module

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from mha_ref.notebook import NOTEBOOK_METADATA, execute_notebook, unstable_outputs
+from mha_site.notebook import NOTEBOOK_METADATA, execute_notebook, unstable_outputs
 
 from sitekit import ROOT, load_file_module
 

@@ -5,7 +5,7 @@ Pure functions: attention patterns in, a matplotlib :class:`~matplotlib.figure.F
 files under ``docs/assets/explorer/``.
 
 Every head is drawn in its colour *and* its own dash pattern from
-:data:`mha_ref.plots.HEAD_STYLES`, and named in a legend, so the figures can be
+:data:`mha_site.style.HEAD_STYLES`, and named in a legend, so the figures can be
 read without telling the colours apart.
 """
 
@@ -31,8 +31,8 @@ from mha_ref.demo_heads import (
     attention_patterns,
     check_patterns,
 )
-from mha_ref.outputs import json_bytes
-from mha_ref.plots import HEAD_STYLES, figure_to_svg, new_figure
+from mha_site.files import json_bytes
+from mha_site.style import HEAD_STYLES, figure_to_svg, new_figure, styled
 
 __all__ = [
     "Arc",
@@ -135,6 +135,7 @@ def _draw_arc(ax: Any, head: str, query: int, key: int) -> tuple[float, float]:
     return (start + end) / 2, peak
 
 
+@styled
 def arc_figure(
     tokens: Sequence[str],
     arcs: Sequence[Arc],
@@ -200,6 +201,7 @@ def arc_figure(
     return fig
 
 
+@styled
 def heatmap_grid_figure(tokens: Sequence[str], patterns: Tensor, heads: Sequence[str] = HEAD_NAMES) -> Figure:
     """A 2 x 2 grid of ``(query, key)`` heatmaps, one per head, with the tokens on both axes.
 

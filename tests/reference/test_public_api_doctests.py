@@ -46,7 +46,8 @@ def _without_example() -> list[str]:
 
 def test_the_walk_finds_every_module_and_their_public_callables():
     modules = {module.__name__ for module in _modules()}
-    assert {"mha_ref", "mha_ref.attention", "mha_ref.bench", "mha_ref.induction", "mha_ref.notebook"} <= modules
+    assert {"mha_ref", "mha_ref.attention", "mha_ref.variants", "mha_ref.induction", "mha_ref.causal"} <= modules
+    assert not any(name.startswith("mha_site") for name in modules)
     assert "multi_head_attention" in _public_names(mha_ref.attention)
 
 

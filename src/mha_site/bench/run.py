@@ -1,4 +1,4 @@
-"""Run the benchmark sweeps into one plain results document, and check its schema.
+"""Run the benchmark sweeps into one plain results document.
 
 A document holds provenance, the matmul ceiling per dtype and one dict per
 (cell, variant, dtype). ``scripts/bench.py`` writes it as JSON under
@@ -17,8 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from mha_ref.bench import (
-    ERROR_BOUNDS,
+from mha_ref.variants import (
     VARIANTS,
     attention_flops,
     make_params,
@@ -26,10 +25,10 @@ from mha_ref.bench import (
     reference_output,
     relative_error,
 )
-from mha_ref.bench_measure import interleaved_seconds, matmul_ceiling, median, peak_bytes, provenance, sync
+from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, validate_results  # noqa: F401 - doctests use it
+from mha_site.bench.measure import interleaved_seconds, matmul_ceiling, median, peak_bytes, provenance, sync
 
 __all__ = [
-    "SCHEMA_VERSION",
     "PLANS",
     "D_MODEL",
     "Cell",
@@ -37,10 +36,8 @@ __all__ = [
     "measure_cell",
     "plan",
     "run_plan",
-    "validate_results",
 ]
 
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -318,91 +315,3 @@ def run_plan(
     doc["provenance"]["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     doc["wall_s"] = round(time.perf_counter() - started, 1)
     return doc
-
-
-_CELL_KEYS = {
-    "sweep",
-    "variant",
-    "dtype",
-    "batch",
-    "tokens",
-    "heads",
-    "d_model",
-    "status",
-    "flops_attention",
-    "flops_projection",
-}
-_OK_KEYS = {
-    "max_rel_error",
-    "error_bound",
-    "times_s",
-    "median_s",
-    "peak_bytes",
-    "achieved_flops_per_s",
-    "ceiling_fraction",
-}
-_PROVENANCE_KEYS = {
-    "command",
-    "date_utc",
-    "git_commit",
-    "torch_version",
-    "cuda_version",
-    "device_name",
-    "device_type",
-    "threads",
-    "cpu_model",
-}
-
-
-def validate_results(doc: Any) -> None:
-    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema.
-
-    Checks the keys, that FLOP counts match the formulas, and that every ``"ok"`` cell
-    is within its dtype's error bound (so no wrong result can be plotted as fast).
-
-    >>> validate_results({"schema": 1})
-    Traceback (most recent call last):
-    ...
-    ValueError: results do not match the schema:
-      missing top-level key 'ceiling'
-      missing top-level key 'cells'
-      missing top-level key 'complete'
-      missing top-level key 'config'
-      missing top-level key 'provenance'
-      missing top-level key 'variant_labels'
-    """
-    problems: list[str] = []
-    if not isinstance(doc, dict):
-        raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
-    for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells"} - set(doc)):
-        problems.append(f"missing top-level key {key!r}")
-    if doc.get("schema") != SCHEMA_VERSION:
-        problems.append(f"schema must be {SCHEMA_VERSION}, got {doc.get('schema')!r}")
-    for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
-        problems.append(f"provenance lacks {key!r}")
-    for dtype, ceiling in doc.get("ceiling", {}).items():
-        if not ceiling.get("flops_per_s", 0) > 0:
-            problems.append(f"ceiling for {dtype} has no positive flops_per_s")
-    for i, cell in enumerate(doc.get("cells", [])):
-        where = f"cell {i} ({cell.get('sweep')}, {cell.get('variant')}, {cell.get('dtype')}, T={cell.get('tokens')})"
-        missing = _CELL_KEYS - set(cell) | (_OK_KEYS - set(cell) if cell.get("status") in ("ok", "wrong") else set())
-        if missing:
-            problems.append(f"{where} lacks {sorted(missing)}")
-            continue
-        if cell["status"] not in ("ok", "wrong", "skipped"):
-            problems.append(f"{where} has unknown status {cell['status']!r}")
-        if cell["variant"] not in doc.get("variant_labels", {}):
-            problems.append(f"{where} names a variant with no label")
-        if cell["flops_attention"] != 4 * cell["batch"] * cell["tokens"] ** 2 * cell["d_model"]:
-            problems.append(f"{where} flops_attention disagrees with 4*B*T^2*d_model")
-        if cell["flops_projection"] != 8 * cell["batch"] * cell["tokens"] * cell["d_model"] ** 2:
-            problems.append(f"{where} flops_projection disagrees with 8*B*T*d_model^2")
-        if cell["status"] == "skipped" and not cell.get("reason"):
-            problems.append(f"{where} is skipped without a reason")
-        if cell["status"] == "ok":
-            if not cell["max_rel_error"] < cell["error_bound"] <= ERROR_BOUNDS.get(cell["dtype"], 0):
-                problems.append(f"{where} is 'ok' with error {cell['max_rel_error']} not below its bound")
-            if not cell["median_s"] > 0 or cell["peak_bytes"] < 0:
-                problems.append(f"{where} has a non-positive time or negative memory")
-    if problems:
-        raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))

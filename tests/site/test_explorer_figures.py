@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mha_ref.demo_figures import arc_figure, explorer_files, head_arcs, query_arcs
+from mha_site.explorer import arc_figure, explorer_files, head_arcs, query_arcs
 from mha_ref.demo_heads import D_K, D_MODEL, HEAD_NAMES, NUM_HEADS, TOKENS, attention_patterns, top_keys, top_weights
-from mha_ref.plots import HEAD_STYLES
+from mha_site.style import HEAD_STYLES
 
 from sitekit import ROOT, load_file_module
 

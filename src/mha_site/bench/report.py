@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mha_ref.bench_plots import FIGURES, device_label, figure_alt
+from mha_site.bench.labels import FIGURES, device_label, figure_alt
 
 __all__ = [
     "Claim",
@@ -199,65 +199,11 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-def _example_results(device: str = "cpu") -> dict[str, Any]:
-    """A small invented results document for the examples here; every claim in :data:`CLAIMS` holds on it.
-
-    >>> docs = {"cpu": _example_results("cpu"), "cuda": _example_results("cuda")}
-    >>> all(evaluate_claim(claim, docs)[0] for claim in CLAIMS)
-    True
-    """
-    d_model = 512
-    # Each variant's time as a share of the batched one: on the CPU the loop loses at short T and wins at long T.
-    loop_share = (lambda t: 1.5 if t <= 256 else 0.9) if device == "cpu" else (lambda t: 3.0)
-    time_share = {"loop": loop_share, "batched": lambda t: 1.0, "sdpa": lambda t: 0.5}
-    points = [("seq", 1, t, 8) for t in (128, 256, 512, 1024, 2048, 4096)] + [("batch", 2, 1024, 8)]
-    points += [("heads", 1, 1024, h) for h in (1, 8)]
-    cells = []
-    for sweep, batch, tokens, heads in points:
-        square = 4 * batch * tokens**2  # bytes of one float32 (B, T, T) tensor
-        scores = {"loop": 2 * square, "batched": 2 * heads * square, "sdpa": 0}
-        flops = (4 * batch * tokens**2 * d_model, 8 * batch * tokens * d_model**2)
-        for variant, share in time_share.items():
-            seconds = 0.1 * batch * (tokens / 1024) ** 2 * share(tokens)
-            cells.append({
-                "sweep": sweep, "variant": variant, "dtype": "float32", "status": "ok", "batch": batch,
-                "tokens": tokens, "heads": heads, "d_model": d_model, "flops_attention": flops[0],
-                "flops_projection": flops[1], "median_s": seconds, "max_rel_error": 2.4e-7, "error_bound": 1e-4,
-                "peak_bytes": scores[variant] + 8 * 4 * batch * tokens * d_model,
-                "achieved_flops_per_s": sum(flops) / seconds, "ceiling_fraction": sum(flops) / seconds / 1e12,
-            })
-    labels = {"loop": "per-head loop", "batched": "batched, explicit softmax", "sdpa": "fused SDPA"}
-    return {
-        "provenance": {
-            "device_type": device, "device_name": "a GPU", "cpu_model": "a CPU", "threads": 1,
-            "torch_version": "2.13.0", "cuda_version": None if device == "cpu" else "12.8",
-            "date_utc": "2026-01-02T03:04:05Z", "git_commit": "0123abc",
-            "command": f"python scripts/bench.py --device {device}",
-        },
-        "config": {"repeats": 5, "clock": "wall", "dtypes": ["float32"], "variants": list(labels),
-                   "error_bounds": {"float32": 1e-4}},
-        "variant_labels": labels,
-        "ceiling": {"float32": {"n": 2048, "flops_per_s": 1e12}},
-        "cells": cells,
-        "wall_s": 60.0,
-    }
-
-
 def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool, dict[str, str]]:
     """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``.
 
     Raises :class:`KeyError` when the device's results lack a cell the claim needs, and
     :class:`LookupError` (the same family) when the device has no results at all.
-
-    >>> claims = {claim.key: claim for claim in CLAIMS}
-    >>> docs = {"cpu": _example_results("cpu")}
-    >>> holds, fields = evaluate_claim(claims["cpu_fused_faster"], docs)
-    >>> holds, fields["t_max"], fields["speedup"]
-    (True, '2048', '2.00')
-    >>> evaluate_claim(claims["gpu_heads_parallel"], docs)
-    Traceback (most recent call last):
-    ...
-    LookupError: claim 'gpu_heads_parallel' is about 'cuda', which has no committed results
     """
     if claim.device not in docs:
         raise LookupError(f"claim {claim.key!r} is about {claim.device!r}, which has no committed results")
@@ -309,19 +255,6 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
 
     Raises :class:`ValueError` when the results contradict the claim, so a page can
     never print it.
-
-    >>> claims = {claim.key: claim for claim in CLAIMS}
-    >>> docs = {"cpu": _example_results("cpu")}
-    >>> render_claim(claims["cpu_fused_memory"], docs)
-    'at T = 2048 one call of the fused layer peaked at 32 MiB of new memory, the batched version at 288 MiB'
-    >>> render_claim(claims["gpu_heads_parallel"], docs) == claims["gpu_heads_parallel"].missing
-    True
-    >>> for cell in docs["cpu"]["cells"]:
-    ...     cell["peak_bytes"] *= 100 if cell["variant"] == "sdpa" else 1
-    >>> render_claim(claims["cpu_fused_memory"], docs)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: the committed cpu results contradict claim 'cpu_fused_memory': ...
     """
     if claim.device not in docs:
         if not claim.missing:
@@ -331,27 +264,13 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
     if not holds:
         raise ValueError(
             f"the committed {claim.device} results contradict claim {claim.key!r}: "
-            f"{claim.text.format(**fields)!r}; change the wording in mha_ref.bench_report.CLAIMS"
+            f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.report.CLAIMS"
         )
     return claim.text.format(**fields)
 
 
 def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> str:
     """A Markdown table of every row of one sweep and dtype, skipped and wrong rows included.
-
-    >>> table = results_table(_example_results(), "heads")
-    >>> table.splitlines()[0]
-    'Held fixed: B = 1, T = 1024, d_model = 512; float32.'
-    >>> for row in table.splitlines()[2:]:
-    ...     print(row)
-    | h | variant | median ms | peak MiB | GFLOP/s | % of ceiling | max rel. error |
-    |---:|---|---:|---:|---:|---:|---:|
-    | 1 | per-head loop | 90 | 24 | 47.7 | 5 | 2.4e-7 |
-    | 1 | batched, explicit softmax | 100 | 24 | 42.9 | 4 | 2.4e-7 |
-    | 1 | fused SDPA | 50 | 16 | 85.9 | 9 | 2.4e-7 |
-    | 8 | per-head loop | 90 | 24 | 47.7 | 5 | 2.4e-7 |
-    | 8 | batched, explicit softmax | 100 | 80 | 42.9 | 4 | 2.4e-7 |
-    | 8 | fused SDPA | 50 | 16 | 85.9 | 9 | 2.4e-7 |
     """
     axis = {"seq": "T", "batch": "B", "heads": "h"}[sweep]
     key = {"seq": "tokens", "batch": "batch", "heads": "heads"}[sweep]
@@ -386,14 +305,6 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
 
 def provenance_table(doc: dict[str, Any]) -> str:
     """A two-column Markdown table of where and how ``doc`` was measured.
-
-    >>> for line in provenance_table(_example_results("cuda")).splitlines()[:5]:
-    ...     print(line)
-    | Measured | |
-    |---|---|
-    | Device | a GPU |
-    | torch | 2.13.0 |
-    | CUDA (torch build) | 12.8 |
     """
     p = doc["provenance"]
     rows = [
@@ -428,12 +339,6 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
     ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
     Block keys (Markdown): ``table.<sweep>``, ``provenance``, ``figure.<kind>``.
     Not device-prefixed: ``claim.<key>`` and ``gpu.section``.
-
-    >>> values = bench_values({"cpu": _example_results("cpu")})
-    >>> values["cpu.ms.sdpa.T2048"], values["cpu.ratio.loop_over_batched.T128"], values["cpu.bound_units.float32"]
-    ('200', '1.50', '1678')
-    >>> values["cpu.best_variant"], values["gpu.section"].startswith('!!! warning "No GPU results yet"')
-    ('fused SDPA', True)
     """
     values: dict[str, str] = {}
     for device, doc in docs.items():
@@ -499,11 +404,6 @@ CUDA_COMMAND = "python scripts/bench.py --device cuda"
 
 def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
     """Markdown for the page's GPU section: the committed CUDA results, or a plain statement that there are none.
-
-    >>> gpu_section({}).splitlines()[0]
-    '!!! warning "No GPU results yet"'
-    >>> gpu_section({"cuda": _example_results("cuda")}).splitlines()[0]
-    'Measured on a GPU with `python scripts/bench.py --device cuda`.'
     """
     if "cuda" not in docs:
         return "\n".join(
@@ -533,7 +433,7 @@ def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
         provenance_table(doc),
         "",
     ]
-    for kind, (_, title, _) in FIGURES.items():
+    for kind, (title, _) in FIGURES.items():
         parts += [f"#### {title}", "", _figure("cuda", kind, doc), ""]
     for dtype in doc["config"]["dtypes"]:
         for sweep, name in (("seq", "sequence length"), ("batch", "batch size"), ("heads", "number of heads")):

@@ -84,8 +84,8 @@ def test_no_rest_role_or_doctest_directive_survives(package):
 
 
 def test_comment_docstrings_document_module_constants(package):
-    assert package["plots.HEAD_STYLES"].docstring.value.startswith("One colour and one non-colour cue per demo head")
-    assert package["causal_figures.LABEL_THRESHOLD"].docstring.value.startswith("Weights at or above this")
+    assert package["demo_heads.SENTENCE"].docstring.value.startswith("The fixed sentence")
+    assert package["demo_heads.NUM_FREQUENCIES"].docstring.value.startswith("Number of (cos, sin) pairs")
 
 
 def test_built_page_renders_docstrings_cleanly(built_site: Path):

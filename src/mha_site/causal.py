@@ -5,7 +5,7 @@ sentence with and without the causal mask (:func:`mha_ref.causal.demo_patterns`)
 and how far each output of a seeded layer moves when one token is perturbed.
 :func:`heads_figure` and :func:`change_figure` draw that data, and
 :func:`build_files` renders everything to bytes for
-:func:`mha_ref.outputs.write_or_check`. ``scripts/build_causal_figures.py`` is the
+:func:`mha_site.files.write_or_check`. ``scripts/build_causal_figures.py`` is the
 command-line front.
 """
 
@@ -22,8 +22,8 @@ from matplotlib.patches import Rectangle
 from mha_ref.attention import causal_mask
 from mha_ref.causal import demo_patterns, output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, SENTENCE, TOKENS
-from mha_ref.outputs import json_bytes
-from mha_ref.plots import HEAD_STYLES, figure_to_svg, new_figure
+from mha_site.files import json_bytes
+from mha_site.style import HEAD_STYLES, figure_to_svg, new_figure, styled
 
 __all__ = ["causal_results", "heads_figure", "change_figure", "alt_texts", "build_files"]
 
@@ -94,6 +94,7 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
     return image
 
 
+@styled
 def heads_figure(data: dict[str, Any]) -> Figure:
     """One row per demo head: its weights without a mask (left) and with the causal mask (right).
 
@@ -121,6 +122,7 @@ def heads_figure(data: dict[str, Any]) -> Figure:
     return fig
 
 
+@styled
 def change_figure(data: dict[str, Any]) -> Figure:
     """Bars: how far each token's output moves when one token's input moves, with and without the mask.
 
@@ -178,7 +180,7 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
 def build_files(out_dir: Path | str) -> dict[Path, bytes]:
     """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``.
 
-    Nothing is written: :func:`mha_ref.outputs.write_or_check` does that.
+    Nothing is written: :func:`mha_site.files.write_or_check` does that.
 
     >>> files = build_files("assets/causal")
     >>> sorted(str(path) for path in files)

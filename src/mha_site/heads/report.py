@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import math
 
-from mha_ref.induction import heads_removable
-from mha_ref.induction_figures import head_label
 
-__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "page_values", "seed_summary"]
+__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "head_label", "heads_removable", "page_values", "seed_summary"]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
 PRUNING_TOLERANCE = 0.1
@@ -20,17 +18,39 @@ PRUNING_TOLERANCE = 0.1
 IDLE_TOLERANCE = 0.01
 
 
+def head_label(layer: int, head: int) -> str:
+    """``L{layer}H{head}``, the name figures and tables use for a head.
+
+    >>> head_label(1, 3)
+    'L1H3'
+    """
+    return f"L{layer}H{head}"
+
+
+def heads_removable(stages: list[dict], tolerance: float) -> int:
+    """How many heads greedy pruning removes before the loss first exceeds the full model's by ``tolerance``.
+
+    >>> stages = [{"loss": 0.10}, {"loss": 0.11}, {"loss": 0.15}, {"loss": 0.9}]
+    >>> heads_removable(stages, 0.1)
+    2
+    """
+    if not tolerance >= 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    base = stages[0]["loss"]
+    count = 0
+    for stage in stages[1:]:
+        if stage["loss"] - base > tolerance:
+            break
+        count += 1
+    return count
+
+
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
-    """The headline numbers of one seed's record (see :func:`mha_ref.induction.run_seed`).
+    """The headline numbers of one seed's record (see :func:`mha_site.heads.experiment.run_seed`).
 
     Besides the strongest previous-token and induction heads it names the *helper*:
     the layer-0 head, other than the previous-token head, whose removal costs most,
     with the distance back it attends to most (from ``layer0_offsets``).
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> summary = seed_summary(_tiny_results()["seeds"][0], threshold=0.1)
-    >>> summary["prev_head"], summary["ind_head"], summary["heads"], len(summary["order"])
-    ('L0H1', 'L1H0', 4, 4)
     """
     final = record["history"][-1]
     prev_layer, prev_head = record["previous_token_head"]
@@ -91,13 +111,6 @@ def page_values(results: dict) -> dict[str, str]:
 
     Scalars are spans over seeds ("0.61-0.67"); ``table.seeds`` and
     ``table.pruning`` are whole Markdown tables.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> values = page_values(_tiny_results())
-    >>> values["steps"], values["d_k"], values["total_heads"], values["phase_span"]
-    ('2', '4', '4', 'never')
-    >>> values["table.pruning"].startswith("| Seed | Loss, all heads (nats) | Heads removed within tolerance |")
-    True
     """
     config = results["config"]
     tolerance = results["pruning_tolerance"]

@@ -19,9 +19,9 @@ included, from the same weights, so their times can be compared directly:
     ``True`` (the latter must return the averaged weights, so it cannot fuse).
 
 This module says *what* is measured (the variants, their FLOP counts, the float64
-reference). :mod:`mha_ref.bench_measure` says *how* (timer, memory, ceiling,
-provenance), :mod:`mha_ref.bench_run` runs the sweeps into a plain results
-document, and :mod:`mha_ref.bench_report` / :mod:`mha_ref.bench_plots` turn that
+reference). :mod:`mha_site.bench.measure` says *how* (timer, memory, ceiling,
+provenance), :mod:`mha_site.bench.run` runs the sweeps into a plain results
+document, and :mod:`mha_site.bench.report` / :mod:`mha_site.bench.figures` turn that
 document into prose, tables and figures.
 """
 
@@ -36,11 +36,10 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from mha_ref.attention import merge_heads, multi_head_attention, multi_head_attention_loop, project, split_heads
-from mha_ref.validation import head_dim
+from mha_ref.validation import check_int, head_dim
 
 __all__ = [
     "VARIANTS",
-    "ERROR_BOUNDS",
     "Params",
     "attention_flops",
     "projection_flops",
@@ -51,13 +50,6 @@ __all__ = [
     "reference_output",
     "relative_error",
 ]
-
-#: Largest accepted ``max|out - ref| / max|ref|`` against the float64 reference, per dtype.
-#: float16 and bfloat16 keep 11 and 8 significant bits (unit roundoff 2**-11 and 2**-8);
-#: the bounds are about 20 and 13 of those units, room for the rounding of inputs,
-#: weights and a T-long softmax sum, while an indexing or scaling bug lands far above them.
-ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
-
 
 @dataclass(frozen=True)
 class Params:
@@ -115,10 +107,7 @@ def projection_flops(batch: int, tokens: int, d_model: int) -> int:
 
 def _check_sizes(**sizes: object) -> None:
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+        check_int(name, value)
 
 
 def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int = 0, device: str = "cpu") -> Params:

@@ -13,58 +13,10 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mha_ref.plots import figure_to_svg, new_figure
+from mha_site.bench.labels import FIGURES, VARIANT_STYLES, device_label, ok_cells
+from mha_site.style import figure_to_svg, new_figure, styled
 
-__all__ = ["VARIANT_STYLES", "FIGURES", "device_label", "ok_cells", "figure_files", "figure_alt"]
-
-#: Okabe-Ito colours plus a marker and a dash per variant.
-VARIANT_STYLES: dict[str, dict[str, Any]] = {
-    "loop": {"colour": "#0072B2", "marker": "o", "dash": "solid", "words": "solid line, circles"},
-    "batched": {"colour": "#D55E00", "marker": "s", "dash": "dashed", "words": "dashed line, squares"},
-    "batched_prescaled": {
-        "colour": "#CC79A7",
-        "marker": "v",
-        "dash": "dashdot",
-        "words": "dash-dot line, down-triangles",
-    },
-    "sdpa": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
-    "torch_mha": {"colour": "#E69F00", "marker": "D", "dash": "dotted", "words": "dotted line, diamonds"},
-    "torch_mha_weights": {
-        "colour": "#56B4E9",
-        "marker": "x",
-        "dash": (0, (5, 1, 1, 1, 1, 1)),
-        "words": "dash-dot-dot line, crosses",
-    },
-}
-
-
-def device_label(doc: dict[str, Any]) -> str:
-    """How a results document names its hardware: the GPU's name, or the CPU model and thread count.
-
-    >>> device_label({"provenance": {"device_type": "cpu", "cpu_model": "Xeon", "threads": 1}})
-    'Xeon, 1 thread'
-    >>> device_label({"provenance": {"device_type": "cuda", "device_name": "NVIDIA H200"}})
-    'NVIDIA H200'
-    """
-    p = doc["provenance"]
-    if p["device_type"] != "cpu":
-        return p["device_name"]
-    return f"{p['cpu_model']}, {p['threads']} thread{'' if p['threads'] == 1 else 's'}"
-
-
-def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[dict[str, Any]]:
-    """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order.
-
-    >>> doc = {"cells": [{"sweep": "seq", "variant": "loop", "dtype": "float32", "status": s, "tokens": t}
-    ...                  for s, t in (("ok", 256), ("wrong", 512), ("ok", 128))]}
-    >>> [c["tokens"] for c in ok_cells(doc, "seq", "loop", "float32")]
-    [128, 256]
-    """
-    rows = [
-        c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == (sweep, variant, dtype, "ok")
-    ]
-    return sorted(rows, key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
-
+__all__ = ["BUILDERS", "figure_files"]
 
 def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None], width: float = 7.0) -> Figure:
     dtypes = doc["config"]["dtypes"]
@@ -108,6 +60,7 @@ def _per_variant(doc: dict[str, Any], sweep: str, x_key: str, y: Callable[[dict[
     return draw
 
 
+@styled
 def _time_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: c["median_s"] * 1e3)(ax, dtype)
@@ -116,6 +69,7 @@ def _time_figure(doc: dict[str, Any]) -> Figure:
     return _panels(doc, draw)
 
 
+@styled
 def _heads_figure(doc: dict[str, Any]) -> Figure:
     def relative(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
         base = next((c for c in cells if c["heads"] == 1), None)
@@ -129,6 +83,7 @@ def _heads_figure(doc: dict[str, Any]) -> Figure:
     return _panels(doc, draw)
 
 
+@styled
 def _memory_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20)(ax, dtype)
@@ -137,6 +92,7 @@ def _memory_figure(doc: dict[str, Any]) -> Figure:
     return _panels(doc, draw)
 
 
+@styled
 def _ceiling_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: 100 * c["ceiling_fraction"])(ax, dtype)
@@ -146,36 +102,13 @@ def _ceiling_figure(doc: dict[str, Any]) -> Figure:
     return _panels(doc, draw)
 
 
-#: kind -> (figure builder, title, what the figure shows: the start of its alt text).
-FIGURES: dict[str, tuple[Callable[[dict[str, Any]], Figure], str, str]] = {
-    "time": (_time_figure, "Time per call against sequence length", "log-log plot of median time per call against T"),
-    "heads": (
-        _heads_figure,
-        "Time against the number of heads, relative to one head",
-        "time at each number of heads divided by the time with one head, with a flat line where the FLOP count stays",
-    ),
-    "memory": (_memory_figure, "Peak memory against sequence length", "log-log plot of peak memory per call against T"),
-    "ceiling": (
-        _ceiling_figure,
-        "Fraction of the matmul ceiling against sequence length",
-        "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T",
-    ),
+#: kind -> the function that draws it; titles and alt texts live in :mod:`mha_site.bench.labels`.
+BUILDERS: dict[str, Callable[[dict[str, Any]], Figure]] = {
+    "time": _time_figure,
+    "heads": _heads_figure,
+    "memory": _memory_figure,
+    "ceiling": _ceiling_figure,
 }
-
-
-def figure_alt(kind: str, doc: dict[str, Any]) -> str:
-    """Alt text for one figure: what it plots, for which device, with which line styles.
-
-    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
-    ...        "variant_labels": {"loop": "per-head loop"}}
-    >>> figure_alt("time", doc)
-    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
-    """
-    if kind not in FIGURES:
-        raise ValueError(f"kind must be one of {sorted(FIGURES)}, got {kind!r}")
-    labels = doc["variant_labels"]
-    keys = "; ".join(f"{labels[v]}: {VARIANT_STYLES[v]['words']}" for v in doc["config"]["variants"])
-    return f"On {device_label(doc)}: {FIGURES[kind][2]}; {keys}."
 
 
 def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
@@ -194,6 +127,6 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """
     device = device_label(doc)
     return {
-        f"{stem}-{kind}.svg": figure_to_svg(build(doc), f"{title} ({device})")
-        for kind, (build, title, _) in FIGURES.items()
+        f"{stem}-{kind}.svg": figure_to_svg(BUILDERS[kind](doc), f"{title} ({device})")
+        for kind, (title, _) in FIGURES.items()
     }

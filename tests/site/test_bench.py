@@ -18,13 +18,14 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from mha_ref import bench_run
-from mha_ref.bench import ERROR_BOUNDS, VARIANTS, attention_flops, make_params, projection_flops
-from mha_ref.bench_measure import interleaved_seconds
-from mha_ref.bench_plots import figure_files, ok_cells
-from mha_ref.bench_report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_claim, gpu_section, render_claim
-from mha_ref.bench_run import Cell, measure_cell, plan, validate_results
-from mha_ref.outputs import StaleOutputs, write_or_check
+from mha_site.bench import run as bench_run
+from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
+from mha_site.bench.measure import interleaved_seconds
+from mha_site.bench.figures import figure_files, ok_cells
+from mha_site.bench.report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_claim, gpu_section, render_claim
+from mha_site.bench.run import Cell, measure_cell, plan
+from mha_site.bench.schema import ERROR_BOUNDS, validate_results
+from mha_site.files import StaleOutputs, write_or_check
 
 from sitekit import ROOT, load_file_module
 
@@ -277,7 +278,9 @@ def test_gpu_results_when_committed_are_rendered_and_their_claim_checked(committ
 
 @pytest.fixture(scope="module")
 def hook():
-    return _load(ROOT / "hooks" / "page_numbers.py")
+    from mha_site import placeholders
+
+    return placeholders
 
 
 def test_hook_indents_block_values_and_escapes_html(hook):
@@ -288,15 +291,15 @@ def test_hook_indents_block_values_and_escapes_html(hook):
 
 
 def test_hook_fails_the_build_on_an_unknown_or_leftover_placeholder(hook):
-    from mkdocs.exceptions import PluginError
+    PluginError = hook.PlaceholderError  # noqa: N806 - the hook turns it into mkdocs' PluginError
 
     with pytest.raises(PluginError, match=r"unknown placeholder \{\{ bench.cpu.ms.sdpa.T9 \}\}"):
         hook.fill_markdown("{{ bench.cpu.ms.sdpa.T9 }}", {"bench": {"cpu.ms.sdpa.T8": "1"}}, "p.md")
     with pytest.raises(PluginError, match="block value"):
         hook.fill_html("{{ bench.t }}", {"bench": {"t": "a\nb"}}, "p.md")
-    with pytest.raises(PluginError, match="malformed"):
+    with pytest.raises(PluginError, match="cannot be filled"):
         hook.fill_html("{{ bench-typo }}", {"bench": {}}, "p.md")
-    with pytest.raises(PluginError, match="malformed"):
+    with pytest.raises(PluginError, match="cannot be filled"):
         hook.fill_markdown("{{ bench-typo }}", {"bench": {}}, "p.md")
 
 

@@ -13,11 +13,11 @@ import math
 
 from matplotlib.figure import Figure
 
-from mha_ref.plots import figure_to_svg, new_figure
+from mha_site.heads.report import head_label
+from mha_site.style import figure_to_svg, new_figure, styled
 
 __all__ = [
     "SEED_STYLES",
-    "head_label",
     "training_figure",
     "heatmap_figure",
     "ablation_figure",
@@ -46,30 +46,17 @@ def _style(index: int) -> dict:
     return SEED_STYLES[index % len(SEED_STYLES)]
 
 
-def head_label(layer: int, head: int) -> str:
-    """``L{layer}H{head}``, the name figures and tables use for a head.
-
-    >>> head_label(1, 3)
-    'L1H3'
-    """
-    return f"L{layer}H{head}"
-
-
 def _check_results(results: object) -> list[dict]:
     if not isinstance(results, dict) or not isinstance(results.get("seeds"), list) or not results["seeds"]:
         raise ValueError("results must be a dict whose 'seeds' is a non-empty list of run_seed records")
     return results["seeds"]
 
 
+@styled
 def training_figure(results: dict) -> Figure:
     """Three stacked panels sharing the step axis: second-copy loss, best layer-0
     previous-token score, best last-layer induction score. A vertical line marks
     each seed's phase change.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> fig = training_figure(_tiny_results())
-    >>> len(fig.axes), fig.axes[-1].get_xlabel(), fig.axes[0].get_legend_handles_labels()[1]
-    (3, 'training step', ['seed 0'])
     """
     seeds = _check_results(results)
     fig = new_figure(7.0, 7.2)
@@ -141,13 +128,10 @@ def _cell_outline(column: int, row: int):
     return Rectangle((column, row), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6, linestyle=(0, (1, 1)))
 
 
+@styled
 def heatmap_figure(results: dict) -> Figure:
     """The first seed's previous-token head (layer 0) and induction head (last layer)
     on one ``[x, x]`` sequence; dotted outlines mark the ideal cell of each row.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> [ax.get_title() for ax in heatmap_figure(_tiny_results()).axes[:2]]
-    ['previous-token head L0H1', 'induction head L1H0']
     """
     record = _check_results(results)[0]
     maps = record["heatmaps"]
@@ -165,17 +149,13 @@ def heatmap_figure(results: dict) -> Figure:
     return fig
 
 
+@styled
 def ablation_figure(results: dict) -> Figure:
     """One panel per seed: loss increase when each single head is zeroed, on a
     symmetric-log axis (one head can cost far more than the rest). Under each bar:
     the head's final score for its layer's job (previous-token in layer 0,
     induction in the last layer); hatched bars are heads whose score passes the
     phase-change threshold.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> ax = ablation_figure(_tiny_results()).axes[0]
-    >>> ax.get_title(), len(ax.patches)  # one bar per head: 2 layers of 2
-    ('seed 0', 4)
     """
     seeds = _check_results(results)
     threshold = results["phase_threshold"]
@@ -207,13 +187,9 @@ def ablation_figure(results: dict) -> Figure:
     return fig
 
 
+@styled
 def pruning_figure(results: dict) -> Figure:
     """Second-copy loss against the number of heads removed, greedy cheapest-first.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> ax = pruning_figure(_tiny_results()).axes[0]
-    >>> [int(x) for x in ax.lines[0].get_xdata()]  # no head removed, then each of the 4 heads in turn
-    [0, 1, 2, 3, 4]
     """
     seeds = _check_results(results)
     tolerance = results["pruning_tolerance"]
@@ -239,11 +215,6 @@ def pruning_figure(results: dict) -> Figure:
 
 def all_figures(results: dict) -> dict[str, bytes]:
     """Every figure as deterministic SVG bytes, keyed by file name.
-
-    >>> from mha_ref.induction import _tiny_results
-    >>> files = all_figures(_tiny_results())
-    >>> sorted(files), all(FIGURE_ALT[name].encode() in svg for name, svg in files.items())
-    (['ablation.svg', 'heatmaps.svg', 'pruning.svg', 'training.svg'], True)
     """
     builders = {
         "training.svg": training_figure,

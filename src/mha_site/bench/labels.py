@@ -1,0 +1,90 @@
+"""Names, line styles, titles and alt texts of the benchmark figures: plain data, no matplotlib.
+
+:mod:`mha_site.bench.report` (which the MkDocs build imports) and
+:mod:`mha_site.bench.figures` (which draws) both read these, so a figure's title and
+its alt text on the page cannot disagree, and the build never loads matplotlib.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["FIGURES", "VARIANT_STYLES", "device_label", "figure_alt", "ok_cells"]
+
+#: Okabe-Ito colours plus a marker and a dash per variant.
+VARIANT_STYLES: dict[str, dict[str, Any]] = {
+    "loop": {"colour": "#0072B2", "marker": "o", "dash": "solid", "words": "solid line, circles"},
+    "batched": {"colour": "#D55E00", "marker": "s", "dash": "dashed", "words": "dashed line, squares"},
+    "batched_prescaled": {
+        "colour": "#CC79A7",
+        "marker": "v",
+        "dash": "dashdot",
+        "words": "dash-dot line, down-triangles",
+    },
+    "sdpa": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
+    "torch_mha": {"colour": "#E69F00", "marker": "D", "dash": "dotted", "words": "dotted line, diamonds"},
+    "torch_mha_weights": {
+        "colour": "#56B4E9",
+        "marker": "x",
+        "dash": (0, (5, 1, 1, 1, 1, 1)),
+        "words": "dash-dot-dot line, crosses",
+    },
+}
+
+
+def device_label(doc: dict[str, Any]) -> str:
+    """How a results document names its hardware: the GPU's name, or the CPU model and thread count.
+
+    >>> device_label({"provenance": {"device_type": "cpu", "cpu_model": "Xeon", "threads": 1}})
+    'Xeon, 1 thread'
+    >>> device_label({"provenance": {"device_type": "cuda", "device_name": "NVIDIA H200"}})
+    'NVIDIA H200'
+    """
+    p = doc["provenance"]
+    if p["device_type"] != "cpu":
+        return p["device_name"]
+    return f"{p['cpu_model']}, {p['threads']} thread{'' if p['threads'] == 1 else 's'}"
+
+
+def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[dict[str, Any]]:
+    """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order.
+
+    >>> doc = {"cells": [{"sweep": "seq", "variant": "loop", "dtype": "float32", "status": s, "tokens": t}
+    ...                  for s, t in (("ok", 256), ("wrong", 512), ("ok", 128))]}
+    >>> [c["tokens"] for c in ok_cells(doc, "seq", "loop", "float32")]
+    [128, 256]
+    """
+    rows = [
+        c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == (sweep, variant, dtype, "ok")
+    ]
+    return sorted(rows, key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
+
+
+#: kind -> (title, what the figure shows: the start of its alt text). One figure per kind and device.
+FIGURES: dict[str, tuple[str, str]] = {
+    "time": ("Time per call against sequence length", "log-log plot of median time per call against T"),
+    "heads": (
+        "Time against the number of heads, relative to one head",
+        "time at each number of heads divided by the time with one head, with a flat line where the FLOP count stays",
+    ),
+    "memory": ("Peak memory against sequence length", "log-log plot of peak memory per call against T"),
+    "ceiling": (
+        "Fraction of the matmul ceiling against sequence length",
+        "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T",
+    ),
+}
+
+
+def figure_alt(kind: str, doc: dict[str, Any]) -> str:
+    """Alt text for one figure: what it plots, for which device, with which line styles.
+
+    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
+    ...        "variant_labels": {"loop": "per-head loop"}}
+    >>> figure_alt("time", doc)
+    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
+    """
+    if kind not in FIGURES:
+        raise ValueError(f"kind must be one of {sorted(FIGURES)}, got {kind!r}")
+    labels = doc["variant_labels"]
+    keys = "; ".join(f"{labels[v]}: {VARIANT_STYLES[v]['words']}" for v in doc["config"]["variants"])
+    return f"On {device_label(doc)}: {FIGURES[kind][1]}; {keys}."

@@ -1,0 +1,325 @@
+"""The induction-head experiment: train the tiny model, watch the phase change, ablate and prune heads.
+
+:mod:`mha_ref.induction` holds the model, its data and its head scores (what the
+page shows). This module runs them: one seeded training run per seed on one CPU
+thread, checkpoints with every head's scores, single-head ablation and greedy
+pruning, all returned as the JSON-ready record that ``scripts/train_heads.py``
+commits to ``docs/assets/real-heads/results.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from time import perf_counter
+
+import torch
+from torch import Tensor
+
+from mha_ref.induction import (
+    AttentionOnlyTransformer,
+    full_head_mask,
+    head_scores,
+    masked_loss,
+    offset_scores,
+    repeated_segment_batch,
+    repeated_tokens,
+    second_copy_targets,
+)
+from mha_ref.validation import check_int
+
+__all__ = [
+    "EVAL_SEED",
+    "MAX_OFFSET",
+    "PHASE_THRESHOLD",
+    "TrainConfig",
+    "ablation_losses",
+    "build_model",
+    "greedy_pruning",
+    "phase_change_step",
+    "run_seed",
+    "train",
+]
+
+#: An induction score this high in some layer-1 head marks the phase change.
+PHASE_THRESHOLD = 0.3
+#: How far back :func:`offset_scores` looks when run_seed profiles the layer-0 heads.
+MAX_OFFSET = 8
+#: Seed of the held-out data every checkpoint and every seed is measured on.
+EVAL_SEED = 2017
+
+
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that fixes a training run, apart from the seed.
+
+    >>> TrainConfig().context, TrainConfig().max_segment
+    (64, 32)
+    >>> TrainConfig(min_segment=40)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: need 2 <= min_segment <= max_segment ..., got min_segment=40, max_segment=32, context=64
+    """
+
+    vocab_size: int = 64
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+    context: int = 64
+    min_segment: int = 8
+    max_segment: int = 32
+    batch_size: int = 32
+    learning_rate: float = 1e-2
+    steps: int = 1000
+    eval_every: int = 10
+    eval_batch: int = 128
+    score_half: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "context", "batch_size",
+                     "steps", "eval_every", "eval_batch", "min_segment", "max_segment", "score_half"):
+            check_int(name, getattr(self, name), 1)
+        if not (2 <= self.min_segment <= self.max_segment and 2 * self.max_segment <= self.context):
+            raise ValueError(
+                "need 2 <= min_segment <= max_segment and 2 * max_segment <= context, got "
+                f"min_segment={self.min_segment}, max_segment={self.max_segment}, context={self.context}"
+            )
+        if 2 * self.score_half > self.context:
+            raise ValueError(f"score_half={self.score_half} makes [x, x] longer than context={self.context}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
+
+
+def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
+    """The model a :class:`TrainConfig` describes (weights drawn from torch's global RNG).
+
+    >>> build_model(TrainConfig()).layers[0].num_heads
+    4
+    """
+    return AttentionOnlyTransformer(
+        config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
+    )
+
+
+@dataclass
+class _EvalData:
+    tokens: Tensor  # (B, T) training-style rows
+    targets: Tensor  # (B, T - 1) predictions inside the second copy
+    repeated: Tensor  # (B, 2 * half) [x, x] rows for the head scores
+
+
+def _eval_data(config: TrainConfig) -> _EvalData:
+    generator = torch.Generator().manual_seed(EVAL_SEED)
+    tokens, starts, lengths = repeated_segment_batch(
+        config.eval_batch, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
+    )
+    repeated = repeated_tokens(config.eval_batch, config.score_half, config.vocab_size, generator)
+    return _EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
+
+
+@contextmanager
+def _single_thread() -> Iterator[None]:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@torch.no_grad()
+def _checkpoint(model: AttentionOnlyTransformer, data: _EvalData, step: int, train_loss: float) -> dict:
+    logits, _ = model(data.tokens)
+    return {
+        "step": step,
+        "train_loss": round(train_loss, 5),
+        "second_copy_loss": round(float(masked_loss(logits, data.tokens, data.targets)), 5),
+        **{
+            name: [[round(s, 5) for s in layer] for layer in scores]
+            for name, scores in head_scores(model, data.repeated).items()
+        },
+    }
+
+
+def train(
+    config: TrainConfig, seed: int, progress: Callable[[dict], None] | None = None
+) -> tuple[AttentionOnlyTransformer, list[dict]]:
+    """Train one model from ``seed``; return it and its history (one dict per checkpoint).
+
+    Runs on one CPU thread so that a seed always gives the same model. Every
+    ``eval_every`` steps (and at step 0) it records the mean training loss since
+    the last checkpoint, the loss on the second copies of a fixed held-out batch,
+    and every head's previous-token and induction scores on fixed ``[x, x]`` rows.
+    ``progress`` is called with each checkpoint.
+
+    >>> config = TrainConfig(context=8, min_segment=2, max_segment=4, score_half=4, steps=2, eval_every=1,
+    ...                      eval_batch=4, d_model=8, num_heads=2)
+    >>> model, history = train(config, seed=0)
+    >>> [c["step"] for c in history], len(history[-1]["induction"])
+    ([0, 1, 2], 2)
+    """
+    check_int("seed", seed, 0)
+    data = _eval_data(config)
+    with _single_thread():
+        torch.manual_seed(seed)
+        model = build_model(config)
+        optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
+        generator = torch.Generator().manual_seed(seed)
+        history = [_checkpoint(model, data, 0, float("nan"))]
+        history[0]["train_loss"] = None
+        running = 0.0
+        for step in range(1, config.steps + 1):
+            tokens, starts, lengths = repeated_segment_batch(
+                config.batch_size, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
+            )
+            logits, _ = model(tokens)
+            loss = masked_loss(logits, tokens, second_copy_targets(starts, lengths, config.context))
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            running += float(loss.detach())
+            if step % config.eval_every == 0 or step == config.steps:
+                since = step - history[-1]["step"]
+                history.append(_checkpoint(model, data, step, running / since))
+                running = 0.0
+                if progress is not None:
+                    progress(history[-1])
+    model.eval()
+    return model, history
+
+
+def phase_change_step(history: list[dict], threshold: float = PHASE_THRESHOLD) -> int | None:
+    """The first checkpoint step at which some head of the last layer has an induction
+    score of at least ``threshold``; None if it never happens.
+
+    >>> history = [{"step": 0, "induction": [[0.0], [0.02]]}, {"step": 25, "induction": [[0.0], [0.4]]}]
+    >>> phase_change_step(history)
+    25
+    """
+    for checkpoint in history:
+        if max(checkpoint["induction"][-1]) >= threshold:
+            return int(checkpoint["step"])
+    return None
+
+
+@torch.no_grad()
+def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor, head_mask: Tensor) -> float:
+    logits, _ = model(tokens, head_mask=head_mask)
+    return float(masked_loss(logits, tokens, targets))
+
+
+def ablation_losses(
+    model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor
+) -> tuple[float, list[list[float]]]:
+    """Second-copy loss with every head on, and with each single head zeroed.
+
+    Returns ``(base_loss, losses)`` with ``losses[layer][head]`` the loss when only
+    that head's output is set to zero.
+
+    >>> _ = torch.manual_seed(0)
+    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
+    >>> tokens = torch.randint(10, (4, 6))
+    >>> base, losses = ablation_losses(model, tokens, torch.ones(4, 5, dtype=torch.bool))
+    >>> len(losses), len(losses[0])
+    (2, 2)
+    """
+    full = full_head_mask(model)
+    base = _loss_with(model, tokens, targets, full)
+    losses = []
+    for layer in range(full.shape[0]):
+        row = []
+        for head in range(full.shape[1]):
+            mask = full.clone()
+            mask[layer, head] = 0.0
+            row.append(_loss_with(model, tokens, targets, mask))
+        losses.append(row)
+    return base, losses
+
+
+def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor) -> list[dict]:
+    """Remove heads one at a time, each time the one whose removal costs least.
+
+    Returns one entry per stage, starting with no head removed:
+    ``{"removed": [layer, head] or None, "loss": second-copy loss}``.
+    Ties go to the lowest (layer, head), so the order is deterministic.
+
+    >>> _ = torch.manual_seed(0)
+    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, context=6)
+    >>> stages = greedy_pruning(model, torch.randint(10, (4, 6)), torch.ones(4, 5, dtype=torch.bool))
+    >>> [stage["removed"] for stage in stages][0], sorted(stage["removed"] for stage in stages[1:])
+    (None, [[0, 0], [0, 1]])
+    """
+    mask = full_head_mask(model)
+    stages = [{"removed": None, "loss": _loss_with(model, tokens, targets, mask)}]
+    remaining = [(layer, head) for layer in range(mask.shape[0]) for head in range(mask.shape[1])]
+    while remaining:
+        trials = []
+        for layer, head in remaining:
+            trial = mask.clone()
+            trial[layer, head] = 0.0
+            trials.append((_loss_with(model, tokens, targets, trial), layer, head))
+        loss, layer, head = min(trials)
+        mask[layer, head] = 0.0
+        remaining.remove((layer, head))
+        stages.append({"removed": [layer, head], "loss": loss})
+    return stages
+
+
+
+
+def _best(scores: list[float]) -> int:
+    return max(range(len(scores)), key=lambda i: scores[i])
+
+
+@torch.no_grad()
+def run_seed(
+    config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
+) -> dict:
+    """Train one seed and measure it: the JSON-ready record the page and figures are built from.
+
+    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+    >>> record = run_seed(config, seed=0, heatmap_half=4)
+    >>> [c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])
+    ([0, 1, 2], 5, 8)
+    >>> run_seed(config, seed=0, heatmap_half=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: heatmap_half=7 makes [x, x] longer than context=12
+    """
+    check_int("heatmap_half", heatmap_half, 2)
+    if 2 * heatmap_half > config.context:
+        raise ValueError(f"heatmap_half={heatmap_half} makes [x, x] longer than context={config.context}")
+    start = perf_counter()
+    with torch.enable_grad():
+        model, history = train(config, seed, progress)
+    train_seconds = perf_counter() - start
+    data = _eval_data(config)
+    final = history[-1]
+    previous_head = _best(final["previous_token"][0])
+    induction_head = _best(final["induction"][-1])
+    base, ablated = ablation_losses(model, data.tokens, data.targets)
+    stages = greedy_pruning(model, data.tokens, data.targets)
+    _, eval_patterns = model(data.repeated)
+    offsets = offset_scores(eval_patterns[0], MAX_OFFSET)  # (h, MAX_OFFSET + 1) for layer 0
+    sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
+    _, patterns = model(sample)
+    return {
+        "seed": seed,
+        "train_seconds": round(train_seconds, 1),
+        "history": history,
+        "phase_change_step": phase_change_step(history),
+        "previous_token_head": [0, previous_head],
+        "induction_head": [len(model.layers) - 1, induction_head],
+        "ablation": {"base_loss": round(base, 5), "losses": [[round(x, 5) for x in row] for row in ablated]},
+        "layer0_offsets": [[round(float(x), 4) for x in row] for row in offsets],
+        "pruning": [{"removed": s["removed"], "loss": round(s["loss"], 5)} for s in stages],
+        "heatmaps": {
+            "tokens": sample[0].tolist(),
+            "previous_token": [[round(float(w), 4) for w in row] for row in patterns[0][0, previous_head]],
+            "induction": [[round(float(w), 4) for w in row] for row in patterns[-1][0, induction_head]],
+        },
+    }

@@ -1,0 +1,205 @@
+"""Fill ``{{ NAMESPACE.KEY }}`` placeholders in pages with numbers from committed results.
+
+Pages never type a measured number. Each namespace names the results files it reads
+and the function that turns them into ``{key: text}``:
+
+* ``bench``: ``docs/assets/bench/<device>.json`` (``cpu.json``, and ``cuda.json`` once a GPU
+  run is committed), through :func:`mha_site.bench.report.bench_values`;
+* ``rh``: ``docs/assets/real-heads/results.json``, through
+  :func:`mha_site.heads.report.page_values`.
+
+Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
+``hooks/page_numbers.py``) and must stay fast.
+
+Placeholders are filled in Markdown, where a value may be Markdown itself (a table, a
+whole section; continuation lines take the placeholder's indent), and in rendered HTML,
+for text that arrives through a ``--8<--`` include; there only one-line values are
+allowed, and they are HTML-escaped. An unknown namespace or key, any ``{{ ... }}`` left
+over, a results file that is missing, malformed or fails its schema, or a claim that
+the results contradict raises :class:`PlaceholderError` naming the page or the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mha_site.bench.report import bench_values
+from mha_site.bench.schema import validate_results
+from mha_site.heads.report import page_values
+
+__all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "load_json", "namespace_values"]
+
+DEVICES = ("cpu", "cuda")
+
+
+class PlaceholderError(ValueError):
+    """A page cannot be filled: the message names the page or file and what is wrong."""
+
+
+def load_json(path: Path) -> Any:
+    """Parse one results file; a missing or malformed file raises :class:`PlaceholderError` naming it.
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp()) / "cpu.json"
+    >>> _ = bad.write_text('{"schema": 1,', encoding="utf-8")
+    >>> load_json(bad)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON (line 1, column 14: Expecting property name enclosed in double quotes)
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PlaceholderError(f"{path} cannot be read: {error.strerror or error}") from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlaceholderError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from error
+
+
+def _bench_results(folder: Path) -> dict[str, dict[str, Any]]:
+    docs = {}
+    for device in DEVICES:
+        path = folder / f"{device}.json"
+        if path.exists():
+            doc = load_json(path)
+            try:
+                validate_results(doc)
+            except ValueError as error:
+                raise PlaceholderError(f"{path}: {error}") from error
+            docs[device] = doc
+    if "cpu" not in docs:
+        raise PlaceholderError(f"{folder / 'cpu.json'} is missing: run python scripts/bench.py")
+    return docs
+
+
+def _bench(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+    folder = docs_dir / "assets" / "bench"
+    return sorted(folder.glob("*.json")), lambda: bench_values(_bench_results(folder))
+
+
+def _real_heads(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+    path = docs_dir / "assets" / "real-heads" / "results.json"
+
+    def compute() -> dict[str, str]:
+        results = load_json(path)
+        try:
+            return page_values(results)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise PlaceholderError(f"{path} does not hold training results as scripts/train_heads.py writes them: "
+                                   f"{type(error).__name__}: {error}") from error
+
+    return [path], compute
+
+
+#: namespace -> (docs_dir -> (files the values depend on, how to compute them))
+SOURCES = {"bench": _bench, "rh": _real_heads}
+
+#: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
+#: Whatever is left after filling that still opens a double brace is an error.
+LEFTOVER = re.compile(r"\{\{")
+
+_cache: dict[tuple[str, Path], tuple[Any, dict[str, str]]] = {}
+
+
+def namespace_values(namespace: str, docs_dir: Path) -> dict[str, str]:
+    """The values of one namespace, recomputed only when its results files change (``mkdocs serve``).
+
+    >>> namespace_values("bnech", Path("docs"))
+    Traceback (most recent call last):
+    ...
+    mha_site.placeholders.PlaceholderError: unknown placeholder namespace 'bnech'; did you mean bench?
+    """
+    if namespace not in SOURCES:
+        near = difflib.get_close_matches(namespace, list(SOURCES), n=2, cutoff=0.5)
+        hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(SOURCES))}"
+        raise PlaceholderError(f"unknown placeholder namespace {namespace!r}{hint}")
+    files, compute = SOURCES[namespace](docs_dir)
+    stamp = tuple((p.name, p.stat().st_mtime_ns if p.exists() else None) for p in files)
+    key = (namespace, docs_dir)
+    if key not in _cache or _cache[key][0] != stamp:
+        try:
+            _cache[key] = (stamp, compute())
+        except PlaceholderError:
+            raise
+        except (KeyError, LookupError, OSError, ValueError) as error:
+            raise PlaceholderError(f"{namespace} numbers: {error}") from error
+    return _cache[key][1]
+
+
+class Values(dict):
+    """``{namespace: {key: text}}``, each namespace computed the first time a page asks for it."""
+
+    def __init__(self, docs_dir: Path) -> None:
+        super().__init__()
+        self.docs_dir = Path(docs_dir)
+
+    def __missing__(self, namespace: str) -> dict[str, str]:
+        self[namespace] = namespace_values(namespace, self.docs_dir)
+        return self[namespace]
+
+
+def _lookup(values: dict[str, dict[str, str]], namespace: str, key: str, where: str) -> str:
+    try:
+        known = values[namespace]
+    except PlaceholderError as error:
+        raise PlaceholderError(f"{where}: {error}") from error
+    if key not in known:
+        near = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise PlaceholderError(f"{where}: unknown placeholder {{{{ {namespace}.{key} }}}}{hint}")
+    return known[key]
+
+
+def _check_no_leftover(text: str, where: str) -> str:
+    leftover = LEFTOVER.search(text)
+    if leftover:
+        line = text[text.rfind("\n", 0, leftover.start()) + 1 :].split("\n", 1)[0]
+        raise PlaceholderError(f"{where}: a placeholder that cannot be filled is left in the page: {line.strip()}")
+    return text
+
+
+def fill_markdown(text: str, values: dict[str, dict[str, str]], where: str) -> str:
+    """Replace placeholders in Markdown; a multi-line value's later lines get the placeholder line's indent.
+
+    >>> fill_markdown("T = {{ demo.t }} ms", {"demo": {"t": "1.5"}}, "page.md")
+    'T = 1.5 ms'
+    >>> fill_markdown("T = {{ demo.t ms", {"demo": {"t": "1.5"}}, "page.md")
+    Traceback (most recent call last):
+    ...
+    mha_site.placeholders.PlaceholderError: page.md: a placeholder that cannot be filled is left in the page: T = {{ demo.t ms
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        value = _lookup(values, match.group(1), match.group(2), where)
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line = text[line_start : match.start()]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        return value.replace("\n", "\n" + indent)
+
+    return _check_no_leftover(PLACEHOLDER.sub(replace, text), where)
+
+
+def fill_html(text: str, values: dict[str, dict[str, str]], where: str) -> str:
+    """Replace placeholders in rendered HTML with escaped one-line values.
+
+    >>> fill_html("<p>{{ demo.x }}</p>", {"demo": {"x": "a < b"}}, "page.md")
+    '<p>a &lt; b</p>'
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        value = _lookup(values, match.group(1), match.group(2), where)
+        if "\n" in value:
+            raise PlaceholderError(
+                f"{where}: {{{{ {match.group(1)}.{match.group(2)} }}}} is a block value; use it in a page, not an include"
+            )
+        return html.escape(value, quote=False)
+
+    return _check_no_leftover(PLACEHOLDER.sub(replace, text), where)
