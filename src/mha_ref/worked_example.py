@@ -1,0 +1,141 @@
+"""A multi-head attention layer small enough to check by hand: T = 3, d_model = 4, h = 2.
+
+The inputs and weights are small integers, so the projections and the raw scores
+are integers too; only the scaling by ``1 / sqrt(d_k)`` and the softmax bring in
+decimals. :func:`worked_example` runs the layer one step at a time and returns
+every intermediate matrix, so the lesson page can print each of them; a test
+checks that the final output is exactly :func:`mha_ref.multi_head_attention`'s.
+
+The lines between ``--8<--`` markers are included verbatim in the lesson page.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from mha_ref.validation import check_int
+
+__all__ = ["NUM_HEADS", "TOKENS", "example_input", "example_weights", "worked_example", "format_matrix"]
+
+#: The three tokens of the example (only their vectors matter).
+TOKENS = ("cat", "sat", "it")
+#: Two heads of width d_k = 4 / 2 = 2.
+NUM_HEADS = 2
+
+
+def example_input() -> Tensor:
+    """The three token vectors, ``(1, T, d_model)`` = ``(1, 3, 4)``, in float64.
+
+    >>> example_input()[0].tolist()
+    [[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]]
+    """
+    rows = [
+        [1, 0, 1, 0],  # "cat"
+        [0, 2, 0, 1],  # "sat"
+        [1, 1, 0, 0],  # "it"
+    ]
+    return torch.tensor(rows, dtype=torch.float64).unsqueeze(0)  # (1, 3, 4)
+
+
+def example_weights() -> dict[str, Tensor]:
+    """``w_q``, ``w_k``, ``w_v``, ``w_o``: four ``(d_model, d_model)`` matrices of small integers.
+
+    Columns 0-1 of ``w_q``, ``w_k`` and ``w_v`` belong to head 0, columns 2-3 to
+    head 1. Every head's columns have non-zero entries in every row: each head
+    reads all four input features.
+
+    >>> w = example_weights()
+    >>> sorted(w), tuple(w["w_q"].shape)
+    (['w_k', 'w_o', 'w_q', 'w_v'], (4, 4))
+    >>> bool((w["w_q"][:, :2] != 0).any(dim=1).all())  # head 0 reads every feature
+    True
+    """
+    w_q = [[1, 0, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0]]
+    w_k = [[1, 0, 1, 0], [0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1]]
+    w_v = [[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 1, 0]]
+    w_o = [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1]]
+    return {
+        name: torch.tensor(rows, dtype=torch.float64)
+        for name, rows in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))
+    }
+
+
+def worked_example(x: Tensor | None = None, weights: dict[str, Tensor] | None = None) -> dict[str, Tensor]:
+    """Run the layer step by step; return every intermediate, batch dimension dropped.
+
+    Keys, in the order the page prints them: ``q``, ``k``, ``v`` ``(T, d_model)``;
+    ``dots`` (raw query-key dot products), ``scores`` (``dots / sqrt(d_k)``) and
+    ``weights``, each ``(h, T, T)``;
+    ``heads`` ``(h, T, d_k)``; ``concat`` ``(T, d_model)``; ``output`` ``(T, d_model)``.
+    ``x`` and ``weights`` default to :func:`example_input` and :func:`example_weights`.
+
+    >>> steps = worked_example()
+    >>> steps["q"][0].tolist()  # "cat" = row 0 of x, times w_q
+    [2.0, 0.0, 0.0, 2.0]
+    >>> tuple(steps["weights"].shape), steps["weights"].sum(-1).tolist()
+    ((2, 3, 3), [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    >>> worked_example(torch.zeros(1, 3, 5))
+    Traceback (most recent call last):
+    ...
+    ValueError: x must have shape (1, T, 4) with T >= 1, got (1, 3, 5)
+    """
+    x = example_input() if x is None else x
+    w = example_weights() if weights is None else weights
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3 or x.shape[0] != 1 or x.shape[2] != 4 or x.shape[1] < 1:
+        raise ValueError(f"x must have shape (1, T, 4) with T >= 1, got {tuple(x.shape)}")
+    # --8<-- [start:steps]
+    x = x[0]  # (T, d_model): one sentence, batch dimension dropped
+    d_k = x.shape[1] // NUM_HEADS  # 4 // 2 = 2
+    q, k, v = x @ w["w_q"], x @ w["w_k"], x @ w["w_v"]  # (T, d_model) each
+    raw, scores, weights, heads = [], [], [], []
+    for i in range(NUM_HEADS):  # head i owns columns i*d_k .. i*d_k + d_k - 1
+        cols = slice(i * d_k, (i + 1) * d_k)
+        dots = q[:, cols] @ k[:, cols].T  # (T, T): integers here
+        s = dots / math.sqrt(d_k)  # (T, T)
+        a = s.softmax(dim=-1)  # (T, T): each row sums to 1 over keys
+        raw.append(dots)
+        scores.append(s)
+        weights.append(a)
+        heads.append(a @ v[:, cols])  # (T, d_k)
+    concat = torch.cat(heads, dim=-1)  # (T, h * d_k) = (T, d_model)
+    output = concat @ w["w_o"]  # (T, d_model)
+    # --8<-- [end:steps]
+    return {
+        "q": q,
+        "k": k,
+        "v": v,
+        "dots": torch.stack(raw),  # (h, T, T)
+        "scores": torch.stack(scores),  # (h, T, T)
+        "weights": torch.stack(weights),  # (h, T, T)
+        "heads": torch.stack(heads),  # (h, T, d_k)
+        "concat": concat,
+        "output": output,
+    }
+
+
+def format_matrix(matrix: Tensor, decimals: int = 2) -> str:
+    """A 1-D or 2-D tensor as aligned rows of fixed-point numbers (no ``-0.00``).
+
+    >>> print(format_matrix(torch.tensor([[1.0, -0.5], [0.25, -0.001]])))
+    [ 1.00 -0.50]
+    [ 0.25  0.00]
+    >>> format_matrix(torch.zeros(2, 2, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: matrix must be 1-D or 2-D, got shape (2, 2, 2)
+    """
+    if not isinstance(matrix, Tensor):
+        raise TypeError(f"matrix must be a torch.Tensor, got {type(matrix).__name__}")
+    if matrix.dim() not in (1, 2):
+        raise ValueError(f"matrix must be 1-D or 2-D, got shape {tuple(matrix.shape)}")
+    check_int("decimals", decimals, 0)
+    rows = matrix.reshape(-1, matrix.shape[-1]).tolist()
+    cells = [[f"{value:.{decimals}f}" for value in row] for row in rows]
+    cells = [[cell[1:] if cell.startswith("-") and float(cell) == 0 else cell for cell in row] for row in cells]
+    width = max(len(cell) for row in cells for cell in row)
+    return "\n".join("[" + " ".join(cell.rjust(width) for cell in row) + "]" for row in cells)

@@ -1,0 +1,189 @@
+"""Figures for the lesson page, drawn from shapes that the reference code really produces.
+
+:func:`shape_flow` runs :mod:`mha_ref`'s own steps (project, split the heads,
+score, softmax, weight the values, merge, project with W^O) on a tensor of the
+original transformer's sizes and records the shape after every step;
+:func:`shape_flow_figure` draws that list; :func:`build_files` renders it to
+bytes for :func:`mha_site.files.write_or_check`. Command line::
+
+    python -m mha_site.lesson_figures           # write docs/assets/lesson/*.svg
+    python -m mha_site.lesson_figures --check   # exit 1 naming stale or missing files
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
+from mha_ref.validation import check_int, head_dim
+from mha_site.files import run_write_or_check
+from mha_site.style import PALETTE, TEXT_COLOUR, figure_to_svg, new_figure, styled
+
+__all__ = ["FLOW_SIZES", "Step", "shape_flow", "shape_flow_figure", "shape_flow_alt", "build_files", "main"]
+
+#: The example sizes the figure prints next to the symbols: a batch of 2 sentences of
+#: 10 tokens in the original transformer's layer (d_model = 512, h = 8, so d_k = 64).
+FLOW_SIZES = {"B": 2, "T": 10, "d_model": 512, "h": 8}
+
+#: One step of the flow: (what happens, symbolic shape, shape measured on the example).
+Step = tuple[str, str, tuple[int, ...]]
+
+OUT_DIR = Path(__file__).resolve().parents[2] / "docs" / "assets" / "lesson"
+
+# Figure geometry (inches and points). Fonts stay >= 9 pt and the figure <= 7.2 in wide,
+# so that at the lesson column's width (about 690 px) no text is smaller than 11 px.
+WIDTH_IN = 7.0
+ROW_IN = 0.62
+FONT_PT = 10
+
+
+@torch.no_grad()
+def shape_flow(B: int = 2, T: int = 10, d_model: int = 512, h: int = 8, device: str = "cpu") -> list[Step]:
+    """Run the reference's steps on random data and return every step with the shape it produced.
+
+    >>> steps = shape_flow(B=1, T=3, d_model=4, h=2)
+    >>> [shape for _, _, shape in steps]
+    [(1, 3, 4), (1, 3, 4), (1, 2, 3, 2), (1, 2, 3, 3), (1, 2, 3, 3), (1, 2, 3, 2), (1, 3, 4), (1, 3, 4)]
+    >>> shape_flow(d_model=10, h=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model=10 is not divisible by num_heads=4; pick num_heads from ...
+    """
+    for name, value in (("B", B), ("T", T)):
+        check_int(name, value)
+    d_k = head_dim(d_model, h)
+    generator = torch.Generator(device=device).manual_seed(0)
+    x = torch.randn(B, T, d_model, generator=generator, device=device)  # (B, T, d_model)
+    w_q, w_k, w_v, w_o = torch.randn(4, d_model, d_model, generator=generator, device=device) / d_model**0.5
+    q = project(x, w_q)  # (B, T, d_model); K and V alike
+    q_heads = split_heads(q, h)  # (B, h, T, d_k)
+    k_heads, v_heads = split_heads(project(x, w_k), h), split_heads(project(x, w_v), h)  # (B, h, T, d_k)
+    scores = q_heads @ k_heads.transpose(-2, -1) / d_k**0.5  # (B, h, T, T)
+    weights = scores.softmax(dim=-1)  # (B, h, T, T)
+    heads, reference_weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)  # (B, h, T, d_k)
+    torch.testing.assert_close(weights, reference_weights)
+    merged = merge_heads(heads)  # (B, T, d_model)
+    output = project(merged, w_o)  # (B, T, d_model)
+    return [
+        ("input x", "(B, T, d_model)", tuple(x.shape)),
+        ("Q = x W^Q  (K, V alike)", "(B, T, d_model)", tuple(q.shape)),
+        ("split: view(B, T, h, d_k)\n.transpose(1, 2)", "(B, h, T, d_k)", tuple(q_heads.shape)),
+        ("scores = Q K^T / sqrt(d_k)", "(B, h, T, T)", tuple(scores.shape)),
+        ("weights = softmax over keys", "(B, h, T, T)", tuple(weights.shape)),
+        ("heads = weights @ V", "(B, h, T, d_k)", tuple(heads.shape)),
+        ("merge: transpose(1, 2)\n.reshape(B, T, h d_k)", "(B, T, d_model)", tuple(merged.shape)),
+        ("output = concat W^O", "(B, T, d_model)", tuple(output.shape)),
+    ]
+
+
+#: How a step's plain label is drawn (matplotlib mathtext); the alt text keeps the plain one.
+_DRAWN = {
+    "Q = x W^Q  (K, V alike)": r"$Q = x\,W^Q$   ($K$, $V$ alike)",
+    "scores = Q K^T / sqrt(d_k)": r"scores $= Q K^{\top} / \sqrt{d_k}$",
+    "output = concat W^O": r"output = concat $\cdot\, W^O$",
+}
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")"
+
+
+@styled
+def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> Figure:
+    """Draw the steps top to bottom: operation, symbolic shape in a box, measured example shape.
+
+    >>> fig = shape_flow_figure(shape_flow(B=1, T=3, d_model=4, h=2), {"B": 1, "T": 3, "d_model": 4, "h": 2})
+    >>> min(text.get_fontsize() for text in fig.findobj(lambda a: hasattr(a, "get_text") and a.get_text())) >= 9
+    True
+    """
+    if not steps:
+        raise ValueError("steps must hold at least one step, got none")
+    rows = len(steps)
+    fig = new_figure(WIDTH_IN, ROW_IN * rows + 1.0)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, WIDTH_IN)
+    ax.set_ylim(-(rows - 0.5) * ROW_IN - 0.4, 0.6)
+    ax.set_axis_off()
+    d_k = sizes["d_model"] // sizes["h"]
+    example = f"B={sizes['B']}, T={sizes['T']}, d_model={sizes['d_model']}, h={sizes['h']}, d_k={d_k}"
+    header = {"fontsize": FONT_PT, "fontweight": "bold", "color": TEXT_COLOUR, "va": "center"}
+    ax.text(0.05, 0.35, "step", ha="left", **header)
+    ax.text(4.05, 0.35, "shape", ha="center", **header)
+    ax.text(6.95, 0.35, "example", ha="right", **header)
+    ax.text(6.95, 0.1, example, ha="right", va="center", fontsize=9, color=TEXT_COLOUR)
+    head_rows = {i for i, (_, symbol, _) in enumerate(steps) if " h," in symbol}
+    for i, (label, symbol, shape) in enumerate(steps):
+        y = -i * ROW_IN - 0.15
+        per_head = i in head_rows
+        ax.text(0.05, y, _DRAWN.get(label, label), ha="left", va="center", fontsize=FONT_PT, color=TEXT_COLOUR, linespacing=1.15)
+        box = FancyBboxPatch(
+            (3.2, y - 0.17),
+            1.7,
+            0.34,
+            boxstyle="round,pad=0.02,rounding_size=0.06",
+            facecolor="#e8f1f8" if per_head else "#f2f2f2",
+            edgecolor=PALETTE["blue"] if per_head else "#555555",
+            linewidth=1.4 if per_head else 1.0,
+            linestyle="solid" if per_head else "dashed",
+        )
+        ax.add_patch(box)
+        ax.text(4.05, y, symbol, ha="center", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
+        ax.text(6.95, y, _fmt(shape), ha="right", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
+        if i + 1 < rows:
+            ax.add_patch(
+                FancyArrowPatch(
+                    (4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), arrowstyle="-|>", mutation_scale=10, color="#444444", linewidth=1.0
+                )
+            )
+    ax.text(
+        0.05,
+        -(rows - 0.5) * ROW_IN - 0.2,
+        "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.",
+        ha="left",
+        va="center",
+        fontsize=9,
+        color=TEXT_COLOUR,
+    )
+    return fig
+
+
+def shape_flow_alt(steps: list[Step]) -> str:
+    """The figure's text alternative, built from the same steps.
+
+    >>> shape_flow_alt([("input x", "(B, T, d_model)", (2, 10, 512))])  # doctest: +ELLIPSIS
+    'Shapes through one multi-head attention layer, top to bottom: input x, (B, T, d_model), e.g. (2, 10, 512). The...'
+    """
+    parts = [f"{label.replace(chr(10), '')}, {symbol}, e.g. {_fmt(shape)}" for label, symbol, shape in steps]
+    return (
+        "Shapes through one multi-head attention layer, top to bottom: "
+        + "; ".join(parts)
+        + ". The steps with h among their dimensions run every head in one batched matmul."
+    )
+
+
+def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
+    """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir`` (nothing is written).
+
+    >>> sorted(path.name for path in build_files(Path("out")))
+    ['shape-flow.svg']
+    """
+    steps = shape_flow(**FLOW_SIZES, device=device)
+    return {Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with ``--check`` verify) the lesson's figures under ``docs/assets/lesson/``."""
+    parser = argparse.ArgumentParser(description="Build the lesson page's figures under docs/assets/lesson/.")
+    parser.add_argument("--check", action="store_true", help="verify the committed files instead of writing them")
+    args = parser.parse_args(argv)
+    return run_write_or_check(build_files(OUT_DIR), args.check, "python -m mha_site.lesson_figures")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
