@@ -18,7 +18,7 @@ from torch import Tensor
 
 from mha_ref.validation import check_int
 
-__all__ = ["NUM_HEADS", "TOKENS", "example_input", "example_weights", "worked_example", "format_matrix"]
+__all__ = ["NUM_HEADS", "TOKENS", "example_input", "example_weights", "worked_example", "head_by_head", "format_matrix"]
 
 #: The three tokens of the example (only their vectors matter).
 TOKENS = ("cat", "sat", "it")
@@ -88,34 +88,45 @@ def worked_example(x: Tensor | None = None, weights: dict[str, Tensor] | None = 
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3 or x.shape[0] != 1 or x.shape[2] != 4 or x.shape[1] < 1:
         raise ValueError(f"x must have shape (1, T, 4) with T >= 1, got {tuple(x.shape)}")
+    return head_by_head(x, w, NUM_HEADS)
+
+
+# --8<-- [start:head_by_head]
+def head_by_head(x: Tensor, w: dict[str, Tensor], num_heads: int) -> dict[str, Tensor]:
+    # --8<-- [end:head_by_head]
+    """Multi-head attention on one sentence ``x`` ``(1, T, d_model)``, one head at a time.
+
+    ``w`` holds ``w_q``, ``w_k``, ``w_v``, ``w_o``. Returns the intermediates that
+    :func:`worked_example` describes. No argument checks: :func:`worked_example`
+    and :func:`mha_ref.multi_head_attention` are the checked entry points.
+
+    >>> steps = head_by_head(torch.ones(1, 2, 4), {n: torch.eye(4) for n in ("w_q", "w_k", "w_v", "w_o")}, 2)
+    >>> steps["weights"][0].tolist()  # identical tokens: every query splits its weight evenly
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
     # --8<-- [start:steps]
     x = x[0]  # (T, d_model): one sentence, batch dimension dropped
-    d_k = x.shape[1] // NUM_HEADS  # 4 // 2 = 2
+    d_k = x.shape[1] // num_heads  # 4 // 2 = 2 in the worked example
     q, k, v = x @ w["w_q"], x @ w["w_k"], x @ w["w_v"]  # (T, d_model) each
-    raw, scores, weights, heads = [], [], [], []
-    for i in range(NUM_HEADS):  # head i owns columns i*d_k .. i*d_k + d_k - 1
+    dots, scores, weights, heads = [], [], [], []
+    for i in range(num_heads):  # head i owns columns i*d_k .. i*d_k + d_k - 1
         cols = slice(i * d_k, (i + 1) * d_k)
-        dots = q[:, cols] @ k[:, cols].T  # (T, T): integers here
-        s = dots / math.sqrt(d_k)  # (T, T)
-        a = s.softmax(dim=-1)  # (T, T): each row sums to 1 over keys
-        raw.append(dots)
-        scores.append(s)
-        weights.append(a)
-        heads.append(a @ v[:, cols])  # (T, d_k)
+        dots.append(q[:, cols] @ k[:, cols].T)  # (T, T): raw dot products
+        scores.append(dots[-1] / math.sqrt(d_k))  # (T, T)
+        weights.append(scores[-1].softmax(dim=-1))  # (T, T): rows sum to 1
+        heads.append(weights[-1] @ v[:, cols])  # (T, d_k)
     concat = torch.cat(heads, dim=-1)  # (T, h * d_k) = (T, d_model)
     output = concat @ w["w_o"]  # (T, d_model)
-    # --8<-- [end:steps]
     return {
-        "q": q,
-        "k": k,
-        "v": v,
-        "dots": torch.stack(raw),  # (h, T, T)
+        "q": q, "k": k, "v": v,
+        "dots": torch.stack(dots),  # (h, T, T)
         "scores": torch.stack(scores),  # (h, T, T)
         "weights": torch.stack(weights),  # (h, T, T)
         "heads": torch.stack(heads),  # (h, T, d_k)
-        "concat": concat,
-        "output": output,
+        "concat": concat,  # (T, d_model)
+        "output": output,  # (T, d_model)
     }
+    # --8<-- [end:steps]
 
 
 def format_matrix(matrix: Tensor, decimals: int = 2) -> str:
