@@ -1,30 +1,70 @@
-"""Numbers and answer keys on the lesson page, recomputed from mha_ref.
+"""Numbers and answer keys on the lesson page, recomputed from mha_ref and PyTorch.
 
-The quizzes carry their keys in data attributes; these tests parse the page
-source and check every key against a value computed by the reference code, so
-a quiz cannot teach a wrong answer.
+The quizzes carry their keys in the page source (``data-answer`` for numbers,
+``data-correct`` on the note of each option). These tests parse that source and
+check every key against a value the code computes, so a quiz cannot teach a
+wrong answer, and every option must come with its own explanation.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 import torch
 from bs4 import BeautifulSoup
+from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from mha_ref import head_dim, multi_head_attention, scaled_dot_product_attention
+from mha_ref import head_dim, multi_head_attention, project, scaled_dot_product_attention, split_heads
 from sitekit import DOCS
 
 QUIZZES = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
 LESSON = (DOCS / "index.md").read_text(encoding="utf-8")
+CHOICE_IDS = [q["id"] for q in QUIZZES.select("[data-quiz=choice]")]
 
 
 def quiz(quiz_id: str):
     element = QUIZZES.find(id=quiz_id)
     assert element is not None, f"no quiz with id {quiz_id}"
     return element
+
+
+def key(quiz_id: str) -> str:
+    """The option the page marks as correct."""
+    (correct,) = [li["data-option"] for li in quiz(quiz_id).select(".quiz-explanations li") if li["data-correct"] == "true"]
+    return correct
+
+
+def label(quiz_id: str, option: str) -> str:
+    return quiz(quiz_id).find("label", attrs={"for": f"{quiz_id}-{option}"}).get_text()
+
+
+def test_at_least_eight_quizzes_each_a_data_quiz_element():
+    quizzes = QUIZZES.select("[data-quiz]")
+    assert len(quizzes) >= 8
+    assert {q["data-quiz"] for q in quizzes} == {"numeric", "choice", "recall"}
+    assert len({q["id"] for q in quizzes}) == len(quizzes)
+    assert '--8<-- "quizzes.md"' in LESSON
+
+
+@pytest.mark.parametrize("quiz_id", CHOICE_IDS)
+def test_choice_quiz_has_one_key_and_a_note_for_every_option(quiz_id):
+    choice = quiz(quiz_id)
+    options = [radio["value"] for radio in choice.find_all("input", type="radio")]
+    notes = {li["data-option"]: li for li in choice.select(".quiz-explanations li")}
+    assert sorted(notes) == sorted(options) and len(options) == 4
+    assert sum(li["data-correct"] == "true" for li in notes.values()) == 1
+    for option, li in notes.items():
+        verdict = "yes" if li["data-correct"] == "true" else "no"
+        text = li.get_text().replace("**", "")  # the source writes the label in Markdown bold
+        assert text.startswith(f"{option.upper()}: {verdict}."), text
+        assert len(li.get_text()) > 60, f"{quiz_id} option {option} needs a real explanation"
+        assert choice.find("label", attrs={"for": f"{quiz_id}-{option}"}).get_text().startswith(f"{option.upper()}. ")
+
+
+# --- quiz 1: head width -------------------------------------------------------------------
 
 
 def test_numeric_key_is_head_dim_of_its_own_question():
@@ -46,41 +86,34 @@ def test_lesson_prose_states_the_original_sizes_correctly():
     assert head_dim(d_model, heads) == d_k
 
 
-def test_choice_quiz_has_one_key_and_a_note_for_every_option():
-    choice = quiz("quiz-why-heads")
-    options = [radio["value"] for radio in choice.find_all("input", type="radio")]
-    notes = {li["data-option"]: li for li in choice.select(".quiz-explanations li")}
-    assert sorted(notes) == sorted(options) == ["a", "b", "c", "d"]
-    assert [key for key, li in notes.items() if li["data-correct"] == "true"] == ["b"]
-    for key, li in notes.items():
-        verdict = "yes" if li["data-correct"] == "true" else "no"
-        assert li.get_text().startswith(f"{key.upper()}: {verdict}."), li.get_text()
-        assert len(li.get_text()) > 60, f"option {key} needs a real explanation"
+# --- quiz 2: why several heads (and quiz 9: what grows with h) ------------------------------
 
 
-def _flops(num_heads: int, d_model: int = 64, tokens: int = 32) -> int:
+def _flops_and_weights(num_heads: int, d_model: int = 64, tokens: int = 32) -> tuple[int, int]:
     torch.manual_seed(0)
     x = torch.randn(1, tokens, d_model)
     weights = [torch.randn(d_model, d_model) for _ in range(4)]
     with FlopCounterMode(display=False) as counter:
-        multi_head_attention(x, *weights, num_heads)
-    return counter.get_total_flops()
+        _, attention = multi_head_attention(x, *weights, num_heads, return_weights=True)
+    return counter.get_total_flops(), attention.numel()
 
 
-def test_option_a_is_wrong_because_heads_cost_the_same_arithmetic():
-    # Counted by PyTorch's FLOP counter on the reference code: the matmul FLOPs do not depend on h.
-    assert _flops(1) == _flops(8) == _flops(64)
-    assert _flops(8) == 8 * 32 * 64 * 64 + 4 * 32 * 32 * 64  # projections 8*T*d^2, attention 4*T^2*d
+def test_matmul_flops_do_not_depend_on_h_but_the_weights_do():
+    (f1, w1), (f8, w8), (f64, w64) = (_flops_and_weights(h) for h in (1, 8, 64))
+    assert f1 == f8 == f64 == 8 * 32 * 64 * 64 + 4 * 32 * 32 * 64  # projections 8*T*d^2, attention 4*T^2*d
+    assert w8 == 8 * w1 and w64 == 64 * w1
+    assert key("quiz-why-heads") == "b"
+    assert key("quiz-cost") == "b" and "FLOPs stay the same, the weights grow 8-fold" in label("quiz-cost", "b")
 
 
-def test_option_c_is_wrong_because_one_head_weights_every_token():
+def test_why_heads_option_c_is_wrong_because_one_head_weights_every_token():
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 1, 5, 4).unbind(0)
     _, weights = scaled_dot_product_attention(q, k, v)
     assert bool((weights > 0).all())
 
 
-def test_option_b_each_head_has_its_own_distribution():
+def test_each_head_has_its_own_distribution():
     torch.manual_seed(0)
     x = torch.randn(1, 5, 8)
     weights = [torch.randn(8, 8) for _ in range(4)]
@@ -92,3 +125,115 @@ def test_option_b_each_head_has_its_own_distribution():
 @pytest.mark.parametrize("move", ["Split into heads", "Attend in every head", "Concatenate and project"])
 def test_recall_card_names_the_three_moves(move):
     assert move in quiz("quiz-three-moves").get_text()
+
+
+# --- quiz 4: a head reads the whole vector --------------------------------------------------
+
+
+def test_head_3_reads_every_input_feature():
+    torch.manual_seed(0)
+    x, w_q = torch.randn(1, 4, 512), torch.randn(512, 512)
+    head_3 = split_heads(project(x, w_q), 8)[:, 3]  # (B, T, d_k)
+    torch.testing.assert_close(head_3, x @ w_q[:, 192:256])  # its own 512 x 64 matrix, all rows
+    nudged = x + torch.eye(512).unsqueeze(1)  # (512, T, 512): copy f has feature f raised by 1
+    change = (split_heads(project(nudged, w_q), 8)[:, 3] - head_3).abs().amax(dim=(1, 2))  # (512,)
+    assert bool((change > 1e-3).all())  # every one of the 512 features moves head 3's query
+    assert key("quiz-slice") == "b" and "All 512" in label("quiz-slice", "b")
+    assert "Features 192 to 255" in label("quiz-slice", "a")  # the block the wrong answer names is head 3's
+
+
+# --- quiz 5: the scale is sqrt(d_k) of the head ---------------------------------------------
+
+
+def test_each_head_divides_by_sqrt_of_its_own_width():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 8, 5, 64).unbind(0)  # (B, h, T, d_k), d_model = 512
+    _, weights = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(weights, (q @ k.transpose(-2, -1) / math.sqrt(64)).softmax(-1))
+    assert not torch.allclose(weights, (q @ k.transpose(-2, -1) / math.sqrt(512)).softmax(-1))
+    assert key("quiz-scale") == "b" and "\\sqrt{64} = 8" in label("quiz-scale", "b")
+    assert f"{math.sqrt(512):.1f}" in label("quiz-scale", "a")
+
+
+# --- quiz 6: which axis sums to 1 -----------------------------------------------------------
+
+
+def test_weights_sum_to_one_over_the_keys_only():
+    torch.manual_seed(0)
+    _, weights = multi_head_attention(torch.randn(2, 6, 16), *torch.randn(4, 16, 16), 4, return_weights=True)
+    ones = torch.ones(2, 4, 6)
+    torch.testing.assert_close(weights.sum(dim=-1), ones)
+    assert not torch.allclose(weights.sum(dim=-2), ones)
+    assert not torch.allclose(weights.sum(dim=1), torch.ones(2, 6, 6))
+    torch.testing.assert_close(weights.sum(dim=(-2, -1)), torch.full((2, 4), 6.0))  # option d: a head sums to T
+    assert key("quiz-axis") == "a" and "dim=-1" in label("quiz-axis", "a")
+
+
+# --- quiz 7: view then transpose ------------------------------------------------------------
+
+
+def test_only_view_then_transpose_splits_the_heads():
+    B, T, h, d_k = 2, 5, 4, 3
+    q = torch.randn(B, T, h * d_k)
+    right = q.view(B, T, h, d_k).transpose(1, 2)
+    assert torch.equal(right, split_heads(q, h))
+    for head in range(h):  # head i holds columns i*d_k .. (i+1)*d_k - 1 of every token
+        assert torch.equal(right[:, head], q[..., head * d_k : (head + 1) * d_k])
+    wrong = q.view(B, h, T, d_k)  # option a: same shape, other numbers
+    assert wrong.shape == right.shape and not torch.equal(wrong, right)
+    assert q.view(B, T, h, d_k).shape == (B, T, h, d_k)  # option c: heads not yet a batch axis
+    with pytest.raises(RuntimeError):  # option d: view refuses the transposed tensor
+        q.transpose(1, 2).view(B, h, T, d_k)
+    assert key("quiz-view") == "b"
+    assert "view(B, T, h, d_k).transpose(1, 2)" in label("quiz-view", "b")
+
+
+# --- quiz 8: parameters do not depend on h --------------------------------------------------
+
+
+def test_parameter_count_of_torch_layer_does_not_depend_on_h():
+    counts = {h: sum(p.numel() for p in nn.MultiheadAttention(512, h).parameters()) for h in (1, 8, 16, 64)}
+    assert set(counts.values()) == {1_050_624}
+    numeric = quiz("quiz-params")
+    assert int(numeric["data-answer"]) == counts[16]
+    assert "nn.MultiheadAttention(512, 8)` has 1,050,624" in str(numeric) or "1,050,624 parameters" in numeric.get_text()
+    assert "1_050_624" in LESSON and "1,050,624" in LESSON
+
+
+# --- quiz 10: the W^O = I experiment --------------------------------------------------------
+
+
+def test_with_identity_w_o_only_the_nudged_heads_features_move():
+    torch.manual_seed(0)
+    d_model, h = 16, 4
+    d_k = d_model // h
+    x = torch.randn(1, 6, d_model)
+    w_q, w_k, w_v, w_o = torch.randn(4, d_model, d_model)
+    nudged = w_q.clone()
+    nudged[:, :d_k] += 0.5 * torch.randn(d_model, d_k)
+
+    def moved(w_out):
+        before = multi_head_attention(x, w_q, w_k, w_v, w_out, h)
+        after = multi_head_attention(x, nudged, w_k, w_v, w_out, h)
+        return ((after - before).abs().amax(dim=(0, 1)) > 1e-6).nonzero().flatten().tolist()
+
+    assert moved(torch.eye(d_model)) == list(range(d_k))
+    assert moved(w_o) == list(range(d_model))
+    assert key("quiz-identity") == "b"
+
+
+# --- quiz 11: PyTorch averages the heads' weights by default --------------------------------
+
+
+def test_torch_averages_weights_over_heads_by_default():
+    torch.manual_seed(0)
+    layer = nn.MultiheadAttention(512, 8, batch_first=True).eval()
+    x = torch.randn(2, 10, 512)
+    with torch.no_grad():
+        out, attn = layer(x, x, x)
+        _, per_head = layer(x, x, x, average_attn_weights=False)
+    assert tuple(attn.shape) == (2, 10, 10) and tuple(out.shape) == (2, 10, 512)
+    assert tuple(per_head.shape) == (2, 8, 10, 10)
+    torch.testing.assert_close(attn, per_head.mean(dim=1))
+    assert key("quiz-torch-weights") == "b" and "(2, 10, 10)" in label("quiz-torch-weights", "b")
+    assert "(2, 8, 10, 10)" in label("quiz-torch-weights", "a") and "(2, 10, 512)" in label("quiz-torch-weights", "c")

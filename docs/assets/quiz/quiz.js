@@ -1,25 +1,64 @@
 // Quizzes on the lesson page. The markup works without this script (answers sit in
 // <details> boxes); the script adds checking. Re-runs on every Material page swap.
+//
+// Feedback is built by cloning the explanation's DOM nodes, never from textContent:
+// a formula stays whatever the page holds (KaTeX's HTML plus its MathML for screen
+// readers, whether rendered in the browser or at build time), so it reads once,
+// correctly, both on screen and in the aria-live region. No KaTeX code is needed here.
 (() => {
   "use strict";
 
   const MARK = { right: "\u2713 Correct.", wrong: "\u2717 Not quite." };
+  const OPTION_LABEL = { right: "\u2713 correct", wrong: "\u2717 not this one" };
 
-  function say(quiz, verdict, text) {
+  // Child nodes of `source`, deep-cloned, without ids (an id must stay unique on the page).
+  function cloneContent(source, skipLeading) {
+    const fragment = document.createDocumentFragment();
+    let nodes = [...source.childNodes];
+    if (skipLeading) {
+      // Drop the leading "X: yes/no." label and the whitespace after it.
+      while (nodes.length && nodes[0].nodeType === Node.TEXT_NODE && !nodes[0].textContent.trim()) nodes.shift();
+      if (nodes.length && nodes[0].nodeName === "STRONG") nodes.shift();
+    }
+    nodes.forEach((node, index) => {
+      const copy = node.cloneNode(true);
+      if (index === 0 && copy.nodeType === Node.TEXT_NODE) copy.textContent = copy.textContent.replace(/^\s+/, "");
+      if (copy.nodeType === Node.ELEMENT_NODE) {
+        copy.removeAttribute("id");
+        copy.querySelectorAll("[id]").forEach((el) => el.removeAttribute("id"));
+      }
+      fragment.append(copy);
+    });
+    return fragment;
+  }
+
+  // Replace the feedback with a verdict mark and `content` (a string or a node/fragment).
+  function say(quiz, verdict, content) {
     const feedback = quiz.querySelector(".quiz-feedback");
     feedback.dataset.verdict = verdict;
-    feedback.textContent = `${MARK[verdict] || ""} ${text}`.trim();
+    const parts = [];
+    if (MARK[verdict]) {
+      const mark = document.createElement("strong");
+      mark.className = "quiz-mark";
+      mark.textContent = MARK[verdict];
+      parts.push(mark, " ");
+    }
+    parts.push(content);
+    feedback.replaceChildren(...parts);
   }
 
   function initNumeric(quiz) {
     const form = quiz.querySelector("[data-quiz-form]");
     const input = form.querySelector("input");
     const answer = Number(quiz.dataset.answer);
+    const why = quiz.querySelector(".quiz-why");
+    const hint = quiz.querySelector(".quiz-hint");
     form.hidden = false;
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const raw = input.value.trim();
-      const value = Number(raw);
+      // Accept digit grouping: 1,050,624 / 1 050 624 / 1_050_624.
+      const value = Number(raw.replace(/[,_\s\u00a0\u202f]/g, ""));
       if (raw === "" || !Number.isFinite(value)) {
         input.setAttribute("aria-invalid", "true");
         say(quiz, "invalid", "Type a number first.");
@@ -27,11 +66,31 @@
       }
       input.removeAttribute("aria-invalid");
       if (value === answer) {
-        say(quiz, "right", `d_k = ${quiz.dataset.dModel} / ${quiz.dataset.heads} = ${answer}.`);
-        quiz.querySelector(".quiz-answer").open = true;
+        say(quiz, "right", cloneContent(why, false));
       } else {
-        say(quiz, "wrong", `${raw} is not it. Hint: the ${quiz.dataset.heads} heads share the ${quiz.dataset.dModel} dimensions equally.`);
+        const text = document.createDocumentFragment();
+        text.append(`${raw} is not it. `, cloneContent(hint, false));
+        say(quiz, "wrong", text);
       }
+    });
+  }
+
+  function markOption(option, verdict) {
+    option.dataset.verdict = verdict;
+    const tag = document.createElement("span");
+    tag.className = "quiz-option-verdict";
+    tag.textContent = OPTION_LABEL[verdict];
+    option.querySelector("label").append(" ", tag);
+  }
+
+  function clearOptions(quiz) {
+    quiz.querySelectorAll(".quiz-option").forEach((option) => {
+      option.removeAttribute("data-verdict");
+      option.querySelectorAll(".quiz-option-verdict").forEach((tag) => {
+        const space = tag.previousSibling;
+        if (space && space.nodeType === Node.TEXT_NODE && space.textContent === " ") space.remove();
+        tag.remove();
+      });
     });
   }
 
@@ -43,17 +102,15 @@
     check.hidden = false;
     check.addEventListener("click", () => {
       const chosen = quiz.querySelector("input[type=radio]:checked");
-      quiz.querySelectorAll(".quiz-option").forEach((option) => option.removeAttribute("data-verdict"));
+      clearOptions(quiz);
       if (!chosen) {
         say(quiz, "invalid", "Choose an answer first.");
         return;
       }
       const note = notes.get(chosen.value);
       const right = note.dataset.correct === "true";
-      chosen.closest(".quiz-option").dataset.verdict = right ? "right" : "wrong";
-      // The note starts with its own "X: yes/no." label; repeat only the reasoning.
-      const reason = note.textContent.replace(/^[A-D]: (yes|no)\.\s*/, "");
-      say(quiz, right ? "right" : "wrong", reason);
+      markOption(chosen.closest(".quiz-option"), right ? "right" : "wrong");
+      say(quiz, right ? "right" : "wrong", cloneContent(note, true));
       if (right) quiz.querySelector(".quiz-answer").open = true;
     });
   }
@@ -62,7 +119,7 @@
     const details = quiz.querySelector(".quiz-answer");
     const selfCheck = quiz.querySelector("[data-quiz-self-check]");
     details.addEventListener("toggle", () => {
-      if (details.open) selfCheck.hidden = false;
+      if (details.open && !details.hasAttribute("data-print-opened")) selfCheck.hidden = false;
     });
     selfCheck.querySelectorAll("button").forEach((button) =>
       button.addEventListener("click", () => {
@@ -87,9 +144,27 @@
     });
   }
 
+  // Printing: show every answer box, so the printed page carries each explanation.
+  const openedForPrint = [];
+  window.addEventListener("beforeprint", () => {
+    document.querySelectorAll(".quiz details.quiz-answer:not([open])").forEach((details) => {
+      details.setAttribute("data-print-opened", "");
+      details.open = true;
+      openedForPrint.push(details);
+    });
+  });
+  window.addEventListener("afterprint", () => {
+    openedForPrint.splice(0).forEach((details) => {
+      details.open = false;
+      details.removeAttribute("data-print-opened");
+    });
+  });
+
   if (typeof document$ !== "undefined") {
     document$.subscribe(() => initAll(document));
-  } else {
+  } else if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", () => initAll(document));
+  } else {
+    initAll(document);
   }
 })();
