@@ -1,75 +1,195 @@
-"""The lesson's three quizzes, driven by mouse and by keyboard in Chromium."""
+"""The lesson's quizzes in Chromium: every quiz answered right and wrong, by mouse and keyboard,
+and the text a reader sees (and a screen reader hears) checked, not just the DOM state."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from bs4 import BeautifulSoup
+
+from sitekit import DOCS
 
 pytestmark = pytest.mark.browser
+
+SOURCE = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
+CHOICE = {
+    q["id"]: {li["data-option"]: li["data-correct"] == "true" for li in q.select(".quiz-explanations li")}
+    for q in SOURCE.select("[data-quiz=choice]")
+}
+NUMERIC = {q["id"]: q["data-answer"] for q in SOURCE.select("[data-quiz=numeric]")}
+
+# The text a sighted reader sees: KaTeX's MathML copy (visually hidden, for screen readers) removed.
+VISIBLE_TEXT_JS = """el => {
+  const copy = el.cloneNode(true);
+  copy.querySelectorAll('.katex-mathml').forEach(n => n.remove());
+  return copy.textContent.replace(/\\s+/g, ' ').trim();
+}"""
+# What assistive technology reads: aria-hidden parts (KaTeX's HTML) and the TeX annotation removed.
+SPOKEN_TEXT_JS = """el => {
+  const copy = el.cloneNode(true);
+  copy.querySelectorAll('[aria-hidden="true"], annotation').forEach(n => n.remove());
+  return copy.textContent.replace(/\\s+/g, ' ').trim();
+}"""
+# Every formula inside `el`: rendered once for the eye (aria-hidden) and once as MathML for the ear,
+# with no TeX source left beside it.
+FORMULAS_JS = """el => [...el.querySelectorAll('.katex')].map(k => ({
+  html: k.querySelectorAll(':scope > .katex-html[aria-hidden="true"]').length,
+  mathml: k.querySelectorAll(':scope > .katex-mathml math').length,
+  besides: [...(k.closest('.arithmatex') || k).childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim(),
+}))"""
+TEX = re.compile(r"\\[a-zA-Z]+|\$|\^\{|_\{|\\\(|\\\)")
+
+
+def note_text(page, quiz_id: str, option: str, js: str) -> str:
+    text = page.locator(f"#{quiz_id} .quiz-explanations li[data-option={option}]").evaluate(js)
+    return re.sub(r"^[A-D]: (yes|no)\.\s*", "", text)
+
+
+def shown(page, quiz_id: str, js: str = VISIBLE_TEXT_JS) -> str:
+    return page.locator(f"#{quiz_id} .quiz-feedback").evaluate(js)
+
+
+def assert_reads_cleanly(page, quiz_id: str) -> None:
+    feedback = page.locator(f"#{quiz_id} .quiz-feedback")
+    assert feedback.get_attribute("aria-live") == "polite" and feedback.get_attribute("role") == "status"
+    visible, spoken = shown(page, quiz_id), shown(page, quiz_id, SPOKEN_TEXT_JS)
+    assert not TEX.search(visible), f"raw TeX on screen: {visible!r}"
+    assert not TEX.search(spoken), f"raw TeX for screen readers: {spoken!r}"
+    for formula in feedback.evaluate(FORMULAS_JS):
+        assert formula == {"html": 1, "mathml": 1, "besides": ""}, formula
 
 
 @pytest.fixture
 def lesson(page):
     page.goto("", wait_until="networkidle")
-    page.locator("#quiz-head-width").scroll_into_view_if_needed()
+    page.wait_for_selector(".quiz[data-quiz-ready]")
+    page.wait_for_function("() => document.querySelector('#quiz-why-heads .katex')")  # math rendered
     return page
 
 
-def feedback(page, quiz_id: str) -> str:
-    return page.locator(f"#{quiz_id} .quiz-feedback").inner_text()
+def test_the_page_has_every_quiz_of_the_source(lesson):
+    ids = lesson.locator(".quiz[data-quiz]").evaluate_all("qs => qs.map(q => q.id)")
+    assert ids == [q["id"] for q in SOURCE.select("[data-quiz]")] and len(ids) >= 8
+    assert lesson.locator(".quiz[data-quiz-ready]").count() == len(ids)
 
 
-def test_numeric_quiz_by_typing(lesson):
-    box = lesson.locator("#quiz-head-width-input")
-    box.fill("128")
-    box.press("Enter")
-    assert feedback(lesson, "quiz-head-width").startswith("\u2717 Not quite.")
-    assert not lesson.locator("#quiz-head-width details").evaluate("d => d.open")
-
-    box.fill("sixty-four")
-    box.press("Enter")
-    assert "Type a number" in feedback(lesson, "quiz-head-width")
-    assert box.get_attribute("aria-invalid") == "true"
-
-    box.fill(" 64 ")
-    lesson.locator("#quiz-head-width button[type=submit]").click()
-    assert feedback(lesson, "quiz-head-width") == "\u2713 Correct. d_k = 512 / 8 = 64."
-    assert lesson.locator("#quiz-head-width details").evaluate("d => d.open")
-    assert lesson.url.endswith("/"), "the form must not navigate"
+def test_every_option_by_mouse_shows_its_own_explanation(lesson):
+    # One page load for all quizzes: the lesson is heavy, and the suite has a time budget.
+    for quiz_id in CHOICE:
+        answer_every_option_by_mouse(lesson, quiz_id)
 
 
-def test_choice_quiz_by_clicking(lesson):
-    quiz = lesson.locator("#quiz-why-heads")
+def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
+    quiz = lesson.locator(f"#{quiz_id}")
+    quiz.scroll_into_view_if_needed()
     quiz.locator("[data-quiz-check]").click()
-    assert "Choose an answer" in feedback(lesson, "quiz-why-heads")
+    assert shown(lesson, quiz_id) == "Choose an answer first."
+    for option, correct in CHOICE[quiz_id].items():
+        quiz.locator(f"label[for={quiz_id}-{option}]").click()
+        quiz.locator("[data-quiz-check]").click()
+        mark = "\u2713 Correct." if correct else "\u2717 Not quite."
+        expected = note_text(lesson, quiz_id, option, VISIBLE_TEXT_JS)
+        assert shown(lesson, quiz_id) == f"{mark} {expected}"
+        assert shown(lesson, quiz_id, SPOKEN_TEXT_JS) == f"{mark} {note_text(lesson, quiz_id, option, SPOKEN_TEXT_JS)}"
+        assert_reads_cleanly(lesson, quiz_id)
+        verdict = "right" if correct else "wrong"
+        marked = quiz.locator(f".quiz-option[data-verdict={verdict}]")
+        assert marked.count() == 1 and marked.locator("input").get_attribute("value") == option
+        assert quiz.locator(".quiz-option[data-verdict]").count() == 1  # the previous mark is cleared
+        label = marked.locator("label").inner_text()
+        assert label.endswith(" \u2713 correct" if correct else " \u2717 not this one"), label
+        if correct:
+            assert quiz.locator("details").evaluate("d => d.open"), "a right answer opens the notes on every option"
 
+
+def test_quiz_2_feedback_reads_as_written_not_as_garbled_tex(lesson):
+    """The reported bug: 'Scoring costs 2T2dk2T^2 d_k2T2dk ...' from textContent of KaTeX output."""
+    quiz = lesson.locator("#quiz-why-heads")
     quiz.locator("label[for=quiz-why-heads-a]").click()
     quiz.locator("[data-quiz-check]").click()
-    text = feedback(lesson, "quiz-why-heads")
-    assert text.startswith("\u2717 Not quite.") and "about the same" in text
-    assert quiz.locator(".quiz-option[data-verdict=wrong] #quiz-why-heads-a").count() == 1
-
-    quiz.locator("label[for=quiz-why-heads-b]").click()
-    quiz.locator("[data-quiz-check]").click()
-    assert feedback(lesson, "quiz-why-heads").startswith("\u2713 Correct.")
-    assert quiz.locator(".quiz-option[data-verdict=right] #quiz-why-heads-b").count() == 1
-    assert quiz.locator(".quiz-option[data-verdict=wrong]").count() == 0
+    visible = shown(lesson, "quiz-why-heads")
+    assert "T^2" not in visible and "d_k" not in visible and "2T2dk2T" not in visible
+    assert visible.count("2T2dk") == 1  # the formula 2T^2 d_k, rendered once (superscript, subscript)
+    assert "same floating-point operations" in visible
+    # The verdict mark is a real element, bold, and the explanation keeps its formulas as KaTeX.
+    assert quiz.locator(".quiz-feedback strong.quiz-mark").inner_text() == "\u2717 Not quite."
+    assert quiz.locator(".quiz-feedback .katex").count() == quiz.locator("li[data-option=a] .katex").count() >= 4
 
 
-def test_choice_quiz_by_keyboard_only(lesson):
+def test_every_choice_quiz_by_keyboard(lesson):
+    for quiz_id in CHOICE:
+        answer_right_then_wrong_by_keyboard(lesson, quiz_id)
+
+
+def answer_right_then_wrong_by_keyboard(lesson, quiz_id: str) -> None:
+    options = list(CHOICE[quiz_id])
+    right = next(option for option, correct in CHOICE[quiz_id].items() if correct)
+    lesson.locator(f"#{quiz_id}-{options[0]}").focus()
+    lesson.keyboard.press("Space")  # select the focused radio
+    for _ in range(options.index(right)):
+        lesson.keyboard.press("ArrowDown")  # moving within a radio group also selects
+    assert lesson.evaluate("document.activeElement.id") == f"{quiz_id}-{right}"
+    lesson.keyboard.press("Tab")
+    assert lesson.evaluate("document.activeElement.dataset.quizCheck") == ""
+    lesson.keyboard.press("Enter")
+    assert shown(lesson, quiz_id).startswith("\u2713 Correct.")
+    # And a wrong one, with Space on the button this time.
+    wrong = next(option for option in options if option != right)
+    lesson.locator(f"#{quiz_id}-{wrong}").focus()
+    lesson.keyboard.press("Space")
+    lesson.keyboard.press("Tab")
+    lesson.keyboard.press("Space")
+    assert shown(lesson, quiz_id).startswith("\u2717 Not quite.")
+    assert_reads_cleanly(lesson, quiz_id)
+
+
+def test_tab_reaches_the_first_choice_quiz_from_the_first_numeric_one(lesson):
     lesson.locator("#quiz-head-width-input").focus()
-    # Tab out of the numeric quiz to the radio group, move with arrows, then reach Check.
     for _ in range(20):
         lesson.keyboard.press("Tab")
         if lesson.evaluate("document.activeElement.name") == "quiz-why-heads":
             break
     else:
         pytest.fail("the radio group cannot be reached with Tab")
-    lesson.keyboard.press("ArrowDown")  # moving within a radio group also selects
-    assert lesson.evaluate("document.activeElement.id") == "quiz-why-heads-b"
-    lesson.keyboard.press("Tab")
-    assert lesson.evaluate("document.activeElement.dataset.quizCheck") == ""
-    lesson.keyboard.press("Enter")
-    assert feedback(lesson, "quiz-why-heads").startswith("\u2713 Correct.")
+
+
+def test_numeric_quizzes_by_keyboard_and_mouse(lesson):
+    for quiz_id in NUMERIC:
+        answer_numeric(lesson, quiz_id)
+
+
+def answer_numeric(lesson, quiz_id: str) -> None:
+    box = lesson.locator(f"#{quiz_id}-input")
+    box.fill("128")
+    box.press("Enter")
+    text = shown(lesson, quiz_id)
+    hint = lesson.locator(f"#{quiz_id} .quiz-hint").evaluate(VISIBLE_TEXT_JS)
+    assert text == f"\u2717 Not quite. 128 is not it. {hint}"
+    assert_reads_cleanly(lesson, quiz_id)
+
+    box.fill("sixty-four")
+    box.press("Enter")
+    assert shown(lesson, quiz_id) == "Type a number first."
+    assert box.get_attribute("aria-invalid") == "true"
+
+    answer = NUMERIC[quiz_id]
+    grouped = f"{int(answer):,}".replace(",", " ")  # digit groups are accepted: 1 050 624
+    box.fill(f" {grouped} ")
+    lesson.locator(f"#{quiz_id} button[type=submit]").click()
+    why = lesson.locator(f"#{quiz_id} .quiz-why").evaluate(VISIBLE_TEXT_JS)
+    assert shown(lesson, quiz_id) == f"\u2713 Correct. {why}"
+    assert box.get_attribute("aria-invalid") is None
+    assert_reads_cleanly(lesson, quiz_id)
+    assert lesson.url.endswith("/"), "the form must not navigate"
+
+
+def test_head_width_feedback_text(lesson):
+    box = lesson.locator("#quiz-head-width-input")
+    box.fill("64")
+    box.press("Enter")
+    assert shown(lesson, "quiz-head-width").startswith("\u2713 Correct. 64. Each head gets an equal share")
+    assert "512/8=64" in shown(lesson, "quiz-head-width").replace(" ", "")
 
 
 def test_recall_card_reveals_then_self_checks(lesson):
@@ -81,20 +201,73 @@ def test_recall_card_reveals_then_self_checks(lesson):
     assert quiz.locator("details").evaluate("d => d.open")
     assert "Concatenate and project" in quiz.locator("details").inner_text()
     quiz.locator("[data-verdict=not-yet]").click()
-    assert "Split, attend, concatenate, project" in feedback(lesson, "quiz-three-moves")
-    quiz.locator("[data-verdict=had-it]").click()
-    assert feedback(lesson, "quiz-three-moves").startswith("\u2713 Correct.")
+    assert "Split, attend, concatenate, project" in shown(lesson, "quiz-three-moves")
+    quiz.locator("[data-verdict=had-it]").focus()
+    lesson.keyboard.press("Enter")
+    assert shown(lesson, "quiz-three-moves").startswith("\u2713 Correct.")
+
+
+def _luminance(rgb: str) -> float:
+    channels = [int(c) / 255 for c in re.findall(r"\d+", rgb)[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_verdict_borders_have_3_to_1_contrast(new_page, scheme):
+    page = new_page(color_scheme=scheme)
+    page.goto("", wait_until="networkidle")
+    page.wait_for_selector(".quiz[data-quiz-ready]")
+    quiz = page.locator("#quiz-why-heads")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    for option, verdict in (("a", "wrong"), ("b", "right")):
+        quiz.locator(f"label[for=quiz-why-heads-{option}]").click()
+        quiz.locator("[data-quiz-check]").click()
+        marked = quiz.locator(f".quiz-option[data-verdict={verdict}]")
+        colour = marked.evaluate("el => getComputedStyle(el).borderTopColor")
+        assert _contrast(colour, background) >= 3, f"{scheme} {verdict} border {colour} on {background}"
+        feedback = quiz.locator(".quiz-feedback").evaluate("el => getComputedStyle(el).borderLeftColor")
+        assert _contrast(feedback, background) >= 3
+
+
+def test_print_shows_questions_options_and_right_explanation_as_text(lesson):
+    quiz = lesson.locator("#quiz-why-heads")
+    quiz.locator("label[for=quiz-why-heads-a]").click()
+    quiz.locator("[data-quiz-check]").click()  # feedback and a verdict mark exist before printing
+    lesson.emulate_media(media="print")
+    for quiz_id in [q["id"] for q in SOURCE.select("[data-quiz]")]:
+        quiz = lesson.locator(f"#{quiz_id}")
+        live = quiz.locator("input, button, textarea, form, .quiz-feedback, summary, .quiz-option-verdict")
+        assert all(not live.nth(i).is_visible() for i in range(live.count())), f"{quiz_id}: controls print"
+        text = quiz.inner_text()
+        if quiz_id in CHOICE:
+            right = next(option for option, correct in CHOICE[quiz_id].items() if correct)
+            for option in CHOICE[quiz_id]:
+                assert quiz.locator(f"label[for={quiz_id}-{option}]").is_visible()
+                assert quiz.locator(f"li[data-option={option}]").is_visible() == (option == right)
+            assert f"{right.upper()}: yes." in text
+        elif quiz_id in NUMERIC:
+            assert quiz.locator(".quiz-why").is_visible()
+        else:
+            assert "Concatenate and project" in text
 
 
 def test_quizzes_readable_without_javascript(new_page):
     page = new_page(java_script=False)
     page.goto("")
     assert not page.locator("#quiz-head-width form").is_visible()  # no dead form without its script
+    assert not page.locator("#quiz-why-heads [data-quiz-check]").is_visible()
     page.locator("#quiz-head-width summary").click()
     assert "512 / 8 = 64" in page.locator("#quiz-head-width details").inner_text()
-    page.locator("#quiz-why-heads summary").click()
-    notes = page.locator("#quiz-why-heads .quiz-explanations li")
-    assert notes.count() == 4 and all(notes.nth(i).is_visible() for i in range(4))
+    for quiz_id in CHOICE:
+        page.locator(f"#{quiz_id} summary").click()
+        notes = page.locator(f"#{quiz_id} .quiz-explanations li")
+        assert notes.count() == 4 and all(notes.nth(i).is_visible() for i in range(4))
 
 
 def test_quizzes_survive_instant_navigation(lesson):
@@ -104,7 +277,12 @@ def test_quizzes_survive_instant_navigation(lesson):
     lesson.go_back()
     lesson.wait_for_selector(".quiz[data-quiz-ready]")
     assert lesson.evaluate("() => window.mhaSamePage === true"), "Material reloaded the page instead of swapping it"
-    box = lesson.locator("#quiz-head-width-input")
-    box.fill("64")
+    box = lesson.locator("#quiz-params-input")
+    box.fill("1050624")
     box.press("Enter")
-    assert feedback(lesson, "quiz-head-width").startswith("\u2713 Correct.")
+    assert shown(lesson, "quiz-params").startswith("\u2713 Correct.")
+    quiz = lesson.locator("#quiz-scale")
+    quiz.locator("label[for=quiz-scale-b]").click()
+    quiz.locator("[data-quiz-check]").click()
+    assert shown(lesson, "quiz-scale").startswith("\u2713 Correct.")
+    assert_reads_cleanly(lesson, "quiz-scale")
