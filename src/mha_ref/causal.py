@@ -47,9 +47,11 @@ def demo_patterns(causal: bool) -> Tensor:
     # --8<-- [start:demo_patterns_body]
     x = token_features()  # (1, T, d_model): the lesson's sentence
     w = head_weights()  # the demo heads' w_q, w_k, w_v, w_o
-    mask = causal_mask(x.shape[1]) if causal else None  # (T, T), shared by every head
+    # (T, T), one mask shared by every head
+    mask = causal_mask(x.shape[1]) if causal else None
     _, weights = multi_head_attention(
-        x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask, return_weights=True
+        x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS,
+        mask=mask, return_weights=True,
     )
     return weights[0]  # (h, T, T)
     # --8<-- [end:demo_patterns_body]
@@ -112,7 +114,9 @@ def seeded_sentence_layer(
 
 
 # --8<-- [start:perturb]
-def perturb_token(x: Tensor, position: int, scale: float = 1.0, seed: int = 1) -> Tensor:
+def perturb_token(
+    x: Tensor, position: int, scale: float = 1.0, seed: int = 1
+) -> Tensor:
     # --8<-- [end:perturb]
     """A copy of ``x`` (``(B, T, d_model)``) with seeded random noise added to token ``position`` only.
 
@@ -131,16 +135,20 @@ def perturb_token(x: Tensor, position: int, scale: float = 1.0, seed: int = 1) -
     if not 0 <= position < tokens:
         raise ValueError(f"position must lie in [0, {tokens - 1}] for x with {tokens} tokens, got {position}")
     # --8<-- [start:perturb_body]
-    noise = torch.randn(x.shape[0], x.shape[2], generator=torch.Generator().manual_seed(seed))  # (B, d_model)
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(x.shape[0], x.shape[2], generator=generator)  # (B, d_model)
+    noise = noise.to(dtype=x.dtype, device=x.device)
     changed = x.clone()
-    changed[:, position] += scale * noise.to(dtype=x.dtype, device=x.device)  # only this token moves
+    changed[:, position] += scale * noise  # only this token moves
     return changed
     # --8<-- [end:perturb_body]
 
 
 # --8<-- [start:output_change]
 @torch.no_grad()
-def output_change(layer: MultiHeadAttention, x: Tensor, changed: Tensor, mask: Tensor | None) -> Tensor:
+def output_change(
+    layer: MultiHeadAttention, x: Tensor, changed: Tensor, mask: Tensor | None
+) -> Tensor:
     # --8<-- [end:output_change]
     """How far each token's output moves, ``(T,)``: the largest absolute change over batch and width.
 
@@ -165,7 +173,8 @@ def torch_sdpa_difference(q: Tensor, k: Tensor, v: Tensor) -> float:
     True
     """
     # --8<-- [start:torch_sdpa_body]
-    ours, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(q.shape[-2], device=q.device))
+    mask = causal_mask(q.shape[-2], device=q.device)  # (T, T)
+    ours, _ = scaled_dot_product_attention(q, k, v, mask=mask)
     theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     return float((ours - theirs).abs().max())
     # --8<-- [end:torch_sdpa_body]
@@ -185,8 +194,8 @@ def torch_attn_mask(mask: Tensor) -> Tensor:
             [False, False,  True],
             [False, False, False]])
     """
-    # --8<-- [start:torch_attn_mask_body]
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"mask must be a boolean torch.Tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
-    return ~mask
+    # --8<-- [start:torch_attn_mask_body]
+    return ~mask  # True = may attend  ->  True = may NOT attend
     # --8<-- [end:torch_attn_mask_body]
