@@ -136,7 +136,8 @@ def perturb_token(
         raise ValueError(f"position must lie in [0, {tokens - 1}] for x with {tokens} tokens, got {position}")
     # --8<-- [start:perturb_body]
     generator = torch.Generator().manual_seed(seed)
-    noise = torch.randn(x.shape[0], x.shape[2], generator=generator)  # (B, d_model)
+    B, d_model = x.shape[0], x.shape[2]
+    noise = torch.randn(B, d_model, generator=generator)  # (B, d_model)
     noise = noise.to(dtype=x.dtype, device=x.device)
     changed = x.clone()
     changed[:, position] += scale * noise  # only this token moves

@@ -92,7 +92,9 @@ def worked_example(x: Tensor | None = None, weights: dict[str, Tensor] | None = 
 
 
 # --8<-- [start:head_by_head]
-def head_by_head(x: Tensor, w: dict[str, Tensor], num_heads: int) -> dict[str, Tensor]:
+def head_by_head(
+    x: Tensor, w: dict[str, Tensor], num_heads: int
+) -> dict[str, Tensor]:
     # --8<-- [end:head_by_head]
     """Multi-head attention on one sentence ``x`` ``(1, T, d_model)``, one head at a time.
 
