@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
-## pytest options for `make test`: workers on up to 4 cores (pytest-xdist); override with
+## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
+## one worker except the browser tests (tests/conftest.py groups them); override with
 ## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
-PYTEST_ARGS ?= -n auto --maxprocesses=4
+PYTEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
 
 ## Redraw every figure from code or from the committed data (benchmark and training
 ## results are committed: nothing here needs a GPU or minutes of training). Every

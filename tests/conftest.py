@@ -115,9 +115,16 @@ def _needs_site(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     browser_dir = ROOT / "tests" / "browser"
     skip_browser = os.environ.get("MHA_SKIP_BROWSER") == "1"
+    grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
-        if browser_dir in Path(item.path).parents:
+        in_browser_dir = browser_dir in Path(item.path).parents
+        if in_browser_dir:
             item.add_marker(pytest.mark.browser)
+        elif grouping:
+            # Under `--dist loadgroup` a file's tests stay on one worker, so module-scoped
+            # fixtures (a benchmark run, rendered figures) are made once and a page's Sybil
+            # fences share their namespace; browser tests, independent of each other, spread.
+            item.add_marker(pytest.mark.xdist_group(str(item.path)))
         if skip_browser and item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.skip(reason="MHA_SKIP_BROWSER=1: browser tests skipped on purpose"))
     # Tests that need the built site run last, so the background build overlaps the others.
