@@ -160,7 +160,9 @@ def test_arcs_table_and_grids_are_linked(new_page) -> None:
     hover_arc(page, f'{ARCS}[data-head="subject"]')
     assert root.get_attribute("data-hot") == f"subject {IT} {CAT}"
     cell = page.locator('.mha-explorer__grid[data-head="subject"] .mha-cell-hot')
-    assert (cell.get_attribute("visibility"), cell.get_attribute("x"), cell.get_attribute("y")) == ("visible", str(CAT), str(IT))
+    assert (cell.get_attribute("visibility"), cell.get_attribute("data-key"), cell.get_attribute("data-query")) == (
+        "visible", str(CAT), str(IT))
+    assert cell.get_attribute("transform") == f"translate({CAT} {IT})"
     assert page.locator("td.is-hot").evaluate("td => [td.dataset.head, td.dataset.key]") == ["subject", str(CAT)]
     assert "0.9758" in page.locator(".mha-explorer__tip").inner_text()
     assert "is-hot" in arc.get_attribute("class")

@@ -434,7 +434,8 @@
       var tbody = el("tbody");
       ds.symbols.forEach(function (symbol, k) {
         var row = el("tr", { class: k === q ? "is-self" : "" });
-        row.appendChild(el("th", { scope: "row" }, symbol + (k === q ? " (itself)" : "")));
+        var name = ds.name === "trained" ? symbol + " \u00b7" + (k + 1) : symbol; // repeated symbols need positions
+        row.appendChild(el("th", { scope: "row" }, name + (k === q ? " (itself)" : "")));
         heads.forEach(function (h) {
           var w = h.weights[q][k];
           var cell = el("td", {
@@ -479,7 +480,10 @@
             x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row",
           }));
         }
-        var hot = svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot", visibility: "hidden" });
+        // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
+        var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" });
+        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__outer" }));
+        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__inner" }));
         svg.appendChild(hot);
         view.cells[h.name] = hot;
         figure.appendChild(svg);
@@ -506,8 +510,9 @@
       }
       var hot = view.cells[link.head];
       if (hot) {
-        hot.setAttribute("x", String(link.key));
-        hot.setAttribute("y", String(link.query));
+        hot.setAttribute("transform", "translate(" + link.key + " " + link.query + ")");
+        hot.setAttribute("data-key", String(link.key));
+        hot.setAttribute("data-query", String(link.query));
         hot.setAttribute("visibility", "visible");
       }
       root.setAttribute("data-hot", link.head + " " + link.query + " " + link.key);
