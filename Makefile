@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
+## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
+## one worker except the browser tests (tests/conftest.py groups them); override with
+## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
+PYTEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
+
 ## Redraw every figure from code or from the committed data (benchmark and training
 ## results are committed: nothing here needs a GPU or minutes of training). Every
 ## site asset is committed and `make test` proves it current, so serve does not redo this.
@@ -38,8 +43,13 @@ serve: $(STAMP)
 build: $(STAMP)
 	$(PY) -m mkdocs build --strict
 
+## Find a Chromium for the browser tests, installing one if the machine has none
+## (tests/browser_setup.py says how; MHA_SKIP_BROWSER=1 skips both), then run pytest on it.
+## Any non-zero pytest status fails the target, 5 ("no tests collected") included.
 test: $(STAMP)
-	$(PY) -m pytest
+	@chromium="$$($(PY) tests/browser_setup.py)" || exit 1; \
+	echo "Chromium: $${chromium:-none (MHA_SKIP_BROWSER=1)}"; \
+	MHA_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
 
 ## Re-pin constraints.txt from the current .venv (after changing dependencies on purpose).
 lock: $(STAMP)

@@ -1,26 +1,47 @@
-"""Fixtures shared by the site tests: one strict build, a localhost server, Chromium.
+"""Fixtures shared by the site tests: one strict build per session, a localhost server, Chromium.
 
-The browser is Debian's ``/usr/bin/chromium`` driven by Playwright; nothing is
-downloaded. A missing browser fails the browser tests (CI must not pass by
-skipping them); set ``MHA_SKIP_BROWSER=1`` to skip them on purpose on a machine
-without Chromium.
+One build for the whole session, with or without pytest-xdist:
+
+- the main process (the xdist controller, or the only process) binds a localhost
+  server over an empty directory before any test runs, so the site is built with
+  its real ``site_url`` (Material's instant navigation only follows links listed in
+  ``sitemap.xml``, whose addresses come from ``site_url``), and serves it until the
+  session ends; workers learn the directory and address from ``MHA_TEST_SITE``;
+- after collection, the first process that has a test needing the site claims the
+  build (an exclusive file create) and starts ``mkdocs build --strict`` in the
+  background, so it runs while other tests do; tests that need the site are
+  ordered last, and the ``built_site`` fixture waits for the build's exit status.
+
+The browser is found by ``tests/browser_setup.py`` (``MHA_CHROMIUM``, the PATH,
+Playwright's cache); ``make test`` installs one first when there is none. A missing
+browser fails the browser tests (CI must not pass by skipping them);
+``MHA_SKIP_BROWSER=1`` skips them on purpose.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from sitekit import CHROMIUM, CHROMIUM_ARGS, ROOT
+from sitekit import CHROMIUM_ARGS, ROOT, chromium
+
+SHARED_VARIABLE = "MHA_TEST_SITE"
+SITE_FIXTURES = {"built_site", "site_url", "new_page", "page"}
+BUILD_TIMEOUT_S = 900
+_SERVER = pytest.StashKey[tuple]()
+_BUILD = pytest.StashKey[subprocess.Popen]()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -28,65 +49,167 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="session")
-def _site_server(tmp_path_factory: pytest.TempPathFactory):
-    """A bound (not yet serving) localhost server over an empty directory, and its URL.
+# --- the main process: a server over a shared directory, for the whole session ----------------
 
-    The port is chosen before the build so the site can be built with its real
-    ``site_url``: Material's instant navigation only intercepts links that appear
-    in ``sitemap.xml``, whose addresses come from ``site_url``.
-    """
-    directory = tmp_path_factory.mktemp("site")
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _is_worker(config):
+        return  # the controller serves; its MHA_TEST_SITE reached this worker through the environment
+    shared = Path(tempfile.mkdtemp(prefix="mha-test-site-"))
+    (shared / "site").mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(shared / "site"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    yield server, directory, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.server_close()
-
-
-@pytest.fixture(scope="session")
-def built_site(_site_server) -> Path:
-    """The site as ``mkdocs build --strict`` writes it, into a fresh directory."""
-    _, out, url = _site_server
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_SITE_URL": url}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    if result.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    (out / "_build.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    return out
-
-
-@pytest.fixture(scope="session")
-def site_url(built_site: Path, _site_server) -> Iterator[str]:
-    """Base URL (ending in ``/``) of a threaded HTTP server over the built site on 127.0.0.1."""
-    server, _, url = _site_server
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name="mha-site-server", daemon=True)
     thread.start()
-    yield url
-    server.shutdown()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    config.stash[_SERVER] = (server, shared, os.environ.get(SHARED_VARIABLE))
+    os.environ[SHARED_VARIABLE] = json.dumps({"dir": str(shared), "url": url})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A process that started the build waits for it: another worker may still need the site."""
+    build = session.config.stash.get(_BUILD, None)
+    if build is not None and build.poll() is None and exitstatus != pytest.ExitCode.INTERRUPTED:
+        try:
+            build.wait(BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    build = config.stash.get(_BUILD, None)
+    if build is not None and build.poll() is None:  # interrupted, or the build hung
+        build.terminate()
+        build.wait(30)
+    if _SERVER in config.stash:
+        server, shared, previous = config.stash[_SERVER]
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(shared, ignore_errors=True)
+        if previous is None:
+            os.environ.pop(SHARED_VARIABLE, None)
+        else:
+            os.environ[SHARED_VARIABLE] = previous
+
+
+def _shared() -> tuple[Path, str]:
+    value = os.environ.get(SHARED_VARIABLE)
+    if not value:
+        pytest.fail(f"{SHARED_VARIABLE} is not set: tests/conftest.py's pytest_configure did not run")
+    data = json.loads(value)
+    return Path(data["dir"]), data["url"]
+
+
+# --- one background build, claimed by the first process that needs it -------------------------
+
+
+def _needs_site(item: pytest.Item) -> bool:
+    return bool(SITE_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    browser_dir = ROOT / "tests" / "browser"
+    skip_browser = os.environ.get("MHA_SKIP_BROWSER") == "1"
+    grouping = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        in_browser_dir = browser_dir in Path(item.path).parents
+        if in_browser_dir:
+            item.add_marker(pytest.mark.browser)
+        elif grouping:
+            # Under `--dist loadgroup` a file's tests stay on one worker, so module-scoped
+            # fixtures (a benchmark run, rendered figures) are made once and a page's Sybil
+            # fences share their namespace; browser tests, independent of each other, spread.
+            item.add_marker(pytest.mark.xdist_group(str(item.path)))
+        if skip_browser and item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.skip(reason="MHA_SKIP_BROWSER=1: browser tests skipped on purpose"))
+    # Tests that need the built site run last, so the background build overlaps the others.
+    items.sort(key=_needs_site)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
+    if not any(_needs_site(item) and not item.get_closest_marker("skip") for item in session.items):
+        return
+    shared, url = _shared()
+    try:
+        claim = os.open(shared / "build.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # another process builds
+    os.close(claim)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_SITE_URL": url}
+    # The exit status is written by the child itself, so any process can wait for it.
+    runner = (
+        "import subprocess, sys; from pathlib import Path\n"
+        "shared = Path(sys.argv[1])\n"
+        "with open(shared / 'build.log', 'w', encoding='utf-8') as log:\n"
+        "    code = subprocess.call([sys.executable, '-m', 'mkdocs', 'build', '--strict',\n"
+        "                            '--site-dir', str(shared / 'site')], stdout=log, stderr=subprocess.STDOUT)\n"
+        "if code == 0:\n"
+        "    (shared / 'site' / '_build.log').write_bytes((shared / 'build.log').read_bytes())\n"
+        "(shared / 'build.status.tmp').write_text(str(code))\n"
+        "(shared / 'build.status.tmp').replace(shared / 'build.status')\n"
+    )
+    session.config.stash[_BUILD] = subprocess.Popen(
+        [sys.executable, "-c", runner, str(shared)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+    )
+
+
+def _wait_for_build(shared: Path) -> None:
+    status = shared / "build.status"
+    if not (shared / "build.claimed").exists():
+        pytest.fail("no process started the site build (pytest_collection_finish did not claim it)")
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    while not status.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"mkdocs build did not finish within {BUILD_TIMEOUT_S} s; see {shared / 'build.log'}")
+        time.sleep(0.2)
+    code = int(status.read_text())
+    log = (shared / "build.log").read_text(encoding="utf-8")
+    if code != 0:
+        pytest.fail(f"mkdocs build --strict failed ({code}):\n{log}")
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The site as ``mkdocs build --strict`` writes it (built once per session), with its log in ``_build.log``."""
+    shared, _ = _shared()
+    _wait_for_build(shared)
+    return shared / "site"
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path) -> str:
+    """Base URL (ending in ``/``) of the session's localhost server over the built site."""
+    return _shared()[1]
+
+
+# --- the browser ------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
 def browser():
-    """Headless Debian Chromium; fails (not skips) when it is missing, unless MHA_SKIP_BROWSER=1."""
-    missing = None
+    """Headless Chromium (see tests/browser_setup.py); fails, not skips, when there is none."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as error:  # pragma: no cover - depends on the machine
-        missing = f"the playwright package is not installed ({error})"
-    if missing is None and not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        missing = f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
-    if missing:
-        if os.environ.get("MHA_SKIP_BROWSER") == "1":
-            pytest.skip(f"MHA_SKIP_BROWSER=1: {missing}")
-        pytest.fail(f"browser tests need Chromium: {missing}; set MHA_SKIP_BROWSER=1 to skip them on purpose")
+        pytest.fail(f"browser tests need the playwright package ({error}); set MHA_SKIP_BROWSER=1 to skip them")
+    found = chromium()
+    if found.path is None:
+        pytest.fail(
+            "browser tests need Chromium and none was found ("
+            + "; ".join(found.notes)
+            + "). `make test` installs one (python tests/browser_setup.py); or set MHA_CHROMIUM to a"
+            " Chromium or Chrome executable; or set MHA_SKIP_BROWSER=1 to skip the browser tests on purpose."
+        )
     with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        instance = playwright.chromium.launch(executable_path=found.path, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
 

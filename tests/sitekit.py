@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import browser_setup
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-CHROMIUM = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -19,6 +20,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+@functools.cache
+def chromium() -> browser_setup.Search:
+    """The Chromium the browser tests drive: ``MHA_CHROMIUM``, the PATH, then Playwright's cache.
+
+    ``make test`` runs ``tests/browser_setup.py`` first, which installs one when none is
+    found and hands its path to pytest as ``MHA_CHROMIUM``. ``Search.path`` is ``None``
+    when there is none; ``Search.notes`` then say where it looked.
+    """
+    return browser_setup.find_chromium()
 
 
 def page_paths() -> list[str]:

@@ -19,7 +19,7 @@ The four heads, in :data:`HEAD_NAMES` order:
 ``coreference``
     the pronoun "it" attends to "cat", the one noun tagged *animate* (a mat
     cannot be tired); every other token attends to itself, which the figures
-    and the explorer draw as silence.
+    and the explorer draw as a loop (the head still outputs that token's value).
 
 >>> patterns = attention_patterns()
 >>> patterns.shape

@@ -1,317 +1,506 @@
-"""Figures and explorer data for the four demo heads of :mod:`mha_ref.demo_heads`.
+"""The head explorer's data (``heads.json``) and its static figures, under ``docs/assets/explorer/``.
 
-Pure functions: attention patterns in, a matplotlib :class:`~matplotlib.figure.Figure`
-(or plain JSON-ready data) out. ``scripts/build_figures.py`` turns them into the
-files under ``docs/assets/explorer/``.
+Two datasets feed the explorer:
 
-Every head is drawn in its colour *and* its own dash pattern from
-:data:`mha_site.style.HEAD_STYLES`, and named in a legend, so the figures can be
-read without telling the colours apart.
+``sentence``
+    the four hand-built heads of :mod:`mha_ref.demo_heads` on the demo sentence,
+    computed here in float64 (on ``device``) and rounded to :data:`DIGITS` places;
+``trained``
+    the previous-token and induction heads of the tiny trained model (seed 0 of
+    ``docs/assets/real-heads/results.json``) on a block of random tokens written
+    twice, copied from that committed file.
+
+The work is split in two steps so that the files check as current on any machine:
+:func:`explorer_data` computes the JSON (compare it with :data:`JSON_TOLERANCE`),
+and :func:`explorer_figures` draws every SVG from that JSON alone (compare byte
+for byte). :func:`explorer_files` runs both and is what the build scripts call.
+
+Every head is drawn in its colour *and* its own dash pattern, and named in a
+legend, so no figure relies on colour alone. The colours (:data:`HEAD_COLOURS`)
+stay apart under simulated deuteranopia and protanopia; the test suite measures it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path as FilePath
 from typing import Any
 
+import torch
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
-from torch import Tensor
 
-from mha_ref.demo_heads import (
-    DEFAULT_QUERY,
-    HEAD_NAMES,
-    SENTENCE,
-    TOKENS,
-    arc_keys,
-    attention_patterns,
-    check_patterns,
-)
+from mha_ref.demo_heads import DEFAULT_QUERY, HEAD_NAMES, SENTENCE, TOKENS, attention_patterns, head_weights, token_features
 from mha_site.files import json_bytes
-from mha_site.style import HEAD_STYLES, figure_to_svg, new_figure, styled
+from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_heatmap
 
 __all__ = [
-    "Arc",
+    "ARC_MIN_WEIGHT",
+    "DIGITS",
     "EXPLORER_ASSETS",
-    "query_arcs",
-    "head_arcs",
+    "HEAD_COLOURS",
+    "HEAD_DASHES",
+    "JSON_TOLERANCE",
+    "REPO_ROOT",
+    "RESULTS",
+    "token_symbol",
+    "demo_patterns",
+    "sentence_dataset",
+    "trained_dataset",
+    "explorer_data",
+    "arcs_for_query",
     "arc_figure",
     "heatmap_grid_figure",
-    "explorer_data",
+    "explorer_figures",
     "explorer_files",
+    "compare_data",
 ]
 
-#: One drawn arc: (head name, query index, key index).
-Arc = tuple[str, int, int]
+#: The repository this module belongs to: every default path below is resolved from it.
+REPO_ROOT = FilePath(__file__).resolve().parents[2]
 
-_TEXT_COLOUR = "#222222"
-_BASELINE = 0.0  # y of the token labels
+#: Where :func:`explorer_files` puts its files by default.
+EXPLORER_ASSETS = REPO_ROOT / "docs" / "assets" / "explorer"
+
+#: The committed results of the trained model (``scripts/train_heads.py``).
+RESULTS = REPO_ROOT / "docs" / "assets" / "real-heads" / "results.json"
+
+#: Places every weight in ``heads.json`` is rounded to (the explorer prints at most 4).
+DIGITS = 4
+
+#: How far a freshly computed weight may sit from the committed one and still count as current:
+#: one unit in the last kept place (a value near a rounding boundary may round either way).
+JSON_TOLERANCE = 10.0**-DIGITS
+
+#: Every key a head gives at least this weight gets an arc, drawn wider and darker with more weight.
+ARC_MIN_WEIGHT = 0.05
+
+#: Line colour per head: "light" on the white page and the figures, "dark" on Material's slate.
+#: Chosen so every pair shown together stays at least 19 CIEDE2000 units apart under normal
+#: vision and simulated deuteranopia and protanopia (Machado et al. 2009, severity 1), with at
+#: least 3:1 contrast to the background. The induction head shares the amber of the subject
+#: head: the two never appear in the same dataset.
+HEAD_COLOURS: dict[str, dict[str, str]] = {
+    "previous": {"light": "#0072b2", "dark": "#56b4e9", "name": "blue"},
+    "subject": {"light": "#9a6a00", "dark": "#b98010", "name": "amber"},
+    "verb": {"light": "#009e73", "dark": "#1cd9a8", "name": "green"},
+    "coreference": {"light": "#922b5f", "dark": "#b04f80", "name": "purple"},
+    "induction": {"light": "#9a6a00", "dark": "#b98010", "name": "amber"},
+}
+
+#: The non-colour cue of each head: its line pattern (matplotlib names; explorer.js knows each).
+HEAD_DASHES: dict[str, str] = {
+    "previous": "solid",
+    "subject": "dashed",
+    "verb": "dotted",
+    "coreference": "dashdot",
+    "induction": "dashed",
+}
+
+_DASH_WORDS = {"solid": "solid", "dashed": "dashed", "dotted": "dotted", "dashdot": "dash-dot"}
+
+# The trained model's 64 token ids, shown as consonant-vowel syllables: id = 4 * consonant + vowel.
+_CONSONANTS = "bdfghklmnprstvwz"
+_VOWELS = "aeio"
+
+_BASELINE = 0.0  # y of the token labels in the arc figures
 _ARC_FOOT = 0.32  # arcs start and end this far above the labels
 
 
-def _check_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
-    tokens = tuple(tokens)
-    if not tokens or not all(isinstance(t, str) for t in tokens):
-        raise TypeError(f"tokens must be a non-empty sequence of str, got {tokens!r}")
-    return tokens
+def token_symbol(token_id: int) -> str:
+    """A short readable name for one of the trained model's 64 token ids: a consonant-vowel syllable.
 
-
-def _check_arcs(arcs: Sequence[Arc], num_tokens: int) -> list[Arc]:
-    checked = []
-    for arc in arcs:
-        head, query, key = arc
-        if head not in HEAD_STYLES:
-            raise ValueError(f"arc {arc!r} names head {head!r}; known heads are {list(HEAD_STYLES)}")
-        if not (0 <= query < num_tokens and 0 <= key < num_tokens):
-            raise ValueError(f"arc {arc!r} points outside the {num_tokens} tokens")
-        if query == key:
-            raise ValueError(f"arc {arc!r} goes from a token to itself; a head attending to itself draws no arc")
-        checked.append((head, int(query), int(key)))
-    return checked
-
-
-def query_arcs(patterns: Tensor, query: int, heads: Sequence[str] = HEAD_NAMES) -> list[Arc]:
-    """The arcs out of one query token: one per head in ``heads`` whose top key is another token.
-
-    >>> from mha_ref.demo_heads import attention_patterns
-    >>> query_arcs(attention_patterns(), query=7)
-    [('previous', 7, 6), ('subject', 7, 1), ('verb', 7, 8), ('coreference', 7, 1)]
-    >>> query_arcs(attention_patterns(), query=1)
-    [('previous', 1, 0), ('verb', 1, 2)]
+    >>> [token_symbol(i) for i in (0, 1, 5, 59, 63)]
+    ['ba', 'be', 'de', 'wo', 'zo']
+    >>> token_symbol(64)
+    Traceback (most recent call last):
+    ...
+    ValueError: token_id must be an int in 0..63, got 64
     """
-    table = arc_keys(patterns)
-    num_tokens = patterns.shape[-1]
-    if not 0 <= query < num_tokens:
-        raise ValueError(f"query must index one of the {num_tokens} tokens, got {query}")
-    unknown = [h for h in heads if h not in table]
+    if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < 64:
+        raise ValueError(f"token_id must be an int in 0..63, got {token_id!r}")
+    return _CONSONANTS[token_id // 4] + _VOWELS[token_id % 4]
+
+
+def _rounded(matrix: Any) -> list[list[float]]:
+    return [[round(float(w), DIGITS) + 0.0 for w in row] for row in matrix]
+
+
+def _head_entry(name: str, label: str, weights: list[list[float]], detail: str = "") -> dict[str, Any]:
+    colour = HEAD_COLOURS[name]
+    return {
+        "name": name,
+        "label": label,
+        "detail": detail,
+        "colour": colour["light"],
+        "colour_name": colour["name"],
+        "dash": HEAD_DASHES[name],
+        "dash_name": _DASH_WORDS[HEAD_DASHES[name]],
+        "weights": weights,
+    }
+
+
+def demo_patterns(device: str = "cpu") -> torch.Tensor:
+    """The demo heads' ``(4, T, T)`` weights computed in float64 on ``device``, returned on the CPU.
+
+    >>> patterns = demo_patterns()
+    >>> patterns.dtype, tuple(patterns.shape)
+    (torch.float64, (4, 11, 11))
+    """
+    features = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
+    weights = {name: w.to(device=device, dtype=torch.float64) for name, w in head_weights().items()}
+    return attention_patterns(features, weights).cpu()  # (h, T, T)
+
+
+def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
+    """The hand-built heads on the demo sentence, weights rounded to :data:`DIGITS` places.
+
+    >>> data = sentence_dataset()
+    >>> data["tokens"][data["default_query"]], [h["name"] for h in data["heads"]]
+    ('it', ['previous', 'subject', 'verb', 'coreference'])
+    >>> data["heads"][3]["weights"][7][1]  # coreference head: "it" -> "cat"
+    0.9975
+    """
+    patterns = demo_patterns(device)
+    labels = {"previous": "previous token", "subject": "subject", "verb": "verb", "coreference": "coreference"}
+    return {
+        "name": "sentence",
+        "title": "Hand-built heads, one sentence",
+        "description": (
+            f"The sentence \u201c{SENTENCE}\u201d and the four heads built by hand for this page, "
+            "each with one job."
+        ),
+        "tokens": list(TOKENS),
+        "symbols": list(TOKENS),
+        "default_query": DEFAULT_QUERY,
+        "heads": [_head_entry(name, labels[name], _rounded(p)) for name, p in zip(HEAD_NAMES, patterns)],
+    }
+
+
+def _check_record(results: Mapping[str, Any], source: str) -> Mapping[str, Any]:
+    try:
+        record = results["seeds"][0]
+        maps = record["heatmaps"]
+        tokens, previous, induction = maps["tokens"], maps["previous_token"], maps["induction"]
+        prev_head, ind_head = record["previous_token_head"], record["induction_head"]
+    except (KeyError, IndexError, TypeError) as error:
+        raise ValueError(f"{source}: no seeds[0].heatmaps with tokens, previous_token and induction ({error!r})") from None
+    size = len(tokens)
+    if size < 4 or size % 2 or tokens[: size // 2] != tokens[size // 2 :]:
+        raise ValueError(f"{source}: heatmap tokens must be one block written twice, got {tokens}")
+    for name, matrix in (("previous_token", previous), ("induction", induction)):
+        if len(matrix) != size or any(len(row) != size for row in matrix):
+            raise ValueError(f"{source}: heatmaps.{name} must be {size} x {size}, one row per token")
+    return record
+
+
+def trained_dataset(results: Mapping[str, Any] | None = None, source: str | PathLike[str] = RESULTS) -> dict[str, Any]:
+    """Seed 0's previous-token and induction heads on its ``[x, x]`` heatmap sequence.
+
+    ``results`` defaults to the JSON at ``source``. Token ids become syllables
+    (:func:`token_symbol`); the description states, from the weights, how many
+    second-copy queries the induction head sends to the token after their first copy.
+
+    >>> data = trained_dataset()
+    >>> len(data["tokens"]), [h["name"] for h in data["heads"]]
+    (24, ['previous', 'induction'])
+    >>> data["symbols"][:3] == [token_symbol(t) for t in data["tokens"][:3]]
+    True
+    """
+    if results is None:
+        results = json.loads(FilePath(source).read_text(encoding="utf-8"))
+    record = _check_record(results, str(source))
+    maps = record["heatmaps"]
+    tokens = [int(t) for t in maps["tokens"]]
+    half = len(tokens) // 2
+    induction = _rounded(maps["induction"])
+    second_copy = range(half, len(tokens))
+    hits = sum(1 for q in second_copy if max(range(q + 1), key=induction[q].__getitem__) == q - half + 1)
+    prev_layer, prev_index = record["previous_token_head"]
+    ind_layer, ind_index = record["induction_head"]
+    return {
+        "name": "trained",
+        "title": "Trained heads, random tokens written twice",
+        "description": (
+            f"Seed {record['seed']} of the two-layer model from Heads that learn, reading a block of {half} random "
+            f"tokens written twice. Its tokens are numbers 0 to 63, shown as syllables (token {tokens[0]} is "
+            f"\u201c{token_symbol(tokens[0])}\u201d). In the second copy, {hits} of the {half} queries give the "
+            "induction head\u2019s largest weight to the token that followed their first copy."
+        ),
+        "tokens": tokens,
+        "symbols": [token_symbol(t) for t in tokens],
+        "default_query": half + half // 2,
+        "half": half,
+        "induction_hits": hits,
+        "heads": [
+            _head_entry("previous", "previous token", _rounded(maps["previous_token"]),
+                        f"layer {prev_layer}, head {prev_index}"),
+            _head_entry("induction", "induction", induction, f"layer {ind_layer}, head {ind_index}"),
+        ],
+    }
+
+
+def _cmap_stops(count: int = 11) -> list[str]:
+    cmap = colormaps[WEIGHT_CMAP]
+    return [to_hex(cmap(i / (count - 1))) for i in range(count)]
+
+
+def explorer_data(device: str = "cpu", results: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything ``explorer.js`` reads: both datasets, the arc threshold and the weight colour map.
+
+    >>> data = explorer_data()
+    >>> [d["name"] for d in data["datasets"]], data["arc_min_weight"], len(data["cmap"])
+    (['sentence', 'trained'], 0.05, 11)
+    """
+    return {
+        "arc_min_weight": ARC_MIN_WEIGHT,
+        "cmap": _cmap_stops(),
+        "cmap_name": WEIGHT_CMAP,
+        "datasets": [sentence_dataset(device), trained_dataset(results)],
+    }
+
+
+# ---------------------------------------------------------------- drawing (from the JSON only)
+
+#: One drawn arc: (head name, query index, key index, weight).
+Arc = tuple[str, int, int, float]
+
+
+def _dataset(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    for dataset in data["datasets"]:
+        if dataset["name"] == name:
+            return dataset
+    raise ValueError(f"no dataset {name!r}; the data holds {[d['name'] for d in data['datasets']]}")
+
+
+def arcs_for_query(dataset: Mapping[str, Any], query: int, heads: Sequence[str] | None = None) -> list[Arc]:
+    """Every ``(head, query, key, weight)`` with weight >= :data:`ARC_MIN_WEIGHT` (a key may be the query).
+
+    >>> data = sentence_dataset()
+    >>> [(h, TOKENS[k], w) for h, _, k, w in arcs_for_query(data, 7)]  # doctest: +NORMALIZE_WHITESPACE
+    [('previous', 'because', 0.9758), ('subject', 'cat', 0.9758), ('verb', 'was', 0.9877),
+     ('coreference', 'cat', 0.9975)]
+    >>> arcs_for_query(data, 11)
+    Traceback (most recent call last):
+    ...
+    ValueError: query must index one of the 11 tokens, got 11
+    """
+    num_tokens = len(dataset["tokens"])
+    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < num_tokens:
+        raise ValueError(f"query must index one of the {num_tokens} tokens, got {query!r}")
+    known = [h["name"] for h in dataset["heads"]]
+    wanted = known if heads is None else list(heads)
+    unknown = [h for h in wanted if h not in known]
     if unknown:
-        raise ValueError(f"unknown head(s) {unknown}; the heads are {list(HEAD_NAMES)}")
-    return [(h, query, table[h][query]) for h in heads if table[h][query] is not None]
+        raise ValueError(f"unknown head(s) {unknown}; the heads are {known}")
+    return [
+        (head["name"], query, key, weight)
+        for head in dataset["heads"] if head["name"] in wanted
+        for key, weight in enumerate(head["weights"][query]) if weight >= ARC_MIN_WEIGHT
+    ]
 
 
-def head_arcs(patterns: Tensor, head: str) -> list[Arc]:
-    """One head's whole pattern as arcs: for every query, the arc to its top key.
+def _draw_arc(ax: Any, head: str, order: int, query: int, key: int, weight: float) -> float:
+    """Draw one arc (a loop when ``key == query``); return the height of its top."""
+    nudge = 0.06 * (order - 1.5)  # arcs sharing a token land side by side
+    width = 0.8 + 2.2 * weight
+    if key == query:
+        size = 0.3 + 0.12 * order
+        x = query
+        vertices = [(x - 0.1, _ARC_FOOT), (x - 0.42, _ARC_FOOT + 1.6 * size),
+                    (x + 0.42, _ARC_FOOT + 1.6 * size), (x + 0.1, _ARC_FOOT)]
+        path = Path(vertices, [Path.MOVETO, Path.CURVE4, Path.CURVE4, Path.CURVE4])
+        peak = _ARC_FOOT + 1.5 * size
+    else:
+        start, end = query + nudge, key + nudge
+        peak = _ARC_FOOT + 0.55 + 0.3 * abs(query - key) + 0.22 * order
+        control_y = 2 * peak - _ARC_FOOT  # a quadratic Bezier reaches half-way to its control point
+        path = Path([(start, _ARC_FOOT), ((start + end) / 2, control_y), (end, _ARC_FOOT)],
+                    [Path.MOVETO, Path.CURVE3, Path.CURVE3])
+    ax.add_patch(FancyArrowPatch(
+        path=path, arrowstyle="-|>", mutation_scale=9 + 5 * weight, color=HEAD_COLOURS[head]["light"],
+        linestyle=HEAD_DASHES[head], linewidth=width, alpha=0.45 + 0.55 * weight,
+    ))
+    return peak
 
-    >>> from mha_ref.demo_heads import attention_patterns
-    >>> head_arcs(attention_patterns(), "coreference")
-    [('coreference', 7, 1)]
-    """
-    table = arc_keys(patterns)
-    if head not in table:
-        raise ValueError(f"unknown head {head!r}; the heads are {list(HEAD_NAMES)}")
-    return [(head, q, k) for q, k in enumerate(table[head]) if k is not None]
 
-
-def _arc_height(span: int, head: str) -> float:
-    """Taller arcs for longer reaches, and a per-head offset so arcs sharing ends stay apart."""
-    return 0.55 + 0.3 * span + 0.22 * HEAD_NAMES.index(head)
-
-
-def _draw_arc(ax: Any, head: str, query: int, key: int) -> tuple[float, float]:
-    style = HEAD_STYLES[head]
-    nudge = 0.06 * (HEAD_NAMES.index(head) - 1.5)  # arcs sharing a token land side by side
-    start, end = query + nudge, key + nudge
-    peak = _ARC_FOOT + _arc_height(abs(query - key), head)
-    # A quadratic Bezier reaches half-way to its control point: control at 2 * peak.
-    control_y = 2 * peak - _ARC_FOOT
-    path = Path(
-        [(start, _ARC_FOOT), ((start + end) / 2, control_y), (end, _ARC_FOOT)],
-        [Path.MOVETO, Path.CURVE3, Path.CURVE3],
-    )
-    ax.add_patch(
-        FancyArrowPatch(
-            path=path,
-            arrowstyle="-|>",
-            mutation_scale=13,
-            color=style["colour"],
-            linestyle=style["dash"],
-            linewidth=2.0,
-        )
-    )
-    return (start + end) / 2, peak
+def _legend_label(head: Mapping[str, Any]) -> str:
+    where = f", {head['detail']}" if head["detail"] else ""
+    return f"{head['label']} ({head['colour_name']}, {head['dash_name']}{where})"
 
 
 @styled
-def arc_figure(
-    tokens: Sequence[str],
-    arcs: Sequence[Arc],
-    query: int | None = None,
-    label_arcs: bool = True,
-    silent: Sequence[int] = (),
-) -> Figure:
-    """Tokens on a line, with one arrowed arc per ``(head, query, key)`` in ``arcs``.
+def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | None = None) -> Figure:
+    """The dataset's tokens on a line, with one arrowed arc per ``(head, query, key, weight)``.
 
-    ``query`` (optional) is boxed; ``label_arcs`` writes each head's name at its
-    arc's peak; ``silent`` marks tokens whose head attends to themselves with a
-    small ring under the word. The legend names every head drawn.
+    Wider, more opaque arcs carry more weight; an arc whose key is its query is a
+    loop over the word. ``query`` (optional) is boxed. The legend names every head drawn.
 
-    >>> fig = arc_figure(["a", "b", "c"], [("previous", 1, 0), ("previous", 2, 1)])
+    >>> data = sentence_dataset()
+    >>> fig = arc_figure(data, arcs_for_query(data, 7), query=7)
     >>> len(fig.axes[0].patches)
-    2
-    >>> arc_figure(["a", "b"], [("previous", 1, 1)])
+    4
+    >>> arc_figure(data, [("previous", 0, 11, 1.0)])
     Traceback (most recent call last):
     ...
-    ValueError: arc ('previous', 1, 1) goes from a token to itself; a head attending to itself draws no arc
+    ValueError: arc ('previous', 0, 11, 1.0) points outside the 11 tokens
     """
-    tokens = _check_tokens(tokens)
-    arcs = _check_arcs(arcs, len(tokens))
-    outside = [i for i in (*silent, *([] if query is None else [query])) if not 0 <= i < len(tokens)]
-    if outside:
-        raise ValueError(f"token indices {outside} (query or silent) are outside the {len(tokens)} tokens")
-    fig = new_figure(max(4.0, 0.78 * len(tokens)), 3.0)
+    symbols = dataset["symbols"]
+    order = {h["name"]: i for i, h in enumerate(dataset["heads"])}
+    for arc in arcs:
+        head, q, k, _ = arc
+        if head not in order:
+            raise ValueError(f"arc {arc!r} names head {head!r}; this dataset's heads are {list(order)}")
+        if not (0 <= q < len(symbols) and 0 <= k < len(symbols)):
+            raise ValueError(f"arc {arc!r} points outside the {len(symbols)} tokens")
+    many = len(symbols) > 12  # long rows are drawn smaller, so their text is set larger
+    fig = new_figure(max(4.0, (0.4 if many else 0.6) * len(symbols)), 3.0)
     ax = fig.add_axes((0.01, 0.02, 0.98, 0.84))
     top = 1.0
-    for head, q, k in arcs:
-        x_peak, y_peak = _draw_arc(ax, head, q, k)
-        top = max(top, y_peak)
-        if label_arcs:
-            ax.text(
-                x_peak, y_peak + 0.08, head, ha="center", va="bottom", fontsize=8, color=_TEXT_COLOUR,
-                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
-            )
-    for i, token in enumerate(tokens):
+    for head, q, k, weight in arcs:
+        top = max(top, _draw_arc(ax, head, order[head], q, k, weight))
+    for i, symbol in enumerate(symbols):
         is_query = i == query
         ax.text(
-            i, _BASELINE, token, ha="center", va="center", fontsize=11, color=_TEXT_COLOUR,
+            i, _BASELINE, symbol, ha="center", va="center", fontsize=13 if many else 11, color=TEXT_COLOUR,
             fontweight="bold" if is_query else "normal",
-            bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": _TEXT_COLOUR}
-            if is_query else None,
+            bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if is_query else None,
         )
-    for i in silent:
-        ax.plot([i], [_BASELINE - 0.42], marker="o", markersize=6, markerfacecolor="none",
-                markeredgecolor=_TEXT_COLOUR, linestyle="none")
-    heads_drawn = [h for h in HEAD_NAMES if any(a[0] == h for a in arcs)]
+    drawn = [h for h in dataset["heads"] if any(a[0] == h["name"] for a in arcs)]
     handles = [
-        Line2D([], [], color=HEAD_STYLES[h]["colour"], linestyle=HEAD_STYLES[h]["dash"], linewidth=2.0,
-               label=HEAD_STYLES[h]["label"])
-        for h in heads_drawn
+        Line2D([], [], color=h["colour"], linestyle=h["dash"], linewidth=2.0, label=_legend_label(h)) for h in drawn
     ]
-    if silent:
-        handles.append(Line2D([], [], marker="o", markerfacecolor="none", markeredgecolor=_TEXT_COLOUR,
-                              linestyle="none", label="attends to itself (no arc)"))
     if handles:
-        fig.legend(handles=handles, loc="upper center", ncols=len(handles), frameon=False, fontsize=9)
-    ax.set_xlim(-0.6, len(tokens) - 0.4)
+        fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False,
+                   fontsize=12 if many else 9)
+    ax.set_xlim(-0.6, len(symbols) - 0.4)
     ax.set_ylim(_BASELINE - 0.6, top + 0.45)
     ax.axis("off")
     return fig
 
 
 @styled
-def heatmap_grid_figure(tokens: Sequence[str], patterns: Tensor, heads: Sequence[str] = HEAD_NAMES) -> Figure:
-    """A 2 x 2 grid of ``(query, key)`` heatmaps, one per head, with the tokens on both axes.
+def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
+    """One ``(query, key)`` grid per head in :data:`~mha_site.style.WEIGHT_CMAP`, tokens on both axes.
 
-    Darker cells carry more weight (one grey scale shared by all panels, so the
-    shade, not the hue, carries the number); each panel is titled with its head.
-
-    >>> from mha_ref.demo_heads import attention_patterns
-    >>> fig = heatmap_grid_figure(TOKENS, attention_patterns())
+    >>> fig = heatmap_grid_figure(sentence_dataset())
     >>> [ax.get_title() for ax in fig.axes[:4]]
-    ['previous token (blue)', 'subject (amber)', 'verb (green)', 'coreference (red)']
+    ['previous token (blue, solid)', 'subject (amber, dashed)', 'verb (green, dotted)', 'coreference (purple, dash-dot)']
     """
-    tokens = _check_tokens(tokens)
-    patterns = check_patterns(patterns)
-    if patterns.shape[-1] != len(tokens):
-        raise ValueError(f"patterns cover {patterns.shape[-1]} tokens but {len(tokens)} tokens were given")
-    if len(heads) != patterns.shape[0]:
-        raise ValueError(f"need one head name per pattern: {patterns.shape[0]} patterns, heads {list(heads)}")
-    fig = new_figure(8.0, 7.6)
-    axes = fig.subplots(2, 2, gridspec_kw={"hspace": 0.32, "wspace": 0.3, "left": 0.1, "right": 0.88,
-                                            "top": 0.96, "bottom": 0.09})
-    ticks = range(len(tokens))
-    mesh = None
-    for ax, head, pattern in zip(axes.flat, heads, patterns):
-        mesh = ax.imshow(pattern.detach().cpu().numpy(), cmap="Greys", vmin=0.0, vmax=1.0,
-                         interpolation="nearest", extent=(0, len(tokens), len(tokens), 0))
-        ax.set_xticks(range(len(tokens) + 1), minor=True)
-        ax.set_yticks(range(len(tokens) + 1), minor=True)
-        ax.grid(which="minor", color="#cccccc", linewidth=0.4)
-        ax.tick_params(which="minor", length=0)
-        ax.set_title(HEAD_STYLES[head]["label"], fontsize=10)
-        ax.set_xticks([t + 0.5 for t in ticks], tokens, rotation=90, fontsize=8)
-        ax.set_yticks([t + 0.5 for t in ticks], tokens, fontsize=8)
-        ax.set_xlim(0, len(tokens))
-        ax.set_ylim(len(tokens), 0)  # first query at the top
+    heads = dataset["heads"]
+    symbols = dataset["symbols"]
+    columns = 2
+    rows = math.ceil(len(heads) / columns)
+    fig = new_figure(8.0, 3.8 * rows)
+    axes = fig.subplots(rows, columns, squeeze=False, gridspec_kw={
+        "hspace": 0.45, "wspace": 0.3, "left": 0.1, "right": 0.88, "top": 1 - 0.04 / rows, "bottom": 0.18 / rows})
+    image = None
+    for ax, head in zip(axes.flat, heads):
+        size = len(symbols)
+        image = weight_heatmap(ax, head["weights"], extent=(0, size, size, 0))
+        ax.set_title(_legend_label(head), fontsize=10)
+        ax.set_xticks([t + 0.5 for t in range(size)], symbols, rotation=90, fontsize=8)
+        ax.set_yticks([t + 0.5 for t in range(size)], symbols, fontsize=8)
+        ax.set_xlim(0, size)
+        ax.set_ylim(size, 0)  # first query at the top
         ax.set_xlabel("key (attended to)", fontsize=8)
         ax.set_ylabel("query", fontsize=8)
         ax.set_aspect("equal")
         for spine in ax.spines.values():
             spine.set_visible(True)
-            spine.set_color(HEAD_STYLES[head]["colour"])
-            spine.set_linestyle(HEAD_STYLES[head]["dash"])
+            spine.set_color(head["colour"])
+            spine.set_linestyle(head["dash"])
             spine.set_linewidth(1.5)
-    colourbar_axes = fig.add_axes((0.91, 0.3, 0.02, 0.4))
-    fig.colorbar(mesh, cax=colourbar_axes, label="attention weight")
+    for ax in list(axes.flat)[len(heads):]:
+        ax.set_visible(False)
+    fig.colorbar(image, cax=fig.add_axes((0.91, 0.3, 0.02, 0.4)), label="attention weight")
     return fig
 
 
-def explorer_data(patterns: Tensor, digits: int = 4) -> dict[str, Any]:
-    """What the explorer script reads: the tokens, and per head its name, label, colour, dash and weights.
+def explorer_figures(data: Mapping[str, Any]) -> dict[str, bytes]:
+    """Every SVG of the explorer, drawn from ``data`` (the parsed ``heads.json``) alone: name -> bytes.
 
-    ``weights`` of each head is the ``(query, key)`` grid rounded to ``digits`` places.
+    ``arcs-it.svg`` (the sentence, query "it", every head), ``pattern-<head>.svg``
+    (one hand-built head out of every token), ``heatmaps.svg`` (their weight grids)
+    and ``trained-arcs.svg`` (the trained heads from the default query of that dataset).
 
-    >>> from mha_ref.demo_heads import attention_patterns
-    >>> data = explorer_data(attention_patterns())
-    >>> data["tokens"][data["default_query"]], [h["name"] for h in data["heads"]]
-    ('it', ['previous', 'subject', 'verb', 'coreference'])
-    >>> data["heads"][3]["weights"][7][1]  # coreference head: "it" -> "cat"
-    0.9975
+    >>> sorted(explorer_figures(explorer_data()))  # doctest: +NORMALIZE_WHITESPACE
+    ['arcs-it.svg', 'heatmaps.svg', 'pattern-coreference.svg', 'pattern-previous.svg', 'pattern-subject.svg',
+     'pattern-verb.svg', 'trained-arcs.svg']
     """
-    patterns = check_patterns(patterns)
-    if patterns.shape[-1] != len(TOKENS):
-        raise ValueError(f"patterns cover {patterns.shape[-1]} tokens but the sentence has {len(TOKENS)}")
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ValueError(f"digits must be a positive int, got {digits!r}")
-    heads = []
-    for name, pattern in zip(HEAD_NAMES, patterns):
-        style = HEAD_STYLES[name]
-        heads.append({
-            "name": name,
-            "label": style["label"],
-            "colour": style["colour"],
-            "dash": style["dash"],
-            "weights": [[round(float(w), digits) for w in row] for row in pattern],
-        })
-    return {"sentence": SENTENCE, "tokens": list(TOKENS), "default_query": DEFAULT_QUERY, "heads": heads}
-
-
-#: Where :func:`explorer_files` puts its files by default, relative to the repository root.
-EXPLORER_ASSETS = "docs/assets/explorer"
-
-
-def explorer_files(out_dir: str | PathLike[str] = EXPLORER_ASSETS) -> dict[FilePath, bytes]:
-    """Every generated explorer file, rendered in memory: path under ``out_dir`` -> bytes.
-
-    ``arcs-it.svg`` (the default query, all heads), ``pattern-<head>.svg`` (one
-    head isolated), ``heatmaps.svg`` (all four weight grids) and ``heads.json``
-    (what ``explorer.js`` reads).
-
-    >>> sorted(p.name for p in explorer_files("out"))  # doctest: +NORMALIZE_WHITESPACE
-    ['arcs-it.svg', 'heads.json', 'heatmaps.svg', 'pattern-coreference.svg', 'pattern-previous.svg',
-     'pattern-subject.svg', 'pattern-verb.svg']
-    """
-    out = FilePath(out_dir)
-    patterns = attention_patterns()
-    query = DEFAULT_QUERY
-    files = {
-        out / "arcs-it.svg": figure_to_svg(
-            arc_figure(TOKENS, query_arcs(patterns, query), query=query),
-            f'Four heads read "{TOKENS[query]}" four ways',
+    sentence = _dataset(data, "sentence")
+    trained = _dataset(data, "trained")
+    query = sentence["default_query"]
+    figures = {
+        "arcs-it.svg": figure_to_svg(
+            arc_figure(sentence, arcs_for_query(sentence, query), query=query),
+            f"Four heads read \u201c{sentence['tokens'][query]}\u201d four ways",
         ),
     }
-    for head in HEAD_NAMES:
-        arcs = head_arcs(patterns, head)
-        silent = [q for q, k in enumerate(arc_keys(patterns)[head]) if k is None]
-        files[out / f"pattern-{head}.svg"] = figure_to_svg(
-            arc_figure(TOKENS, arcs, label_arcs=False, silent=silent),
-            f"The {HEAD_STYLES[head]['label']} head across the whole sentence",
+    for head in sentence["heads"]:
+        arcs = [arc for q in range(len(sentence["tokens"])) for arc in arcs_for_query(sentence, q, [head["name"]])]
+        figures[f"pattern-{head['name']}.svg"] = figure_to_svg(
+            arc_figure(sentence, arcs), f"The {head['label']} head across the whole sentence"
         )
-    files[out / "heatmaps.svg"] = figure_to_svg(
-        heatmap_grid_figure(TOKENS, patterns), "Attention weights of the four demo heads"
+    figures["heatmaps.svg"] = figure_to_svg(heatmap_grid_figure(sentence), "Attention weights of the four demo heads")
+    trained_query = trained["default_query"]
+    figures["trained-arcs.svg"] = figure_to_svg(
+        arc_figure(trained, arcs_for_query(trained, trained_query), query=trained_query),
+        "The trained previous-token and induction heads from one query of the second copy",
     )
-    files[out / "heads.json"] = json_bytes(explorer_data(patterns))
+    return figures
+
+
+def explorer_files(out_dir: str | PathLike[str] = EXPLORER_ASSETS, *, device: str = "cpu") -> dict[FilePath, bytes]:
+    """Every generated explorer file, rendered in memory: path under ``out_dir`` -> bytes.
+
+    A relative ``out_dir`` is taken from the repository root, never the current
+    directory. The weights are computed on ``device`` ("cpu", "cuda", ...).
+
+    >>> files = explorer_files()
+    >>> sorted(p.name for p in files)[:3], all(p.parent == EXPLORER_ASSETS for p in files)
+    (['arcs-it.svg', 'heads.json', 'heatmaps.svg'], True)
+    """
+    out = FilePath(out_dir)
+    if not out.is_absolute():
+        out = REPO_ROOT / out
+    data = explorer_data(device)
+    encoded = json_bytes(data)
+    files = {out / "heads.json": encoded}
+    # Draw from the JSON as it will be read back, so a check can redraw from the committed file.
+    for name, content in explorer_figures(json.loads(encoded)).items():
+        files[out / name] = content
     return files
+
+
+def compare_data(committed: Any, fresh: Any, tolerance: float = JSON_TOLERANCE, where: str = "") -> list[str]:
+    """Where two JSON values differ: numbers by more than ``tolerance``, anything else at all.
+
+    >>> compare_data({"w": [0.1234, 1]}, {"w": [0.1235, 1]})
+    []
+    >>> compare_data({"w": [0.1234], "t": "a"}, {"w": [0.1237], "t": "b"})
+    ["t: 'a' != 'b'", 'w[0]: 0.1234 != 0.1237 (tolerance 0.0001)']
+    """
+    number = (int, float)
+    if isinstance(committed, number) and isinstance(fresh, number) and not isinstance(committed, bool) \
+            and not isinstance(fresh, bool):
+        if abs(committed - fresh) > tolerance + 1e-12:
+            return [f"{where}: {committed!r} != {fresh!r} (tolerance {tolerance:g})"]
+        return []
+    if isinstance(committed, dict) and isinstance(fresh, dict):
+        if sorted(committed) != sorted(fresh):
+            return [f"{where or 'top'}: keys {sorted(committed)} != {sorted(fresh)}"]
+        return [p for key in sorted(committed)
+                for p in compare_data(committed[key], fresh[key], tolerance, f"{where}.{key}" if where else key)]
+    if isinstance(committed, list) and isinstance(fresh, list):
+        if len(committed) != len(fresh):
+            return [f"{where}: length {len(committed)} != {len(fresh)}"]
+        return [p for i, (a, b) in enumerate(zip(committed, fresh)) for p in compare_data(a, b, tolerance, f"{where}[{i}]")]
+    return [] if committed == fresh else [f"{where}: {committed!r} != {fresh!r}"]

@@ -1,9 +1,18 @@
-"""The demo-head figures, heads.json, the build script's --check, and the page text that cites them."""
+"""The explorer's data and figures, their currency checks, the head colours, and the page text that cites them.
+
+Currency follows one rule: ``heads.json`` must match a fresh float64 computation
+within :data:`mha_site.explorer.JSON_TOLERANCE` (one unit in the 4th decimal),
+and every SVG must equal, byte for byte, what :func:`explorer_figures` draws from
+the *committed* ``heads.json``. So a machine whose kernels round differently
+still finds the files current.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -11,144 +20,346 @@ from pathlib import Path
 
 import pytest
 
-from mha_site.explorer import arc_figure, explorer_files, head_arcs, query_arcs
-from mha_ref.demo_heads import D_K, D_MODEL, HEAD_NAMES, NUM_HEADS, TOKENS, attention_patterns, top_keys, top_weights
-from mha_site.style import HEAD_STYLES
+from mha_ref.demo_heads import D_K, D_MODEL, HEAD_NAMES, NUM_HEADS, TOKENS, top_keys, top_weights
+from mha_site.explorer import (
+    ARC_MIN_WEIGHT,
+    EXPLORER_ASSETS,
+    HEAD_COLOURS,
+    HEAD_DASHES,
+    JSON_TOLERANCE,
+    arc_figure,
+    arcs_for_query,
+    compare_data,
+    demo_patterns,
+    explorer_data,
+    explorer_figures,
+    explorer_files,
+    token_symbol,
+    trained_dataset,
+)
 
 from sitekit import ROOT, load_file_module
 
 ASSETS = ROOT / "docs" / "assets" / "explorer"
 SCRIPT = ROOT / "scripts" / "build_figures.py"
 PAGE = ROOT / "docs" / "_includes" / "explorer.md"
+SVG_NAMES = ["arcs-it.svg", "heatmaps.svg", "trained-arcs.svg", *(f"pattern-{h}.svg" for h in HEAD_NAMES)]
 
 
-def load_script():
-    return load_file_module(str(SCRIPT.relative_to(ROOT)))
+def committed_data() -> dict:
+    return json.loads((ASSETS / "heads.json").read_text(encoding="utf-8"))
+
+
+def dataset(data: dict, name: str) -> dict:
+    return next(d for d in data["datasets"] if d["name"] == name)
 
 
 @pytest.fixture(scope="module")
-def rendered() -> dict[str, bytes]:
-    return {path.name: content for path, content in explorer_files(ASSETS).items()}
+def fresh() -> dict:
+    return explorer_data()
 
 
-def test_rendering_twice_gives_the_same_bytes(rendered: dict[str, bytes]) -> None:
-    again = {path.name: content for path, content in explorer_files(ASSETS).items()}
-    assert again == rendered
+# ------------------------------------------------------------------ currency: JSON with a tolerance, SVG exact
 
 
-def test_committed_files_are_current() -> None:
-    result = subprocess.run([sys.executable, str(SCRIPT), "--check"], cwd=ROOT, capture_output=True, text=True)
+def test_committed_json_matches_a_fresh_computation(fresh: dict) -> None:
+    assert compare_data(committed_data(), fresh) == []
+
+
+def test_committed_svgs_are_drawn_from_the_committed_json() -> None:
+    drawn = explorer_figures(committed_data())
+    assert sorted(drawn) == sorted(SVG_NAMES)
+    for name, content in drawn.items():
+        assert (ASSETS / name).read_bytes() == content, f"{name} is not drawn from the committed heads.json"
+
+
+def test_drawing_twice_gives_the_same_bytes() -> None:
+    data = committed_data()
+    assert explorer_figures(data) == explorer_figures(data)
+
+
+def test_json_comparison_has_a_stated_tolerance() -> None:
+    data = committed_data()
+    nudged = json.loads(json.dumps(data))
+    nudged["datasets"][0]["heads"][0]["weights"][3][2] += JSON_TOLERANCE / 2
+    assert compare_data(data, nudged) == []
+    nudged["datasets"][0]["heads"][0]["weights"][3][2] += 2 * JSON_TOLERANCE
+    problems = compare_data(data, nudged)
+    assert problems and problems[0].startswith("datasets[0].heads[0].weights[3][2]:")
+    nudged = json.loads(json.dumps(data))
+    nudged["datasets"][1]["symbols"][0] = "xx"
+    assert compare_data(data, nudged) == [f"datasets[1].symbols[0]: {data['datasets'][1]['symbols'][0]!r} != 'xx'"]
+
+
+def test_other_kernel_paths_and_thread_counts_agree(fresh: dict) -> None:
+    """The weights come out the same (within tolerance) on torch's portable kernels with one thread."""
+    code = (
+        "import json, torch; torch.set_num_threads(1)\n"
+        "from mha_site.explorer import explorer_data\n"
+        "print(torch.backends.cpu.get_cpu_capability()); print(json.dumps(explorer_data()))\n"
+    )
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
     assert result.returncode == 0, result.stderr
+    capability, payload = result.stdout.split("\n", 1)
+    assert capability == "DEFAULT"
+    assert compare_data(json.loads(payload), fresh) == []
 
 
-def test_check_names_stale_and_missing_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], rendered: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+def test_files_land_under_the_repository_whatever_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = load_script()
-    # The script's own argument handling and write/check logic, fed the already rendered files.
+    monkeypatch.chdir(tmp_path)
+    files = explorer_files("docs/assets/explorer")
+    assert {path.parent for path in files} == {EXPLORER_ASSETS} == {ASSETS}
+    assert sorted(p.name for p in files) == sorted([*SVG_NAMES, "heads.json"])
+    assert {p.name for p in explorer_files(tmp_path / "out")} == {p.name for p in files}
+    assert {p.parent for p in explorer_files(tmp_path / "out")} == {tmp_path / "out"}
+    assert not list(tmp_path.glob("**/*.svg"))  # rendering writes nothing
+
+
+def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    script = load_file_module(str(SCRIPT.relative_to(ROOT)))
+    rendered = {path.name: (ASSETS / path.name).read_bytes() for path in explorer_files()}
     monkeypatch.setattr(script, "explorer_files", lambda out: {Path(out) / name: b for name, b in rendered.items()})
     assert script.main(["--check", "--out", str(tmp_path)]) == 1
     assert "missing:" in capsys.readouterr().err
-
     assert script.main(["--out", str(tmp_path)]) == 0
     assert script.main(["--check", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
-
-    heads = tmp_path / "heads.json"
-    heads.write_text(heads.read_text().replace('"it"', '"he"'))
     (tmp_path / "pattern-verb.svg").unlink()
     assert script.main(["--check", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert f"stale: {heads}" in err and f"missing: {tmp_path / 'pattern-verb.svg'}" in err
-    assert "arcs-it.svg" not in err  # untouched files are not reported
+    assert f"missing: {tmp_path / 'pattern-verb.svg'}" in err and "arcs-it.svg" not in err
 
 
-def test_svgs_are_titled_and_undated(rendered: dict[str, bytes]) -> None:
-    svgs = {name: content.decode() for name, content in rendered.items() if name.endswith(".svg")}
-    assert sorted(svgs) == sorted(["arcs-it.svg", "heatmaps.svg", *(f"pattern-{h}.svg" for h in HEAD_NAMES)])
-    for name, svg in svgs.items():
+# ------------------------------------------------------------------ what heads.json holds
+
+
+def test_svgs_are_titled_and_undated() -> None:
+    for name in SVG_NAMES:
+        svg = (ASSETS / name).read_text(encoding="utf-8")
         assert re.search(r"<dc:title>[^<]{10,}</dc:title>", svg), name
         assert "<dc:date>" not in svg, name
 
 
-def test_heads_json_holds_tokens_styles_and_rounded_weights(rendered: dict[str, bytes]) -> None:
-    data = json.loads(rendered["heads.json"])
-    assert data["tokens"] == list(TOKENS)
-    assert data["tokens"][data["default_query"]] == "it"
-    assert [h["name"] for h in data["heads"]] == list(HEAD_NAMES)
-    patterns = attention_patterns()
-    for i, head in enumerate(data["heads"]):
-        style = HEAD_STYLES[head["name"]]
-        assert (head["label"], head["colour"], head["dash"]) == (style["label"], style["colour"], style["dash"])
+def test_demo_weights_are_float64_and_rounded(fresh: dict) -> None:
+    patterns = demo_patterns()
+    sentence = dataset(fresh, "sentence")
+    assert sentence["tokens"] == list(TOKENS) and sentence["tokens"][sentence["default_query"]] == "it"
+    assert [h["name"] for h in sentence["heads"]] == list(HEAD_NAMES)
+    for i, head in enumerate(sentence["heads"]):
         for q, row in enumerate(head["weights"]):
             assert all(round(w, 4) == w for w in row)
-            assert max(range(len(row)), key=row.__getitem__) == top_keys(patterns)[head["name"]][q]
+            assert max(range(len(row)), key=row.__getitem__) == top_keys()[head["name"]][q]
             assert math.isclose(sum(row), 1.0, abs_tol=1e-3)
-            assert all(abs(w - float(p)) <= 5e-5 for w, p in zip(row, patterns[i, q]))
+            assert all(abs(w - float(p)) <= 0.5e-4 + 1e-12 for w, p in zip(row, patterns[i, q]))
+
+
+def test_trained_dataset_copies_seed_0_of_the_results() -> None:
+    results = json.loads((ROOT / "docs/assets/real-heads/results.json").read_text(encoding="utf-8"))
+    maps = results["seeds"][0]["heatmaps"]
+    trained = trained_dataset()
+    assert trained["tokens"] == maps["tokens"]
+    assert trained["symbols"] == [token_symbol(t) for t in maps["tokens"]]
+    assert len(set(token_symbol(t) for t in range(64))) == 64  # every token id has its own syllable
+    assert all(len(token_symbol(t)) == 2 for t in range(64))
+    assert [h["name"] for h in trained["heads"]] == ["previous", "induction"]
+    assert trained["heads"][0]["weights"] == maps["previous_token"]
+    assert trained["heads"][1]["weights"] == maps["induction"]
+    half = trained["half"]
+    hits = [q for q in range(half, 2 * half)
+            if max(range(2 * half), key=maps["induction"][q].__getitem__) == q - half + 1]
+    assert trained["induction_hits"] == len(hits)
+    assert f"{len(hits)} of the {half} queries" in trained["description"]
+    with pytest.raises(ValueError, match="written twice"):
+        trained_dataset({"seeds": [{**results["seeds"][0], "heatmaps": {**maps, "tokens": list(range(24))}}]})
+    with pytest.raises(ValueError, match="no seeds"):
+        trained_dataset({"seeds": []}, source="broken.json")
+
+
+def test_arcs_are_every_key_at_or_above_the_threshold(fresh: dict) -> None:
+    trained = dataset(fresh, "trained")
+    for q in range(len(trained["tokens"])):
+        arcs = arcs_for_query(trained, q)
+        for head in trained["heads"]:
+            keys = [arc[2] for arc in arcs if arc[0] == head["name"]]
+            assert keys == [k for k, w in enumerate(head["weights"][q]) if w >= ARC_MIN_WEIGHT]
+    assert ARC_MIN_WEIGHT == fresh["arc_min_weight"] == 0.05
+    split = [q for q in range(len(trained["tokens"])) if len(arcs_for_query(trained, q, ["induction"])) > 1]
+    assert split, "the trained data should show rows that split their weight"
+    with pytest.raises(ValueError, match="unknown head"):
+        arcs_for_query(trained, 0, ["subject"])
+    with pytest.raises(ValueError, match="names head 'subject'"):
+        arc_figure(trained, [("subject", 0, 1, 1.0)])
+
+
+# ------------------------------------------------------------------ colours: apart under colour-vision deficiencies
+
+# Machado, Oliveira & Fernandes (2009), severity 1.0, applied to linear sRGB.
+MACHADO = {
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+}
+MIN_DELTA_E_2000 = 15.0  # every pair of heads shown together, under normal vision and both simulations
+MIN_CONTRAST = 3.0  # WCAG 1.4.11, lines against the page background
+BACKGROUNDS = {"light": "#ffffff", "dark": "#1e2129"}  # Material's default and slate (hsl(225, 15%, 14%))
+
+
+def linear_rgb(hex_colour: str) -> tuple[float, ...]:
+    channels = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return tuple(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+
+
+def simulate(rgb: tuple[float, ...], kind: str) -> tuple[float, ...]:
+    if kind == "normal":
+        return rgb
+    return tuple(min(1.0, max(0.0, sum(m * c for m, c in zip(row, rgb)))) for row in MACHADO[kind])
+
+
+def lab(rgb: tuple[float, ...]) -> tuple[float, float, float]:
+    r, g, b = rgb
+    xyz = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b, 0.2126729 * r + 0.7151522 * g + 0.0721750 * b,
+           0.0193339 * r + 0.1191920 * g + 0.9503041 * b)
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+         for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def delta_e_2000(lab1: tuple[float, ...], lab2: tuple[float, ...]) -> float:
+    (l1, a1, b1), (l2, a2, b2) = lab1, lab2
+    c_bar = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_bar**7 / (c_bar**7 + 25**7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p, h2p = math.degrees(math.atan2(b1, a1p)) % 360, math.degrees(math.atan2(b2, a2p)) % 360
+    dhp = 0.0 if c1p * c2p == 0 else (h2p - h1p + 180) % 360 - 180
+    d_l, d_c = l2 - l1, c2p - c1p
+    d_h = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dhp / 2))
+    l_bar, cp_bar = (l1 + l2) / 2, (c1p + c2p) / 2
+    if c1p * c2p == 0:
+        h_bar = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        h_bar = (h1p + h2p) / 2
+    else:
+        h_bar = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
+    t = (1 - 0.17 * math.cos(math.radians(h_bar - 30)) + 0.24 * math.cos(math.radians(2 * h_bar))
+         + 0.32 * math.cos(math.radians(3 * h_bar + 6)) - 0.20 * math.cos(math.radians(4 * h_bar - 63)))
+    rotation = -math.sin(math.radians(60 * math.exp(-(((h_bar - 275) / 25) ** 2)))) * 2 * math.sqrt(
+        cp_bar**7 / (cp_bar**7 + 25**7))
+    s_l = 1 + 0.015 * (l_bar - 50) ** 2 / math.sqrt(20 + (l_bar - 50) ** 2)
+    s_c, s_h = 1 + 0.045 * cp_bar, 1 + 0.015 * cp_bar * t
+    return math.sqrt((d_l / s_l) ** 2 + (d_c / s_c) ** 2 + (d_h / s_h) ** 2 + rotation * (d_c / s_c) * (d_h / s_h))
+
+
+def seen(hex_colour: str, kind: str) -> tuple[float, float, float]:
+    return lab(simulate(linear_rgb(hex_colour), kind))
+
+
+def contrast(one: str, other: str) -> float:
+    def luminance(h: str) -> float:
+        r, g, b = linear_rgb(h)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_colour_simulation_reproduces_the_reported_clash() -> None:
+    """The old amber #b57b00 and red #d55e00 were 1.6 CIE76 units apart under deuteranopia (issue 10)."""
+    old = [seen(c, "deuteranopia") for c in ("#b57b00", "#d55e00")]
+    assert round(math.dist(*old), 1) == 1.6
+    assert delta_e_2000(*old) < 1
+    # Reference pair from Sharma, Wu & Dalal (2005), table 1, row 1: 2.0425.
+    assert round(delta_e_2000((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485)), 4) == 2.0425
+
+
+@pytest.mark.parametrize("kind", ["normal", "deuteranopia", "protanopia"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_heads_shown_together_stay_apart(kind: str, scheme: str) -> None:
+    for heads in (HEAD_NAMES, ("previous", "induction")):
+        for one, other in itertools.combinations(heads, 2):
+            distance = delta_e_2000(seen(HEAD_COLOURS[one][scheme], kind), seen(HEAD_COLOURS[other][scheme], kind))
+            assert distance >= MIN_DELTA_E_2000, f"{scheme} {one}/{other} under {kind}: delta E00 {distance:.1f}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_head_colours_contrast_with_the_page(scheme: str) -> None:
+    for head, colour in HEAD_COLOURS.items():
+        assert contrast(colour[scheme], BACKGROUNDS[scheme]) >= MIN_CONTRAST, (head, scheme)
+
+
+def test_the_stylesheet_uses_the_head_colours() -> None:
+    css = (ASSETS / "explorer.css").read_text(encoding="utf-8")
+    light, dark = css.split('[data-md-color-scheme="slate"] .mha-explorer {', 1)
+    dark = dark.split("}", 1)[0]
+    for head, colour in HEAD_COLOURS.items():
+        assert f"--mha-{head}: {colour['light']};" in light, head
+        assert f"--mha-{head}: {colour['dark']};" in dark, head
 
 
 def test_heads_differ_by_more_than_colour() -> None:
-    dashes = [HEAD_STYLES[h]["dash"] for h in HEAD_NAMES]
-    assert len(set(dashes)) == len(dashes)
-    script = (ASSETS / "explorer.js").read_text()
-    for dash in dashes:  # the explorer knows how to draw, and how to name, every dash pattern
+    for heads in (HEAD_NAMES, ("previous", "induction")):
+        dashes = [HEAD_DASHES[h] for h in heads]
+        assert len(set(dashes)) == len(dashes), heads
+    script = (ASSETS / "explorer.js").read_text(encoding="utf-8")
+    for dash in set(HEAD_DASHES.values()):  # the explorer knows how to draw every dash pattern
         assert re.search(rf"\b{dash}: \"", script), dash
 
 
-def test_arc_lists() -> None:
-    patterns = attention_patterns()
-    assert query_arcs(patterns, TOKENS.index("it")) == [
-        ("previous", 7, 6), ("subject", 7, 1), ("verb", 7, 8), ("coreference", 7, 1),
-    ]
-    assert query_arcs(patterns, 2, heads=("verb", "subject")) == [("subject", 2, 1)]
-    assert head_arcs(patterns, "previous") == [("previous", q, q - 1) for q in range(1, 11)]
-    assert len(head_arcs(patterns, "subject")) == 10
-    with pytest.raises(ValueError, match="query must index one of the 11 tokens, got 11"):
-        query_arcs(patterns, 11)
-    with pytest.raises(ValueError, match="unknown head 'noun'"):
-        head_arcs(patterns, "noun")
-
-
-def test_arc_figure_refuses_arcs_it_cannot_draw() -> None:
-    with pytest.raises(ValueError, match="points outside the 2 tokens"):
-        arc_figure(["a", "b"], [("previous", 0, 2)])
-    with pytest.raises(ValueError, match="names head 'blue'"):
-        arc_figure(["a", "b"], [("blue", 1, 0)])
-    with pytest.raises(ValueError, match=r"token indices \[5\] \(query or silent\) are outside the 2 tokens"):
-        arc_figure(["a", "b"], [("previous", 1, 0)], silent=[5])
-
-
-# The page (docs/_includes/explorer.md) states these; they must follow the code.
+# ------------------------------------------------------------------ the page states these; they must follow the code
 
 
 def page_text() -> str:
-    return PAGE.read_text(encoding="utf-8")
+    return " ".join(PAGE.read_text(encoding="utf-8").split())
 
 
 def test_page_cites_the_layer_sizes() -> None:
-    assert f"The demo layer is {D_MODEL} wide, with {NUM_HEADS} heads of {D_K}" in " ".join(page_text().split())
+    assert f"The demo layer is {D_MODEL} wide, with {NUM_HEADS} heads of {D_K}" in page_text()
 
 
 def test_page_cites_the_minimum_top_weight() -> None:
     floor = min(min(row) for row in top_weights().values())
-    stated = re.search(r"at least (\d+)% of the weight", " ".join(page_text().split()))
+    stated = re.search(r"the top key takes at least (\d+)% of the weight", page_text())
     assert stated and int(stated.group(1)) == math.floor(100 * floor)
 
 
+def test_page_cites_the_arc_threshold() -> None:
+    assert f"at least {round(100 * ARC_MIN_WEIGHT)}% of its weight" in page_text()
+
+
 def test_page_names_each_tokens_verb() -> None:
-    text = " ".join(page_text().split())
+    text = page_text()
     verbs = top_keys()["verb"]
     main = [TOKENS[q] for q, k in enumerate(verbs) if TOKENS[k] == "sat" and k != q]
     because = [TOKENS[q] for q, k in enumerate(verbs) if TOKENS[k] == "was" and k != q]
     assert main == ["The", "cat", "on", "the", "mat"] and because == ["because", "it", "tired", "."]
     assert '"The", "cat", "on", "the" and "mat" send their green arc to "sat"' in text
     assert '"because", "it", "tired" and the full stop send it to "was"' in text
-    assert 'the arc out of "it" lands on "was"' in text
 
 
-def test_page_shows_every_figure_with_alt_text(rendered: dict[str, bytes]) -> None:
-    images = re.findall(r"!\[([^\]]*)\]\((assets/explorer/[^)]+)\)", page_text())
-    shown = {Path(src).name for _, src in images}
-    assert shown == {name for name in rendered if name.endswith(".svg")}
+def test_page_does_not_call_self_attention_silent() -> None:
+    text = page_text()
+    assert "stays silent" not in text and "draws no arc" not in text
+    assert "That head is not silent" in text and "v_{\\text{self}} W^O_i" in text
+    assert "Clark et al. (2019, section 3.2)" in text
+
+
+def test_page_counts_the_trained_heads_first_token_habit() -> None:
+    trained = trained_dataset()
+    induction = trained["heads"][1]["weights"]
+    half = trained["half"]
+    to_first = [q for q in range(1, half) if max(range(q + 1), key=induction[q].__getitem__) == 0]
+    assert f"for {len(to_first)} of its {half - 1} queries after the first token, most of its weight goes to the first token" \
+        in page_text()
+
+
+def test_page_shows_every_figure_with_alt_text() -> None:
+    source = PAGE.read_text(encoding="utf-8")
+    images = re.findall(r"!\[([^\]]*)\]\((assets/explorer/[^)]+)\)", source)
+    assert {Path(src).name for _, src in images} == set(SVG_NAMES)
     assert all(len(alt) > 60 for alt, _ in images)
-    assert 'data-explorer-src="assets/explorer/heads.json"' in page_text()
+    assert 'data-explorer-src="assets/explorer/heads.json"' in source
+    # The static figures sit in <noscript>: a browser running the explorer never fetches them.
+    fallback = source.split("<noscript markdown>", 1)[1].split("</noscript>", 1)[0]
+    assert all(f"]({src})" in fallback for _, src in images)

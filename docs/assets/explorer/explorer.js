@@ -1,13 +1,15 @@
 /* Head explorer for the multi-head attention lesson.
  *
- * Reads the four demo heads' attention weights (heads.json, written by
- * scripts/build_figures.py from mha_ref.demo_heads) and draws, for the chosen
- * query token, one arc per enabled head to the key that head weighs most.
- * "Isolate" shows a single head's arc out of every token instead.
+ * Reads heads.json (written by mha_site.explorer: two datasets, each with its
+ * tokens and per-head attention weights) and, for the chosen query token, draws an
+ * arc to every key a head gives at least `arc_min_weight`, wider and darker with
+ * more weight (a loop when the key is the query itself). The query's full row of
+ * weights is printed as a table, and every head's weights as a grid; hovering or
+ * focusing an arc, a table cell or a grid cell highlights the same weight in all three.
  *
  * Markup it looks for (see docs/_includes/explorer.md):
  *   <div class="mha-explorer" data-explorer-src="...heads.json">
- *     <div class="mha-explorer__fallback">  static figures, hidden once the explorer runs
+ *     <noscript>  static figures, only ever shown without JavaScript
  *     <p class="mha-explorer__caption" aria-live="polite">  rewritten on every change
  * Pages without that markup are left alone. Material's instant navigation swaps
  * pages without reloading scripts, so initialisation runs on every document$ emission.
@@ -17,7 +19,6 @@
 
   var SVG_NS = "http://www.w3.org/2000/svg";
   var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4" };
-  var DASH_WORDS = { solid: "solid line", dashed: "dashed line", dotted: "dotted line", dashdot: "dash-dot line" };
   var instances = 0;
 
   function el(tag, attrs, text) {
@@ -33,231 +34,524 @@
     return node;
   }
 
-  function argmax(row) {
-    var best = 0;
-    for (var j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
-    return best;
-  }
-
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function quoted(token) { return "\u201c" + token + "\u201d"; }
+  function percent(w) { return (100 * w).toFixed(1) + "%"; }
+  function number(w) { return w.toFixed(3); }
 
-  /* The state's arcs: [{head, query, key, weight}], self-attention left out (drawn as silence). */
-  function arcsFor(data, state) {
-    var arcs = [];
-    data.heads.forEach(function (head) {
-      var queries;
-      if (state.isolated) {
-        if (head.name !== state.isolated) return;
-        queries = data.tokens.map(function (_, i) { return i; });
-      } else {
-        if (!state.enabled[head.name]) return;
-        queries = [state.query];
-      }
-      queries.forEach(function (q) {
-        var k = argmax(head.weights[q]);
-        if (k !== q) arcs.push({ head: head.name, query: q, key: k, weight: head.weights[q][k] });
-      });
-    });
-    return arcs;
+  function listWords(words) {
+    if (words.length < 2) return words.join("");
+    return words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
   }
 
-  function describeHead(head) {
-    return head.label + ", " + DASH_WORDS[head.dash];
+  function reducedMotion() {
+    return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
   }
 
-  function caption(data, state) {
-    var tokens = data.tokens;
-    if (state.isolated) {
-      var head = data.heads.filter(function (h) { return h.name === state.isolated; })[0];
-      var links = [], selves = [];
-      tokens.forEach(function (token, q) {
-        var k = argmax(head.weights[q]);
-        if (k === q) selves.push(quoted(token));
-        else links.push(quoted(token) + " \u2192 " + quoted(tokens[k]));
-      });
-      var text = "Isolated head: " + describeHead(head) + ". Its arc out of every token: " +
-        (links.length ? links.join(", ") : "none") + ".";
-      if (selves.length) {
-        text += " " + (selves.length === 1 ? "Token " : "Tokens ") + selves.join(", ") +
-          (selves.length === 1 ? " attends" : " attend") + " to itself, so no arc is drawn there.";
-      }
-      return text;
-    }
-    var query = tokens[state.query];
-    var on = data.heads.filter(function (h) { return state.enabled[h.name]; });
-    var off = data.heads.filter(function (h) { return !state.enabled[h.name]; });
-    var parts = on.map(function (h) {
-      var k = argmax(h.weights[state.query]);
-      var share = (100 * h.weights[state.query][k]).toFixed(1) + "% of its weight";
-      if (k === state.query) return describeHead(h) + ": stays on " + quoted(query) + " itself (" + share + "), no arc";
-      return describeHead(h) + ": to " + quoted(tokens[k]) + " (" + share + ")";
+  /* Cividis stops from heads.json: weight in [0, 1] -> "rgb(...)". */
+  function colourMap(stops) {
+    var rgb = stops.map(function (hex) {
+      return [1, 3, 5].map(function (i) { return parseInt(hex.slice(i, i + 2), 16); });
     });
-    var text = "Query " + quoted(query) + ". ";
-    text += on.length ? "One arc per head: " + parts.join("; ") + "." : "Every head is switched off, so nothing is drawn.";
-    if (on.length && off.length) text += " Switched off: " + off.map(function (h) { return h.label; }).join(", ") + ".";
-    return text;
+    return function (w) {
+      var x = Math.max(0, Math.min(1, w)) * (rgb.length - 1);
+      var i = Math.min(rgb.length - 2, Math.floor(x)), t = x - i;
+      var c = rgb[i].map(function (v, j) { return Math.round(v + t * (rgb[i + 1][j] - v)); });
+      return "rgb(" + c.join(",") + ")";
+    };
   }
 
   function build(root, data) {
     var id = "mha-explorer-" + (++instances);
-    var state = {
-      query: data.default_query,
-      enabled: {},
-      isolated: null,
-    };
-    data.heads.forEach(function (h) { state.enabled[h.name] = true; });
+    var minWeight = data.arc_min_weight;
+    var cmap = colourMap(data.cmap);
+    var state = null; // set by mount()
+    var ds = null; // the current dataset
+    var view = {}; // the current dataset's nodes
 
     var captionNode = root.querySelector(".mha-explorer__caption");
-    var fallback = root.querySelector(".mha-explorer__fallback");
     var app = el("div", { class: "mha-explorer__app" });
 
-    var stage = el("div", { class: "mha-explorer__stage" });
-    var svg = svgEl("svg", { class: "mha-explorer__arcs", "aria-hidden": "true", focusable: "false" });
-    var defs = svgEl("defs");
-    data.heads.forEach(function (h) {
-      var marker = svgEl("marker", {
-        id: id + "-arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
-        markerWidth: "4.5", markerHeight: "4.5", orient: "auto-start-reverse",
-      });
-      marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-fill--" + h.name }));
-      defs.appendChild(marker);
+    // Dataset switch: radios, one per dataset.
+    var picker = el("fieldset", { class: "mha-explorer__data" });
+    picker.appendChild(el("legend", {}, "Data"));
+    var radios = data.datasets.map(function (dataset, index) {
+      var label = el("label", { class: "mha-explorer__choice" });
+      var radio = el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name });
+      radio.addEventListener("change", function () { if (radio.checked) mount(index); });
+      label.appendChild(radio);
+      label.appendChild(el("span", {}, dataset.title));
+      picker.appendChild(label);
+      return radio;
     });
-    svg.appendChild(defs);
-    var arcLayer = svgEl("g");
-    svg.appendChild(arcLayer);
-    stage.appendChild(svg);
-
-    var tokenRow = el("div", {
-      class: "mha-explorer__tokens", role: "toolbar",
-      "aria-label": "Sentence tokens: pick the query (arrow keys move, Enter selects)",
-    });
-    var tokenButtons = data.tokens.map(function (token, i) {
-      var button = el("button", { type: "button", class: "mha-explorer__token", "data-token-index": String(i) }, token);
-      button.addEventListener("click", function () { state.query = i; render(); });
-      tokenRow.appendChild(button);
-      return button;
-    });
-    tokenRow.addEventListener("keydown", function (event) {
-      var current = tokenButtons.indexOf(document.activeElement);
-      if (current < 0) return;
-      var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
-        Home: 0, End: tokenButtons.length - 1 }[event.key];
-      if (next === undefined) return;
-      event.preventDefault();
-      next = Math.max(0, Math.min(tokenButtons.length - 1, next));
-      tokenButtons.forEach(function (b, i) { b.tabIndex = i === next ? 0 : -1; });
-      tokenButtons[next].focus();
-    });
-    stage.appendChild(tokenRow);
-    app.appendChild(stage);
-
-    var controls = el("fieldset", { class: "mha-explorer__heads" });
-    controls.appendChild(el("legend", {}, "Heads"));
-    var toggles = {}, isolators = {};
-    data.heads.forEach(function (h) {
-      var row = el("div", { class: "mha-explorer__head" });
-      var label = el("label", { class: "mha-explorer__toggle" });
-      var box = el("input", { type: "checkbox", "data-head-toggle": h.name });
-      box.checked = true;
-      box.addEventListener("change", function () {
-        state.enabled[h.name] = box.checked;
-        state.isolated = null; // a toggle always shows its effect
-        render();
-      });
-      var swatch = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
-      swatch.appendChild(svgEl("line", {
-        x1: "1", y1: "5", x2: "35", y2: "5", class: "mha-stroke--" + h.name, "stroke-dasharray": DASHES[h.dash],
-      }));
-      label.appendChild(box);
-      label.appendChild(swatch);
-      label.appendChild(el("span", {}, h.label));
-      var isolate = el("button", {
-        type: "button", class: "mha-explorer__isolate", "data-head-isolate": h.name, "aria-pressed": "false",
-      }, "Isolate");
-      isolate.appendChild(el("span", { class: "mha-sr-only" }, " the " + h.label + " head"));
-      isolate.addEventListener("click", function () {
-        state.isolated = state.isolated === h.name ? null : h.name;
-        render();
-      });
-      toggles[h.name] = box;
-      isolators[h.name] = isolate;
-      row.appendChild(label);
-      row.appendChild(isolate);
-      controls.appendChild(row);
-    });
-    app.appendChild(controls);
-
-    var reset = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
-      "Reset (query \u201c" + data.tokens[data.default_query] + "\u201d, all heads)");
-    reset.addEventListener("click", function () {
-      state.query = data.default_query;
-      state.isolated = null;
-      data.heads.forEach(function (h) { state.enabled[h.name] = true; });
-      render();
-    });
-    app.appendChild(reset);
+    app.appendChild(picker);
+    var description = el("p", { class: "mha-explorer__description" });
+    app.appendChild(description);
+    var body = el("div", { class: "mha-explorer__body" });
+    app.appendChild(body);
+    var tip = el("div", { class: "mha-explorer__tip", hidden: "" });
+    app.appendChild(tip);
 
     root.insertBefore(app, captionNode || null);
-    if (fallback) fallback.hidden = true;
     root.setAttribute("data-explorer-ready", "");
 
-    function drawArcs() {
-      while (arcLayer.firstChild) arcLayer.removeChild(arcLayer.firstChild);
+    function headByName(name) { return ds.heads.filter(function (h) { return h.name === name; })[0]; }
+    function shownHeads() {
+      return ds.heads.filter(function (h) {
+        return state.enabled[h.name] && (!state.isolated || state.isolated === h.name);
+      });
+    }
+
+    /* The arcs the state draws: [{head, query, key, weight}], every key with weight >= minWeight. */
+    function arcsFor() {
+      var arcs = [];
+      shownHeads().forEach(function (head) {
+        var queries = state.isolated ? ds.tokens.map(function (_, i) { return i; }) : [state.query];
+        queries.forEach(function (q) {
+          head.weights[q].forEach(function (w, k) {
+            if (w >= minWeight) arcs.push({ head: head.name, query: q, key: k, weight: w });
+          });
+        });
+      });
+      return arcs;
+    }
+
+    function describeHead(head) {
+      return head.label + " head (" + (head.detail ? head.detail + ", " : "") + head.colour_name + ", " + head.dash_name + ")";
+    }
+
+    function rowWords(head, q) {
+      var keys = head.weights[q].map(function (w, k) { return { k: k, w: w }; })
+        .filter(function (e) { return e.w >= minWeight; })
+        .sort(function (a, b) { return b.w - a.w; });
+      return keys.map(function (e) {
+        if (e.k === q) return "itself " + percent(e.w);
+        return quoted(ds.symbols[e.k]) + " " + percent(e.w);
+      }).join(", ");
+    }
+
+    function caption() {
+      var heads = shownHeads();
+      if (state.isolated) {
+        var head = heads[0];
+        var groups = {}, order = [], selves = [];
+        ds.tokens.forEach(function (_, q) {
+          var row = head.weights[q], k = 0;
+          for (var j = 1; j < row.length; j++) if (row[j] > row[k]) k = j;
+          if (k === q) { selves.push(quoted(ds.symbols[q])); return; }
+          if (!(k in groups)) { groups[k] = []; order.push(k); }
+          groups[k].push(quoted(ds.symbols[q]));
+        });
+        var text = "Isolated: the " + describeHead(head) + ", out of every token. Largest weight: " +
+          (order.length ? order.map(function (k) {
+            return listWords(groups[k]) + " \u2192 " + quoted(ds.symbols[k]);
+          }).join("; ") : "no token looks elsewhere") + ".";
+        if (selves.length === 1) {
+          text += " " + selves[0] + " attends mostly to itself (a loop): it still adds its own value, through W\u1d3c, to the output.";
+        } else if (selves.length > 1) {
+          text += " " + listWords(selves) + " each attend mostly to themselves (loops): they still add their own values, through W\u1d3c, to the output.";
+        }
+        return text;
+      }
+      var text = "Query " + quoted(ds.symbols[state.query]) + " (token " + (state.query + 1) + " of " +
+        ds.tokens.length + "). ";
+      if (!heads.length) return text + "Every head is switched off, so nothing is drawn.";
+      text += heads.map(function (h) {
+        return describeHead(h) + ": " + rowWords(h, state.query);
+      }).join(". ") + ". Arcs show every weight of at least " + percent(minWeight) + ".";
+      var off = ds.heads.filter(function (h) { return !state.enabled[h.name]; });
+      if (off.length) text += " Switched off: " + off.map(function (h) { return h.label; }).join(", ") + ".";
+      return text;
+    }
+
+    /* Build the dataset-specific part: tokens, head controls, row table, grids. */
+    function mount(index) {
+      ds = data.datasets[index];
+      state = { query: ds.default_query, enabled: {}, isolated: null, preview: null };
+      ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
+      radios.forEach(function (r, i) { r.checked = i === index; });
+      root.setAttribute("data-dataset", ds.name);
+      description.textContent = ds.description;
+      clear(body);
+      view = {};
+
+      var stage = el("div", { class: "mha-explorer__stage", "data-tokens": String(ds.tokens.length) });
+      var tokenRow = el("div", {
+        class: "mha-explorer__tokens", role: "toolbar",
+        "aria-label": "Tokens: pick the query (arrow keys move it)",
+      });
+      view.tokens = ds.symbols.map(function (symbol, i) {
+        var button = el("button", {
+          type: "button", class: "mha-explorer__token", "data-token-index": String(i),
+          title: ds.name === "trained" ? "token " + ds.tokens[i] + ", position " + (i + 1) : "position " + (i + 1),
+        }, symbol);
+        button.addEventListener("click", function () { setQuery(i); });
+        button.addEventListener("mouseenter", function () { preview(i); });
+        button.addEventListener("mouseleave", function () { preview(null); });
+        button.addEventListener("focus", function () { preview(i); });
+        button.addEventListener("blur", function () { preview(null); });
+        tokenRow.appendChild(button);
+        return button;
+      });
+      tokenRow.addEventListener("keydown", function (event) {
+        var current = view.tokens.indexOf(document.activeElement);
+        if (current < 0) return;
+        var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
+          Home: 0, End: view.tokens.length - 1 }[event.key];
+        if (next === undefined) return;
+        event.preventDefault();
+        next = Math.max(0, Math.min(view.tokens.length - 1, next));
+        setQuery(next);
+        view.tokens[next].focus();
+      });
+      stage.appendChild(tokenRow);
+
+      var svg = svgEl("svg", {
+        class: "mha-explorer__arcs", role: "group",
+        "aria-label": "Arcs (arrow keys move between them)",
+      });
+      var defs = svgEl("defs");
+      ds.heads.forEach(function (h) {
+        var marker = svgEl("marker", {
+          id: id + "-arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
+          markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse",
+        });
+        marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-fill--" + h.name }));
+        defs.appendChild(marker);
+      });
+      svg.appendChild(defs);
+      view.arcLayer = svgEl("g");
+      svg.appendChild(view.arcLayer);
+      svg.addEventListener("keydown", function (event) {
+        var arcs = view.arcs || [];
+        var current = arcs.indexOf(document.activeElement);
+        if (current < 0) return;
+        var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
+          Home: 0, End: arcs.length - 1 }[event.key];
+        if (next === undefined) return;
+        event.preventDefault();
+        next = (next + arcs.length) % arcs.length;
+        arcs.forEach(function (a, i) { a.setAttribute("tabindex", i === next ? "0" : "-1"); });
+        arcs[next].focus();
+      });
+      stage.appendChild(svg);
+      view.svg = svg;
+      view.stage = stage;
+      view.tokenRow = tokenRow;
+      body.appendChild(stage);
+
+      // Heads: a toggle and an Isolate button each.
+      var controls = el("fieldset", { class: "mha-explorer__heads" });
+      controls.appendChild(el("legend", {}, "Heads"));
+      view.toggles = {};
+      view.isolators = {};
+      ds.heads.forEach(function (h) {
+        var row = el("div", { class: "mha-explorer__head" });
+        var label = el("label", { class: "mha-explorer__toggle" });
+        var box = el("input", { type: "checkbox", "data-head-toggle": h.name });
+        box.checked = true;
+        box.addEventListener("change", function () {
+          state.enabled[h.name] = box.checked;
+          if (!box.checked && state.isolated === h.name) state.isolated = null;
+          render(false);
+        });
+        label.appendChild(box);
+        label.appendChild(swatch(h));
+        label.appendChild(el("span", {}, h.label + " (" + (h.detail ? h.detail + "; " : "") + h.colour_name + ", " +
+          h.dash_name + ")"));
+        var isolate = el("button", {
+          type: "button", class: "mha-explorer__isolate", "data-head-isolate": h.name, "aria-pressed": "false",
+        }, "Isolate");
+        isolate.appendChild(el("span", { class: "mha-sr-only" }, " the " + h.label + " head"));
+        isolate.addEventListener("click", function () {
+          if (!state.enabled[h.name]) return; // an unticked head is never drawn
+          state.isolated = state.isolated === h.name ? null : h.name;
+          render(false);
+        });
+        view.toggles[h.name] = box;
+        view.isolators[h.name] = isolate;
+        row.appendChild(label);
+        row.appendChild(isolate);
+        controls.appendChild(row);
+      });
+      var reset = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
+        "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)");
+      reset.addEventListener("click", function () {
+        var moved = state.query !== ds.default_query;
+        state.query = ds.default_query;
+        state.isolated = null;
+        ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
+        render(moved);
+      });
+      controls.appendChild(reset);
+      body.appendChild(controls);
+
+      // The query's full row, as numbers (one column per shown head).
+      var weights = el("div", { class: "mha-explorer__weights" });
+      view.table = el("table", { class: "mha-explorer__row" });
+      weights.appendChild(view.table);
+      // Every head's whole grid, linked to the arcs and the table.
+      view.grids = el("div", { class: "mha-explorer__grids" });
+      weights.appendChild(view.grids);
+      body.appendChild(weights);
+
+      view.width = null;
+      render(true);
+      if (typeof ResizeObserver === "function") {
+        var observed = stage;
+        new ResizeObserver(function () {
+          if (view.stage !== observed) return; // a later mount replaced this stage
+          var width = observed.clientWidth;
+          if (width !== view.width) drawArcs(false);
+        }).observe(stage);
+      }
+    }
+
+    function swatch(h) {
+      var node = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
+      node.appendChild(svgEl("line", {
+        x1: "1", y1: "5", x2: "35", y2: "5", class: "mha-stroke--" + h.name, "stroke-dasharray": DASHES[h.dash],
+      }));
+      return node;
+    }
+
+    function setQuery(i) {
+      var moved = i !== state.query;
+      state.query = i;
+      if (state.preview !== null) state.preview = i;
+      render(moved);
+    }
+
+    function preview(i) {
+      state.preview = i;
+      drawTable();
+    }
+
+    function arcLabel(arc) {
+      var head = headByName(arc.head);
+      var target = arc.key === arc.query ? "itself" : quoted(ds.symbols[arc.key]);
+      return head.label + " head: " + quoted(ds.symbols[arc.query]) + " to " + target + ", weight " + arc.weight.toFixed(4);
+    }
+
+    function drawArcs(animate) {
+      var svg = view.svg, layer = view.arcLayer, stage = view.stage, tokenRow = view.tokenRow;
+      var focused = view.arcs ? view.arcs.indexOf(document.activeElement) : -1;
+      clear(layer);
+      view.width = stage.clientWidth;
       var width = tokenRow.scrollWidth;
       var footY = tokenRow.offsetTop - 2;
       svg.setAttribute("width", String(width));
       svg.setAttribute("height", String(footY + 2));
       svg.setAttribute("viewBox", "0 0 " + width + " " + (footY + 2));
-      var arcs = arcsFor(data, state);
-      var headIndex = {};
-      data.heads.forEach(function (h, i) { headIndex[h.name] = i; });
+      var order = {};
+      ds.heads.forEach(function (h, i) { order[h.name] = i; });
+      var enter = animate && !reducedMotion();
+      var arcs = arcsFor();
+      var heaviest = {};
       arcs.forEach(function (arc) {
-        var from = tokenButtons[arc.query], to = tokenButtons[arc.key];
-        var nudge = 4 * (headIndex[arc.head] - 1.5);
+        if (!heaviest[arc.head] || arc.weight > heaviest[arc.head].weight) heaviest[arc.head] = arc;
+      });
+      view.arcs = arcs.map(function (arc, n) {
+        var head = headByName(arc.head), i = order[arc.head];
+        var from = view.tokens[arc.query], to = view.tokens[arc.key];
+        var nudge = 3 * (i - (ds.heads.length - 1) / 2);
         var x1 = from.offsetLeft + from.offsetWidth / 2 + nudge;
         var x2 = to.offsetLeft + to.offsetWidth / 2 + nudge;
-        // Longer reaches draw taller arcs; each head gets its own ceiling and offset so that
-        // arcs sharing both ends (subject and coreference from "it") never coincide.
-        var ceiling = footY - 18 - 14 * (data.heads.length - 1 - headIndex[arc.head]);
-        var height = Math.min(ceiling, 20 + 0.3 * Math.abs(x2 - x1) + 14 * headIndex[arc.head]);
+        var d, peak;
+        if (arc.key === arc.query) {
+          var size = 14 + 7 * i;
+          d = "M" + (x1 - 4) + "," + footY + " C" + (x1 - 13) + "," + (footY - 1.4 * size) + " " + (x1 + 13) + "," +
+            (footY - 1.4 * size) + " " + (x1 + 4) + "," + footY;
+          peak = footY - 1.05 * size;
+        } else {
+          // Longer reaches draw taller arcs; each head gets its own ceiling and offset so that
+          // arcs sharing both ends never coincide.
+          var ceiling = footY - 20 - 12 * (ds.heads.length - 1 - i);
+          var height = Math.min(ceiling, 22 + 0.3 * Math.abs(x2 - x1) + 12 * i);
+          d = "M" + x1 + "," + footY + " Q" + (x1 + x2) / 2 + "," + (footY - 2 * height) + " " + x2 + "," + footY;
+          peak = footY - height;
+        }
+        var classes = "mha-arc mha-stroke--" + arc.head + (arc.query === state.query ? " mha-arc--current" : "") +
+          (enter ? " mha-arc--enter" : "");
+        var hit = svgEl("path", { d: d, class: "mha-arc-hit", "aria-hidden": "true" });
         var path = svgEl("path", {
-          d: "M" + x1 + "," + footY + " Q" + (x1 + x2) / 2 + "," + (footY - 2 * height) + " " + x2 + "," + footY,
-          class: "mha-arc mha-stroke--" + arc.head + (arc.query === state.query ? " mha-arc--current" : ""),
-          "stroke-dasharray": DASHES[data.heads[headIndex[arc.head]].dash],
+          d: d, class: classes,
+          "stroke-dasharray": DASHES[head.dash],
+          "stroke-width": (1 + 3 * arc.weight).toFixed(2),
+          "stroke-opacity": (0.4 + 0.6 * arc.weight).toFixed(2),
           "marker-end": "url(#" + id + "-arrow-" + arc.head + ")",
           "data-head": arc.head, "data-query": String(arc.query), "data-key": String(arc.key),
+          "data-weight": arc.weight.toFixed(4),
+          role: "img", "aria-label": arcLabel(arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
         });
-        arcLayer.appendChild(path);
-        if (!state.isolated) {
-          var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(footY - height - 6), class: "mha-arc-label" });
+        layer.appendChild(hit);
+        layer.appendChild(path);
+        var link = { head: arc.head, query: arc.query, key: arc.key, weight: arc.weight };
+        [hit, path].forEach(function (node) {
+          node.addEventListener("mouseenter", function (event) { setHot(link, event); });
+          node.addEventListener("mouseleave", function () { setHot(null); });
+        });
+        path.addEventListener("focus", function () { setHot(link, null, path); });
+        path.addEventListener("blur", function () { setHot(null); });
+        if (!state.isolated && heaviest[arc.head] === arc) {
+          var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label", "aria-hidden": "true" });
           label.textContent = arc.head;
-          arcLayer.appendChild(label);
+          layer.appendChild(label);
         }
+        return path;
+      });
+      if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
+    }
+
+    /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in view. */
+    function showQuery() {
+      var stage = view.stage, button = view.tokens[state.query];
+      if (stage.scrollWidth <= stage.clientWidth) return;
+      var left = button.offsetLeft, right = left + button.offsetWidth;
+      if (left < stage.scrollLeft || right > stage.scrollLeft + stage.clientWidth) {
+        stage.scrollLeft = Math.max(0, left - (stage.clientWidth - button.offsetWidth) / 2);
+      }
+    }
+
+    function drawTable() {
+      var table = view.table, heads = shownHeads();
+      var q = state.preview === null ? state.query : state.preview;
+      clear(table);
+      var cap = el("caption", {}, "Weights of query " + quoted(ds.symbols[q]) +
+        (q === state.query ? "" : " (not chosen yet)") + ", one column per head; each column sums to 1");
+      table.appendChild(cap);
+      table.setAttribute("data-query", String(q));
+      var head = el("thead"), tr = el("tr");
+      tr.appendChild(el("th", { scope: "col" }, "key"));
+      heads.forEach(function (h) {
+        var th = el("th", { scope: "col", "data-head": h.name });
+        th.appendChild(swatch(h));
+        th.appendChild(el("span", {}, h.name));
+        tr.appendChild(th);
+      });
+      head.appendChild(tr);
+      table.appendChild(head);
+      var tbody = el("tbody");
+      ds.symbols.forEach(function (symbol, k) {
+        var row = el("tr", { class: k === q ? "is-self" : "" });
+        var name = ds.name === "trained" ? symbol + " \u00b7" + (k + 1) : symbol; // repeated symbols need positions
+        row.appendChild(el("th", { scope: "row" }, name + (k === q ? " (itself)" : "")));
+        heads.forEach(function (h) {
+          var w = h.weights[q][k];
+          var cell = el("td", {
+            "data-head": h.name, "data-key": String(k), "data-weight": w.toFixed(4),
+            class: w >= minWeight ? "is-arc" : "",
+          }, number(w));
+          var link = { head: h.name, query: q, key: k, weight: w };
+          cell.addEventListener("mouseenter", function (event) { setHot(link, event); });
+          cell.addEventListener("mouseleave", function () { setHot(null); });
+          row.appendChild(cell);
+        });
+        tbody.appendChild(row);
+      });
+      table.appendChild(tbody);
+    }
+
+    function drawGrids() {
+      var grids = view.grids, heads = shownHeads(), n = ds.tokens.length;
+      clear(grids);
+      view.cells = {};
+      heads.forEach(function (h) {
+        var figure = el("figure", { class: "mha-explorer__grid", "data-head": h.name });
+        var svg = svgEl("svg", {
+          viewBox: "-0.1 -0.1 " + (n + 0.2) + " " + (n + 0.2), role: "img",
+          "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
+        });
+        h.weights.forEach(function (row, q) {
+          row.forEach(function (w, k) {
+            var cell = svgEl("rect", {
+              x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
+              "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
+            });
+            var link = { head: h.name, query: q, key: k, weight: w };
+            cell.addEventListener("mouseenter", function (event) { setHot(link, event); });
+            cell.addEventListener("mouseleave", function () { setHot(null); });
+            cell.addEventListener("click", function () { setQuery(q); });
+            svg.appendChild(cell);
+          });
+        });
+        if (!state.isolated) {
+          svg.appendChild(svgEl("rect", {
+            x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row",
+          }));
+        }
+        // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
+        var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" });
+        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__outer" }));
+        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__inner" }));
+        svg.appendChild(hot);
+        view.cells[h.name] = hot;
+        figure.appendChild(svg);
+        var caption = el("figcaption");
+        caption.appendChild(swatch(h));
+        caption.appendChild(el("span", {}, h.label + ": rows are queries, columns keys"));
+        figure.appendChild(caption);
+        grids.appendChild(figure);
       });
     }
 
-    function render() {
-      tokenButtons.forEach(function (button, i) {
+    /* Highlight one (head, query, key) weight in the arcs, the table and the grid; show its number. */
+    function setHot(link, event, anchor) {
+      root.querySelectorAll(".is-hot").forEach(function (node) { node.classList.remove("is-hot"); });
+      Object.keys(view.cells || {}).forEach(function (name) { view.cells[name].setAttribute("visibility", "hidden"); });
+      if (!link) { tip.hidden = true; root.removeAttribute("data-hot"); return; }
+      var key = '[data-head="' + link.head + '"][data-key="' + link.key + '"]';
+      root.querySelectorAll("path.mha-arc" + key + '[data-query="' + link.query + '"]').forEach(function (node) {
+        node.classList.add("is-hot");
+      });
+      if (Number(view.table.getAttribute("data-query")) === link.query) {
+        var cell = view.table.querySelector("td" + key);
+        if (cell) cell.classList.add("is-hot");
+      }
+      var hot = view.cells[link.head];
+      if (hot) {
+        hot.setAttribute("transform", "translate(" + link.key + " " + link.query + ")");
+        hot.setAttribute("data-key", String(link.key));
+        hot.setAttribute("data-query", String(link.query));
+        hot.setAttribute("visibility", "visible");
+      }
+      root.setAttribute("data-hot", link.head + " " + link.query + " " + link.key);
+      var target = link.key === link.query ? "itself" : quoted(ds.symbols[link.key]);
+      tip.textContent = link.head + ": " + quoted(ds.symbols[link.query]) + " \u2192 " + target + "  " + link.weight.toFixed(4);
+      tip.hidden = false;
+      var box = app.getBoundingClientRect();
+      var x, y;
+      if (event && typeof event.clientX === "number") {
+        x = event.clientX - box.left; y = event.clientY - box.top;
+      } else {
+        var r = (anchor || view.stage).getBoundingClientRect();
+        x = r.left + r.width / 2 - box.left; y = r.top - box.top;
+      }
+      tip.style.left = Math.max(0, Math.min(app.clientWidth - tip.offsetWidth, x - tip.offsetWidth / 2)) + "px";
+      tip.style.top = Math.max(0, y - tip.offsetHeight - 10) + "px";
+    }
+
+    function render(animate) {
+      view.tokens.forEach(function (button, i) {
         var isQuery = i === state.query;
         button.setAttribute("aria-pressed", isQuery ? "true" : "false");
         button.tabIndex = isQuery ? 0 : -1;
       });
-      if (tokenButtons.indexOf(document.activeElement) >= 0) {
-        document.activeElement.tabIndex = 0; // keep the focused token reachable by Tab
-      }
-      data.heads.forEach(function (h) {
-        toggles[h.name].checked = state.enabled[h.name];
-        isolators[h.name].setAttribute("aria-pressed", state.isolated === h.name ? "true" : "false");
+      ds.heads.forEach(function (h) {
+        view.toggles[h.name].checked = state.enabled[h.name];
+        view.isolators[h.name].setAttribute("aria-pressed", state.isolated === h.name ? "true" : "false");
+        view.isolators[h.name].disabled = !state.enabled[h.name];
       });
       root.classList.toggle("mha-explorer--isolated", Boolean(state.isolated));
-      drawArcs();
-      if (captionNode) captionNode.textContent = caption(data, state);
+      setHot(null);
+      drawArcs(animate);
+      showQuery();
+      drawTable();
+      drawGrids();
+      if (captionNode) captionNode.textContent = caption();
     }
 
-    render();
-    if (typeof ResizeObserver === "function") {
-      new ResizeObserver(function () { drawArcs(); }).observe(stage);
-    }
+    mount(0);
   }
 
   function init(root) {
@@ -274,7 +568,14 @@
         if (root.isConnected) build(root, data);
       })
       .catch(function (error) {
-        // The static figures stay visible; the page still reads correctly.
+        // Show the static figures that <noscript> holds for readers without JavaScript.
+        root.setAttribute("data-explorer-failed", "");
+        var fallback = root.querySelector("noscript");
+        if (fallback) {
+          var figures = el("div", { class: "mha-explorer__fallback" });
+          figures.innerHTML = fallback.textContent;
+          root.insertBefore(figures, fallback);
+        }
         console.warn("head explorer: keeping the static figures:", error);
       })
       .then(function () { root.removeAttribute("data-explorer-loading"); });
