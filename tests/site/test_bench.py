@@ -20,7 +20,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_site.bench import run as bench_run
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
-from mha_site.bench.measure import interleaved_seconds
+from mha_site.bench.measure import interleaved_seconds, peak_bytes
 from mha_site.bench.figures import figure_files, ok_cells
 from mha_site.bench.report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_claim, gpu_section, render_claim
 from mha_site.bench.run import Cell, measure_cell, plan
@@ -174,6 +174,31 @@ def test_schema_check_rejects_a_fast_but_wrong_cell_and_bad_flops(tiny_run):
     assert "not below its bound" in message and "flops_attention" in message and "git_commit" in message
 
 
+def test_tiny_run_measures_the_decode_step_and_the_schema_checks_it(tiny_run):
+    _, doc = tiny_run
+    assert [row["prefix"] for row in doc["decode"]] == bench_run.DECODE_PREFIXES["tiny"]
+    for row in doc["decode"]:
+        assert row["max_abs_diff"] < 1e-5  # the cached step gives the recomputed answer
+        assert row["recompute_over_cached"] == row["recompute_median_s"] / row["cached_median_s"]
+        assert row["cache_bytes"] == 2 * row["prefix"] * row["d_model"] * 4  # K and V, float32, batch 1
+    broken = copy.deepcopy(doc)
+    broken["decode"][0]["max_abs_diff"] = 0.5
+    broken["decode"][1]["recompute_over_cached"] *= 2
+    with pytest.raises(ValueError) as error:
+        validate_results(broken)
+    assert "differs from recomputing by 0.5" in str(error.value)
+    assert "recompute_over_cached is not recompute_median_s / cached_median_s" in str(error.value)
+
+
+def test_tiled_variant_holds_less_than_the_batched_scores():
+    params = make_params(batch=1, tokens=1024, d_model=16, num_heads=2)
+    with torch.no_grad():
+        memory = {name: peak_bytes(VARIANTS[name][1](params), CPU) for name in ("batched", "tiled")}
+    scores = 2 * 1024**2 * 4  # one float32 (h, T, T) tensor
+    assert memory["batched"] >= 2 * scores  # scores and weights both exist at the peak
+    assert memory["tiled"] < scores  # blocks of 128 keys: never the whole matrix
+
+
 def test_bad_arguments_are_refused_with_their_values():
     with pytest.raises(ValueError, match="only float32"):
         bench_run.run_plan([], CPU, ["bfloat16"], "x")
@@ -194,6 +219,7 @@ def test_committed_results_match_the_schema(committed):
         assert doc["complete"], f"{device}.json is a partial run"
         assert doc["provenance"]["device_type"] == device
         assert any(c["status"] == "ok" for c in doc["cells"])
+        assert doc["decode"], f"{device}.json has no decode-step rows"
 
 
 def test_committed_figures_are_current(committed):
