@@ -7,8 +7,8 @@
     python scripts/bench.py --device cuda            # full CUDA sweep (float32 + bfloat16) -> cuda.json + SVGs
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
-    python scripts/bench.py --supplement tiled --threads 1 --clock process
-                       # add variants (seq sweep) and the decode-step rows to an existing results file
+    python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
+                       # (re)measure some variants and add the decode-step rows to an existing results file
 
 The logic lives in mha_ref.variants* (measurement) and mha_site.bench.figures (figures).
 """
@@ -56,7 +56,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--supplement",
-        help="comma-separated variants to add to the existing results in --out (seq sweep only), plus the decode "
+        help="comma-separated variants to measure again (or add) in the existing results in --out, plus the decode "
         "rows; keeps the file's settings and records this run's provenance beside the original",
     )
     parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
@@ -107,9 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--supplement needs an existing {target}", file=sys.stderr)
             return 2
         base = json.loads(target.read_text(encoding="utf-8"))
-        cells = [cell for cell in plan(sizes) if cell.sweep == "seq"]
         doc = supplement(
-            base, args.supplement.split(","), "seq", cells, DECODE_PREFIXES[sizes], torch.device(args.device), command,
+            base, args.supplement.split(","), plan(sizes), DECODE_PREFIXES[sizes], torch.device(args.device), command,
             decode_d_model=D_MODEL[sizes],
         )
         doc = json.loads(json_bytes(doc))

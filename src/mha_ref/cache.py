@@ -38,6 +38,7 @@ class KVCache:
         """The number of cached tokens."""
         return 0 if self.keys is None else int(self.keys.shape[-2])
 
+    # --8<-- [start:append]
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add ``(B, h_kv, S, d_k)`` keys and values; return everything cached so far."""
         if self.keys is None or self.values is None:
@@ -46,6 +47,7 @@ class KVCache:
             self.keys = torch.cat([self.keys, k], dim=-2)  # (B, h_kv, S_cached + S, d_k)
             self.values = torch.cat([self.values, v], dim=-2)  # (B, h_kv, S_cached + S, d_k)
         return self.keys, self.values
+    # --8<-- [end:append]
 
     def check_compatible(
         self, batch: int, num_kv_heads: int, d_k: int, dtype: torch.dtype, device: torch.device

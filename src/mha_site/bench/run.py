@@ -403,48 +403,60 @@ def run_plan(
 def supplement(
     doc: dict[str, Any],
     variants: list[str],
-    sweep: str,
     cells: list[Cell],
     decode_prefixes: list[int],
     device: torch.device,
     command: str,
     decode_d_model: int = 512,
 ) -> dict[str, Any]:
-    """``doc`` with new variants measured on one sweep's cells and decode rows added, from a separate run.
+    """``doc`` with ``variants`` measured (again) on ``cells`` and decode rows added, from a separate run.
 
-    Uses ``doc``'s repeats, block time, clock and ceiling, and records the run's own
-    provenance under ``supplements``, so the page can say which numbers came later.
+    A variant already in ``doc`` has its rows for those cells replaced (after a change to
+    its code); a new one is appended to the variant list. Uses ``doc``'s repeats, block
+    time, clock and ceiling, and records the run's own provenance under ``supplements``,
+    so the page can say which numbers came later.
 
-    >>> base = run_plan([Cell("seq", 1, 8, 2, 16)], torch.device("cpu"), ["float32"], "doctest",
-    ...                 variants=["batched"], repeats=1, min_block_s=0.001, ceiling_n=16)
-    >>> more = supplement(base, ["tiled"], "seq", [Cell("seq", 1, 8, 2, 16)], [8], torch.device("cpu"), "doctest",
-    ...                   decode_d_model=16)
+    >>> cell = Cell("seq", 1, 8, 2, 16)
+    >>> base = run_plan([cell], torch.device("cpu"), ["float32"], "doctest", variants=["batched", "loop"],
+    ...                 repeats=1, min_block_s=0.001, ceiling_n=16)
+    >>> more = supplement(base, ["loop", "tiled"], [cell], [8], torch.device("cpu"), "doctest", decode_d_model=16)
     >>> validate_results(more)
-    >>> more["config"]["variants"], len(more["decode"]), more["supplements"][0]["variants"]
-    (['batched', 'tiled'], 1, ['tiled'])
+    >>> more["config"]["variants"], [c["variant"] for c in more["cells"]], len(more["decode"])
+    (['batched', 'loop', 'tiled'], ['batched', 'loop', 'tiled'], 1)
     """
     config = doc["config"]
-    new = [name for name in variants if name not in config["variants"]]
-    unknown = sorted(set(new) - set(VARIANTS))
+    unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         raise ValueError(f"unknown variants {unknown}; choose from {sorted(VARIANTS)}")
-    out = {**doc, "schema": SCHEMA_VERSION, "cells": list(doc["cells"]), "decode": list(doc.get("decode", []))}
+    new = [name for name in variants if name not in config["variants"]]
+    out = {**doc, "schema": SCHEMA_VERSION, "decode": list(doc.get("decode", []))}
     out["config"] = {**config, "variants": config["variants"] + new}
     out["variant_labels"] = {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}}
     info = provenance(device, command)
+    measured = []
     for cell in cells:
-        if cell.sweep != sweep:
-            raise ValueError(f"cell {cell} is not in sweep {sweep!r}")
-        out["cells"].extend(
-            measure_cell(cell, new, config["dtypes"], device, doc["ceiling"], config["repeats"],
+        measured.extend(
+            measure_cell(cell, variants, config["dtypes"], device, doc["ceiling"], config["repeats"],
                          config["min_block_s"], clock=config["clock"])
         )
+
+    def key(row: dict[str, Any]) -> tuple:
+        return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))
+
+    replaced = {key(row) for row in measured}
+    kept = [row for row in doc["cells"] if key(row) not in replaced]
+    order = {name: i for i, name in enumerate(out["config"]["variants"])}
+    sweeps = {name: i for i, name in enumerate(dict.fromkeys(row["sweep"] for row in kept + measured))}
+    out["cells"] = sorted(
+        kept + measured,
+        key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"], order[r["variant"]]),
+    )
     for prefix in decode_prefixes:
         out["decode"].append(
             measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, config["repeats"],
                            config["min_block_s"], config["clock"])
         )
     info["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    record = {"variants": new, "sweep": sweep, "decode_prefixes": decode_prefixes, "provenance": info}
+    record = {"variants": variants, "cells": len(cells), "decode_prefixes": decode_prefixes, "provenance": info}
     out["supplements"] = list(doc.get("supplements", [])) + [record]
     return out

@@ -136,7 +136,7 @@ def validate_results(doc: Any) -> None:
     for i, extra in enumerate(doc.get("supplements", [])):
         for key in sorted(_PROVENANCE_KEYS - set(extra.get("provenance", {}))):
             problems.append(f"supplement {i} provenance lacks {key!r}")
-        for key in sorted({"variants", "sweep", "decode_prefixes"} - set(extra)):
+        for key in sorted({"variants", "cells", "decode_prefixes"} - set(extra)):
             problems.append(f"supplement {i} lacks {key!r}")
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
