@@ -287,7 +287,7 @@ def multi_head_attention(
     b_o: Tensor | None = None,
     context: Tensor | None = None,
     num_kv_heads: int | None = None,
-    cache: KVCache | None = None,
+    cache: "KVCache | None" = None,  # quoted: a page shows this signature without the import
     empty_rows: str = "raise",
     check_finite: bool = True,
 ) -> Tensor | tuple[Tensor, Tensor]:
