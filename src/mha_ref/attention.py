@@ -157,15 +157,6 @@ def _check_options(empty_rows: object, check_finite: object) -> None:
         raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__}")
 
 
-def _check_split(x: object, num_heads: object) -> None:
-    x = check_tensor("x", x, ndim=3)
-    head_dim(int(x.shape[-1]), check_num_heads(num_heads))
-
-
-def _check_merge(x: object) -> None:
-    check_tensor("x", x, ndim=4)
-
-
 # --8<-- [start:helpers]
 def project(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight (+ bias)``: a linear map with the weight on the right.
@@ -184,7 +175,9 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     tensor([[0., 1., 2., 3.],
             [4., 5., 6., 7.]])
     """
-    _check_split(x, num_heads)  # (B, T, d_model) with h dividing d_model
+    if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
+        raise ValueError(f"split_heads needs x (B, T, d_model), num_heads dividing d_model; "
+                         f"got x of shape {tuple(x.shape)} and num_heads={num_heads}")
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
     x = x.view(batch, tokens, num_heads, d_k)  # (B, T, h, d_k)
@@ -198,7 +191,8 @@ def merge_heads(x: Tensor) -> Tensor:
     >>> merge_heads(split_heads(x, num_heads=4)).equal(x)
     True
     """
-    _check_merge(x)  # (B, h, T, d_k)
+    if x.ndim != 4:
+        raise ValueError(f"merge_heads needs x (B, h, T, d_k), got shape {tuple(x.shape)}")
     batch, num_heads, tokens, d_k = x.shape
     x = x.transpose(1, 2)  # (B, T, h, d_k)
     return x.reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
@@ -216,8 +210,8 @@ def _check_mha_arguments(
     cache: object,
     empty_rows: object,
     finite: object,
-) -> int:
-    """Check every argument of the two layer functions; return the number of key/value heads."""
+) -> None:
+    """Check every argument of the two layer functions."""
     _check_options(empty_rows, finite)
     x = check_tensor("x", x, ndim=3)
     batch, tokens, d_model = (int(size) for size in x.shape)  # int(): tracing hands back tensors
@@ -267,7 +261,6 @@ def _check_mha_arguments(
         check_mask(mask, (batch, num_heads, tokens, source_tokens), "the (B, h, T, S) scores", device=x.device)
         if empty_rows == "raise":
             check_mask_rows(mask)
-    return kv_heads
 
 
 # --8<-- [start:mha_signature]
@@ -331,19 +324,20 @@ def multi_head_attention(
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
-    num_kv_heads = _check_mha_arguments(
+    _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
         num_heads, num_kv_heads, mask, cache, empty_rows, check_finite,
     )
     # --8<-- [start:mha_body]
     source = x if context is None else context  # keys and values come from here
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
-    k = split_heads(project(source, w_k, b_k), num_kv_heads)  # (B, h_kv, S, d_k)
-    v = split_heads(project(source, w_v, b_v), num_kv_heads)  # (B, h_kv, S, d_k)
+    k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
+    v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
     if cache is not None:  # decoding: add the keys and values of earlier calls
         k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
-    group = num_heads // num_kv_heads  # query heads that share one key/value head
+    group = num_heads // h_kv  # query heads that share one key/value head
     k = k.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     # The head index is one more batch dimension: one matmul scores all heads.
@@ -392,7 +386,7 @@ def multi_head_attention_loop(
     ...                multi_head_attention(x, *ws, num_heads=2), atol=1e-5)
     True
     """
-    num_kv_heads = _check_mha_arguments(
+    _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
         num_heads, num_kv_heads, mask, None, empty_rows, check_finite,
@@ -400,7 +394,8 @@ def multi_head_attention_loop(
     # --8<-- [start:loop_body]
     source = x if context is None else context  # (B, S, d_model)
     d_k = x.shape[-1] // num_heads
-    group = num_heads // num_kv_heads  # query heads per key/value head
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
+    group = num_heads // h_kv  # query heads per key/value head
     if mask is not None:
         mask = mask.expand(x.shape[0], num_heads, x.shape[1], source.shape[1])  # (B, h, T, S)
     # A missing bias acts as zeros, so every head can take its slice of it.

@@ -100,10 +100,10 @@ def head_dim(d_model: int, num_heads: int) -> int:
 
 
 def _divisors(number: int, limit: int = 24) -> str:
-    """Up to ``limit`` divisors of ``number``, found in O(sqrt(number)) steps (at most 10**6 of them)."""
+    """Up to ``limit`` divisors of ``number``, found in O(sqrt(number)) steps (at most 200,000 of them)."""
     small, large = [], []
     candidate = 1
-    while candidate * candidate <= number and candidate <= 10**6:
+    while candidate * candidate <= number and candidate <= 2 * 10**5:
         if number % candidate == 0:
             small.append(candidate)
             if candidate * candidate != number:
