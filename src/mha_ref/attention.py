@@ -83,8 +83,8 @@ def scaled_dot_product_attention(
     ``(..., T_q, d_v)`` and the attention weights ``(..., T_q, T_k)``, whose rows
     sum to 1.
 
-    Keywords: ``empty_rows="raise"`` (default) refuses a mask row that
-    allows no key at all instead of producing NaN; ``empty_rows="zero"`` returns zeros
+    Keywords: ``empty_rows="raise"`` (default) raises :class:`ValueError` for a mask
+    row that allows no key at all instead of producing NaN; ``empty_rows="zero"`` returns zeros
     for such rows and leaves the others unchanged. ``check_finite=True`` (default)
     refuses NaN or infinity in ``q``, ``k`` or ``v``; ``check_finite=False`` skips it.
 
