@@ -7,6 +7,8 @@
     python scripts/bench.py --device cuda            # full CUDA sweep (float32 + bfloat16) -> cuda.json + SVGs
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
+    python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
+                       # (re)measure some variants and add the decode-step rows to an existing results file
 
 The logic lives in mha_ref.variants* (measurement) and mha_site.bench.figures (figures).
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 import torch
 
 from mha_site.bench.figures import figure_files
-from mha_site.bench.run import plan, run_plan
+from mha_site.bench.run import DECODE_PREFIXES, D_MODEL, plan, run_plan, supplement
 from mha_site.bench.schema import validate_results
 from mha_site.files import json_bytes, run_write_or_check, write_or_check
 
@@ -51,6 +53,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"
+    )
+    parser.add_argument(
+        "--supplement",
+        help="comma-separated variants to measure again (or add) in the existing results in --out, plus the decode "
+        "rows; keeps the file's settings and records this run's provenance beside the original",
     )
     parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
     parser.add_argument(
@@ -95,6 +102,22 @@ def main(argv: list[str] | None = None) -> int:
     target = out / f"{stem}.json"
     command = "python scripts/bench.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
+    if args.supplement:
+        if not target.is_file():
+            print(f"--supplement needs an existing {target}", file=sys.stderr)
+            return 2
+        base = json.loads(target.read_text(encoding="utf-8"))
+        doc = supplement(
+            base, args.supplement.split(","), plan(sizes), DECODE_PREFIXES[sizes], torch.device(args.device), command,
+            decode_d_model=D_MODEL[sizes],
+        )
+        doc = json.loads(json_bytes(doc))
+        validate_results(doc)
+        files = {target: json_bytes(doc)}
+        files.update({out / name: svg for name, svg in figure_files(stem, doc).items()})
+        write_or_check(files)
+        print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
+        return 0
 
     def progress(doc: dict) -> None:  # written as it goes, so a run cut short still leaves its cells
         write_or_check({target: json_bytes(doc)})
@@ -110,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
         clock=args.clock,
         on_progress=progress,
+        decode_prefixes=DECODE_PREFIXES[sizes],
+        decode_d_model=D_MODEL[sizes],
     )
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
     validate_results(doc)

@@ -13,10 +13,15 @@ from mha_ref.attention import (
     scaled_dot_product_attention,
     split_heads,
 )
+from mha_ref.cache import KVCache
 from mha_ref.module import MultiHeadAttention
+from mha_ref.tiled import tiled_attention
 from mha_ref.validation import head_dim
+from mha_ref.weights import AttentionWeights
 
 __all__ = [
+    "AttentionWeights",
+    "KVCache",
     "MultiHeadAttention",
     "causal_mask",
     "head_dim",
@@ -26,5 +31,6 @@ __all__ = [
     "project",
     "scaled_dot_product_attention",
     "split_heads",
+    "tiled_attention",
 ]
 

@@ -16,9 +16,11 @@ import math
 import torch
 from torch import Tensor
 
+from mha_ref.cache import KVCache
 from mha_ref.validation import (
-    check_mask,
+    check_finite as refuse_non_finite,
     check_int,
+    check_mask,
     check_mask_rows,
     check_num_heads,
     check_same_dtype_and_device,
@@ -34,24 +36,43 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "project",
+    "EMPTY_ROWS",
 ]
 
+#: What to do with a query row that the mask allows no key: ``"raise"`` (the default,
+#: a ValueError naming the row) or ``"zero"`` (that row's output and weights are 0;
+#: left-padded batches in causal decoding have such rows for their padding).
+EMPTY_ROWS = ("raise", "zero")
 
-def causal_mask(num_tokens: int, device: torch.device | str | None = None) -> Tensor:
-    """Boolean ``(T, T)`` mask, True on and below the diagonal: token ``t`` may see ``0..t``.
+
+def causal_mask(
+    num_queries: int, num_keys: int | None = None, device: torch.device | str | None = None
+) -> Tensor:
+    """Boolean ``(T_q, T_k)`` mask: True where a query may see a key (``T_k`` defaults to ``T_q``).
+
+    With ``T_k == T_q`` token ``t`` may see ``0..t``. With more keys than queries (a
+    cache holds ``T_k - T_q`` earlier tokens) the mask is aligned bottom-right: the
+    queries are the *last* ``T_q`` tokens, so the last query sees every key. (Torch's
+    ``is_causal=True`` aligns top-left instead; the inference page shows the trap.)
 
     >>> causal_mask(3)
     tensor([[ True, False, False],
             [ True,  True, False],
             [ True,  True,  True]])
+    >>> causal_mask(2, 4)  # two new tokens after two cached ones
+    tensor([[ True,  True,  True, False],
+            [ True,  True,  True,  True]])
     """
-    check_int("num_tokens", num_tokens)
-    return torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device).tril()
+    check_int("num_queries", num_queries)
+    num_keys = num_queries if num_keys is None else check_int("num_keys", num_keys, minimum=num_queries)
+    ones = torch.ones(num_queries, num_keys, dtype=torch.bool, device=device)
+    return ones.tril(diagonal=num_keys - num_queries)  # (T_q, T_k)
 
 
 # --8<-- [start:sdpa_signature]
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
+    *, empty_rows: str = "raise", check_finite: bool = True,
 ) -> tuple[Tensor, Tensor]:
     # --8<-- [end:sdpa_signature]
     """Attention for one head (or for many, stacked in leading dimensions).
@@ -62,8 +83,15 @@ def scaled_dot_product_attention(
     ``(..., T_q, d_v)`` and the attention weights ``(..., T_q, T_k)``, whose rows
     sum to 1.
 
-    A mask row that allows no key at all raises :class:`ValueError` instead of
-    producing NaN.
+    Keywords: ``empty_rows="raise"`` (default) raises :class:`ValueError` for a mask
+    row that allows no key at all instead of producing NaN; ``empty_rows="zero"`` returns zeros
+    for such rows and leaves the others unchanged. ``check_finite=True`` (default)
+    refuses NaN or infinity in ``q``, ``k`` or ``v``; ``check_finite=False`` skips it.
+
+    The lesson writes ``softmax(q k^T / sqrt(d))``; the code divides ``q`` first. The
+    two agree in exact arithmetic, but ``q @ k^T`` can overflow float16 (largest
+    value 65504) before the division would bring it back, so fused kernels scale
+    first too.
 
     >>> q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     >>> v = torch.tensor([[10.0], [20.0]])
@@ -74,7 +102,12 @@ def scaled_dot_product_attention(
     >>> weights
     tensor([[1.0000, 0.0000],
             [0.3302, 0.6698]])
+    >>> no_keys = torch.tensor([[True, False], [False, False]])
+    >>> scaled_dot_product_attention(q, q, v, mask=no_keys, empty_rows="zero")[0]
+    tensor([[10.],
+            [ 0.]])
     """
+    _check_options(empty_rows, check_finite)
     check_tensor("q", q, min_ndim=2)
     check_tensor("k", k, min_ndim=2)
     check_tensor("v", v, min_ndim=2)
@@ -92,18 +125,36 @@ def scaled_dot_product_attention(
             "q, k and v must have the same leading (batch/head) dimensions, got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
         )
+    if check_finite:
+        for name, tensor in (("q", q), ("k", k), ("v", v)):
+            refuse_non_finite(name, tensor)
     if mask is not None:
-        check_mask(mask, (*q.shape[:-1], k.shape[-2]))
-        check_mask_rows(mask)
+        check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
+        if empty_rows == "raise":
+            check_mask_rows(mask)
+        else:
+            empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
+            if bool(empty.any()):
+                # Let those rows see every key (any finite answer will do), then zero them.
+                output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
+                return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
     # --8<-- [start:sdpa]
     d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    # Scaling q before the product (not the product after) keeps float16 finite.
+    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
         # A forbidden key scores -inf, so the softmax gives it weight 0.
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
+
+
+def _check_options(empty_rows: object, check_finite: object) -> None:
+    if empty_rows not in EMPTY_ROWS:
+        raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
+    if not isinstance(check_finite, bool):
+        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__}")
 
 
 # --8<-- [start:helpers]
@@ -124,6 +175,9 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     tensor([[0., 1., 2., 3.],
             [4., 5., 6., 7.]])
     """
+    if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
+        raise ValueError(f"split_heads needs x (B, T, d_model), num_heads dividing d_model; "
+                         f"got x of shape {tuple(x.shape)} and num_heads={num_heads}")
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
     x = x.view(batch, tokens, num_heads, d_k)  # (B, T, h, d_k)
@@ -137,6 +191,8 @@ def merge_heads(x: Tensor) -> Tensor:
     >>> merge_heads(split_heads(x, num_heads=4)).equal(x)
     True
     """
+    if x.ndim != 4:
+        raise ValueError(f"merge_heads needs x (B, h, T, d_k), got shape {tuple(x.shape)}")
     batch, num_heads, tokens, d_k = x.shape
     x = x.transpose(1, 2)  # (B, T, h, d_k)
     return x.reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
@@ -145,21 +201,43 @@ def merge_heads(x: Tensor) -> Tensor:
 
 def _check_mha_arguments(
     x: object,
+    context: object,
     weights: dict[str, object],
     biases: dict[str, object],
     num_heads: object,
+    num_kv_heads: object,
     mask: object,
+    cache: object,
+    empty_rows: object,
+    finite: object,
 ) -> None:
+    """Check every argument of the two layer functions."""
+    _check_options(empty_rows, finite)
     x = check_tensor("x", x, ndim=3)
-    batch, tokens, d_model = x.shape
+    batch, tokens, d_model = (int(size) for size in x.shape)  # int(): tracing hands back tensors
     num_heads = check_num_heads(num_heads)
-    head_dim(d_model, num_heads)
+    d_k = head_dim(d_model, num_heads)
+    kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
+    if num_heads % kv_heads:
+        raise ValueError(f"num_kv_heads={kv_heads} must divide num_heads={num_heads}")
     named = [("x", x)]
+    source_tokens = tokens
+    if context is not None:
+        context = check_tensor("context", context, ndim=3)
+        if int(context.shape[0]) != batch or int(context.shape[2]) != d_model:
+            raise ValueError(
+                f"context must have shape (B, S, d_model) = ({batch}, S, {d_model}) to match x of shape "
+                f"{tuple(x.shape)}, got {tuple(context.shape)}"
+            )
+        source_tokens = int(context.shape[1])
+        named.append(("context", context))
     for name, w in weights.items():
         w = check_tensor(name, w, ndim=2)
-        if tuple(w.shape) != (d_model, d_model):
+        width = kv_heads * d_k if name in ("w_k", "w_v") else d_model
+        if tuple(w.shape) != (d_model, width):
+            what = "(d_model, num_kv_heads * d_k)" if width != d_model else "(d_model, d_model)"
             raise ValueError(
-                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}) to match x of shape "
+                f"{name} must have shape {what} = ({d_model}, {width}) to match x of shape "
                 f"{tuple(x.shape)}, got {tuple(w.shape)}"
             )
         named.append((name, w))
@@ -167,13 +245,22 @@ def _check_mha_arguments(
         if b is None:
             continue
         b = check_tensor(name, b, ndim=1)
-        if tuple(b.shape) != (d_model,):
-            raise ValueError(f"{name} must have shape (d_model,) = ({d_model},), got {tuple(b.shape)}")
+        width = kv_heads * d_k if name in ("b_k", "b_v") else d_model
+        if tuple(b.shape) != (width,):
+            raise ValueError(f"{name} must have shape ({width},), got {tuple(b.shape)}")
         named.append((name, b))
     check_same_dtype_and_device(named)
+    if finite:
+        for name, tensor in named:
+            refuse_non_finite(name, tensor)
+    if cache is not None:
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
+        source_tokens += cache.check_compatible(batch, kv_heads, d_k, x.dtype, x.device)
     if mask is not None:
-        check_mask(mask, (batch, num_heads, tokens, tokens), "the (B, h, T, T) scores")
-        check_mask_rows(mask)
+        check_mask(mask, (batch, num_heads, tokens, source_tokens), "the (B, h, T, S) scores", device=x.device)
+        if empty_rows == "raise":
+            check_mask_rows(mask)
 
 
 # --8<-- [start:mha_signature]
@@ -191,15 +278,33 @@ def multi_head_attention(
     b_k: Tensor | None = None,
     b_v: Tensor | None = None,
     b_o: Tensor | None = None,
+    context: Tensor | None = None,
+    num_kv_heads: int | None = None,
+    cache: "KVCache | None" = None,  # quoted: a page shows this signature without the import
+    empty_rows: str = "raise",
+    check_finite: bool = True,
 ) -> Tensor | tuple[Tensor, Tensor]:
     # --8<-- [end:mha_signature]
-    """Multi-head self-attention with every head in one batched matmul.
+    """Multi-head attention with every head in one batched matmul.
 
-    ``x`` is ``(B, T, d_model)``; each ``w_*`` is ``(d_model, d_model)`` and each
-    optional bias ``b_*`` is ``(d_model,)``. ``mask`` is boolean, broadcastable to
-    ``(B, h, T, T)``, True = may attend (a ``(T, T)`` mask applies to every batch
-    item and head). Returns ``(B, T, d_model)``, plus the ``(B, h, T, T)``
-    attention weights when ``return_weights`` is True.
+    ``x`` is ``(B, T, d_model)``; ``w_q`` and ``w_o`` are ``(d_model, d_model)`` and
+    each optional bias ``b_*`` has as many entries as its weight has columns.
+    Returns ``(B, T, d_model)``, plus the ``(B, h, T, S)`` attention weights when
+    ``return_weights`` is True.
+
+    - ``context`` ``(B, S, d_model)`` is where keys and values come from
+      (cross-attention: queries from the decoder, keys and values from the
+      encoder); the default is ``x`` itself (self-attention, ``S = T``).
+    - ``num_kv_heads`` (grouped-query attention; 1 is multi-query attention) must
+      divide ``num_heads``; ``w_k`` and ``w_v`` are then ``(d_model, num_kv_heads * d_k)``
+      and query head ``i`` reads key/value head ``i // (num_heads // num_kv_heads)``,
+      the grouping of torch's ``scaled_dot_product_attention(..., enable_gqa=True)``.
+    - ``cache`` (a :class:`mha_ref.cache.KVCache`) receives this call's keys and
+      values, and the queries attend over everything it holds (``S`` grows).
+    - ``mask`` is boolean, broadcastable to ``(B, h, T, S)``, True = may attend
+      (a ``(T, S)`` mask applies to every batch item and head).
+    - ``empty_rows`` and ``check_finite`` as in :func:`scaled_dot_product_attention`;
+      ``check_finite`` looks at ``x``, ``context``, the weights and the biases.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>
@@ -208,25 +313,36 @@ def multi_head_attention(
     >>> out, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads=4, return_weights=True)
     >>> out.shape, weights.shape
     (torch.Size([2, 5, 8]), torch.Size([2, 4, 5, 5]))
+    >>> encoder = torch.randn(2, 7, 8)  # cross-attention: 5 queries, 7 keys
+    >>> multi_head_attention(x, w_q, w_k, w_v, w_o, 4, context=encoder, return_weights=True)[1].shape
+    torch.Size([2, 4, 5, 7])
+    >>> w_k2, w_v2 = torch.randn(8, 4), torch.randn(8, 4)  # 2 key/value heads of width 2
+    >>> multi_head_attention(x, w_q, w_k2, w_v2, w_o, num_heads=4, num_kv_heads=2).shape
+    torch.Size([2, 5, 8])
     >>> multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads=3)
     Traceback (most recent call last):
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
     _check_mha_arguments(
-        x,
-        {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
+        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
-        num_heads,
-        mask,
+        num_heads, num_kv_heads, mask, cache, empty_rows, check_finite,
     )
     # --8<-- [start:mha_body]
+    source = x if context is None else context  # keys and values come from here
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
-    k = split_heads(project(x, w_k, b_k), num_heads)  # (B, h, T, d_k)
-    v = split_heads(project(x, w_v, b_v), num_heads)  # (B, h, T, d_k)
+    k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
+    v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
+    if cache is not None:  # decoding: add the keys and values of earlier calls
+        k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
+    group = num_heads // h_kv  # query heads that share one key/value head
+    k = k.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
+    v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     # The head index is one more batch dimension: one matmul scores all heads.
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)
-    # heads: (B, h, T, d_k); weights: (B, h, T, T)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask, empty_rows=empty_rows, check_finite=False)
+    # heads: (B, h, T, d_k); weights: (B, h, T, S)
     output = project(merge_heads(heads), w_o, b_o)  # (B, T, d_model)
     return (output, weights) if return_weights else output
     # --8<-- [end:mha_body]
@@ -247,12 +363,20 @@ def multi_head_attention_loop(
     b_k: Tensor | None = None,
     b_v: Tensor | None = None,
     b_o: Tensor | None = None,
+    context: Tensor | None = None,
+    num_kv_heads: int | None = None,
+    empty_rows: str = "raise",
+    check_finite: bool = True,
 ) -> Tensor | tuple[Tensor, Tensor]:
     # --8<-- [end:loop_signature]
     """The same computation as :func:`multi_head_attention`, one head at a time.
 
     Slower to read at scale and kept for contrast: it spells out that head ``i``
-    is nothing but the columns ``i * d_k : (i + 1) * d_k`` of each projection.
+    is nothing but the columns ``i * d_k : (i + 1) * d_k`` of ``w_q`` (and of
+    ``w_k``, ``w_v`` for its key/value head). Each head's ``(B, T, S)`` weights are
+    kept only when ``return_weights`` is True; otherwise they are freed as soon as
+    the head is done, so at most one head's scores exist at a time. Same keywords
+    as :func:`multi_head_attention`, except ``cache``.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>
@@ -263,32 +387,38 @@ def multi_head_attention_loop(
     True
     """
     _check_mha_arguments(
-        x,
-        {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
+        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
-        num_heads,
-        mask,
+        num_heads, num_kv_heads, mask, None, empty_rows, check_finite,
     )
     # --8<-- [start:loop_body]
-    batch, tokens, d_model = x.shape
-    d_k = d_model // num_heads
+    source = x if context is None else context  # (B, S, d_model)
+    d_k = x.shape[-1] // num_heads
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
+    group = num_heads // h_kv  # query heads per key/value head
     if mask is not None:
-        mask = mask.expand(batch, num_heads, tokens, tokens)  # (B, h, T, T)
+        mask = mask.expand(x.shape[0], num_heads, x.shape[1], source.shape[1])  # (B, h, T, S)
     # A missing bias acts as zeros, so every head can take its slice of it.
-    b_q, b_k, b_v = (x.new_zeros(d_model) if b is None else b for b in (b_q, b_k, b_v))
+    b_q, b_k, b_v = (w.new_zeros(w.shape[1]) if b is None else b
+                     for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))
     head_outputs, head_weights = [], []
     for i in range(num_heads):
-        cols = slice(i * d_k, (i + 1) * d_k)  # head i's private columns
+        cols = slice(i * d_k, (i + 1) * d_k)  # head i's query columns
+        j = i // group  # the key/value head that query head i reads
+        kv_cols = slice(j * d_k, (j + 1) * d_k)
         q_i = project(x, w_q[:, cols], b_q[cols])  # (B, T, d_k)
-        k_i = project(x, w_k[:, cols], b_k[cols])  # (B, T, d_k)
-        v_i = project(x, w_v[:, cols], b_v[cols])  # (B, T, d_k)
-        mask_i = None if mask is None else mask[:, i]  # (B, T, T)
-        out_i, weights_i = scaled_dot_product_attention(q_i, k_i, v_i, mask_i)
+        k_i = project(source, w_k[:, kv_cols], b_k[kv_cols])  # (B, S, d_k)
+        v_i = project(source, w_v[:, kv_cols], b_v[kv_cols])  # (B, S, d_k)
+        mask_i = None if mask is None else mask[:, i]  # (B, T, S)
+        out_i, weights_i = scaled_dot_product_attention(
+            q_i, k_i, v_i, mask_i, empty_rows=empty_rows, check_finite=False
+        )
         head_outputs.append(out_i)  # (B, T, d_k)
-        head_weights.append(weights_i)  # (B, T, T)
+        if return_weights:  # otherwise this head's (B, T, S) weights are freed now
+            head_weights.append(weights_i)  # (B, T, S)
     concat = torch.cat(head_outputs, dim=-1)  # (B, T, d_model)
     output = project(concat, w_o, b_o)  # (B, T, d_model)
     if return_weights:
-        return output, torch.stack(head_weights, dim=1)  # (B, h, T, T)
+        return output, torch.stack(head_weights, dim=1)  # (B, h, T, S)
     return output
     # --8<-- [end:loop_body]

@@ -1,10 +1,10 @@
 """An ``nn.Module`` around :func:`mha_ref.attention.multi_head_attention`.
 
-It holds the four projections as ``(d_model, d_model)`` matrices applied as
-``x @ w`` and can copy the weights of a :class:`torch.nn.MultiheadAttention`,
-which stores the transposes (``x @ w.T``) with Q, K and V stacked in one
-``in_proj_weight``. Loading one into the other lets the tests and the lesson
-show that the two compute the same thing.
+It holds the four projections as matrices applied as ``x @ w`` and converts to and
+from :class:`torch.nn.MultiheadAttention`, which stores the transposes (``x @ w.T``)
+with Q, K and V stacked in one ``in_proj_weight``. This module is the one place that
+knows torch's layout: :meth:`MultiHeadAttention.from_torch` and
+:meth:`MultiHeadAttention.to_torch`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import torch
 from torch import Tensor, nn
 
 from mha_ref.attention import multi_head_attention
-from mha_ref.validation import head_dim
+from mha_ref.cache import KVCache
+from mha_ref.validation import check_int, head_dim
+from mha_ref.weights import AttentionWeights
 
 __all__ = ["MultiHeadAttention"]
 
@@ -23,27 +25,50 @@ _PROJECTIONS = ("q", "k", "v", "o")
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head self-attention with explicit ``W^Q, W^K, W^V, W^O``.
+    """Multi-head attention with explicit ``W^Q, W^K, W^V, W^O``.
+
+    ``num_kv_heads`` (default ``num_heads``) gives grouped-query attention: ``w_k``
+    and ``w_v`` are ``(d_model, num_kv_heads * d_k)``. ``batch_first=False`` takes
+    and returns ``(T, B, d_model)`` like ``torch.nn.MultiheadAttention``'s default.
 
     >>> layer = MultiHeadAttention(d_model=8, num_heads=2)
     >>> layer.d_k
     4
     >>> layer(torch.randn(3, 5, 8)).shape
     torch.Size([3, 5, 8])
+    >>> MultiHeadAttention(8, 4, num_kv_heads=1).w_k.shape  # multi-query: one key head
+    torch.Size([8, 2])
     >>> MultiHeadAttention(d_model=8, num_heads=3)
     Traceback (most recent call last):
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        bias: bool = True,
+        *,
+        num_kv_heads: int | None = None,
+        batch_first: bool = True,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
         super().__init__()
         self.d_k = head_dim(d_model, num_heads)
         self.d_model = d_model
         self.num_heads = num_heads
+        self.num_kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
+        if num_heads % self.num_kv_heads:
+            raise ValueError(f"num_kv_heads={self.num_kv_heads} must divide num_heads={num_heads}")
+        self.batch_first = bool(batch_first)
+        kv_width = self.num_kv_heads * self.d_k
+        factory = {"device": device, "dtype": dtype}
         for name in _PROJECTIONS:
-            self.register_parameter(f"w_{name}", nn.Parameter(torch.empty(d_model, d_model)))
-            self.register_parameter(f"b_{name}", nn.Parameter(torch.zeros(d_model)) if bias else None)
+            width = kv_width if name in ("k", "v") else d_model
+            self.register_parameter(f"w_{name}", nn.Parameter(torch.empty(d_model, width, **factory)))
+            self.register_parameter(f"b_{name}", nn.Parameter(torch.zeros(width, **factory)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -57,23 +82,65 @@ class MultiHeadAttention(nn.Module):
                     bias.zero_()
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, Tensor]:
-        """``x`` is ``(B, T, d_model)``; see :func:`mha_ref.attention.multi_head_attention`."""
-        return multi_head_attention(
-            x,
-            self.w_q,
-            self.w_k,
-            self.w_v,
-            self.w_o,
-            self.num_heads,
-            mask=mask,
-            return_weights=return_weights,
-            b_q=self.b_q,
-            b_k=self.b_k,
-            b_v=self.b_v,
-            b_o=self.b_o,
+        """``x`` is ``(B, T, d_model)``; see :func:`mha_ref.attention.multi_head_attention`.
+
+        ``context`` ``(B, S, d_model)`` supplies keys and values (cross-attention);
+        ``cache`` a :class:`mha_ref.cache.KVCache` for decoding.
+        """
+        if not self.batch_first:  # (T, B, d_model) in, (T, B, d_model) out
+            x = x.transpose(0, 1)  # (B, T, d_model)
+            context = None if context is None else context.transpose(0, 1)  # (B, S, d_model)
+        result = multi_head_attention(
+            x, **self.weights().as_kwargs(), num_heads=self.num_heads, mask=mask, return_weights=return_weights,
+            context=context, num_kv_heads=self.num_kv_heads, cache=cache,
         )
+        if self.batch_first:
+            return result
+        if return_weights:
+            return result[0].transpose(0, 1), result[1]  # (T, B, d_model), (B, h, T, S)
+        return result.transpose(0, 1)  # (T, B, d_model)
+
+    def weights(self) -> AttentionWeights:
+        """This layer's parameters (not copies) in the shared container.
+
+        >>> layer = MultiHeadAttention(8, 2, bias=False)
+        >>> w = layer.weights()
+        >>> w.w_q is layer.w_q, w.has_bias
+        (True, False)
+        """
+        return AttentionWeights(*(getattr(self, f"{kind}_{name}") for kind in "wb" for name in _PROJECTIONS))
+
+    @classmethod
+    def from_weights(
+        cls, weights: AttentionWeights, num_heads: int, *, num_kv_heads: int | None = None
+    ) -> MultiHeadAttention:
+        """A new module holding copies of ``weights`` (same dtype and device).
+
+        >>> w = AttentionWeights(*(torch.eye(4) for _ in range(4)))
+        >>> MultiHeadAttention.from_weights(w, num_heads=2)
+        MultiHeadAttention(d_model=4, num_heads=2, d_k=2, bias=False)
+        """
+        if not isinstance(weights, AttentionWeights):
+            raise TypeError(f"weights must be an AttentionWeights, got {type(weights).__name__}")
+        w_q = weights.w_q
+        module = cls(
+            weights.d_model, num_heads, bias=weights.has_bias, num_kv_heads=num_kv_heads,
+            device="meta", dtype=w_q.dtype,  # meta: no memory, no draw from the random generator
+        ).to_empty(device=w_q.device)
+        with torch.no_grad():
+            for name, tensor in weights.as_kwargs().items():
+                target = getattr(module, name)
+                if target.shape != tensor.shape:
+                    raise ValueError(f"{name} must have shape {tuple(target.shape)}, got {tuple(tensor.shape)}")
+                target.copy_(tensor)
+        return module
 
     @torch.no_grad()
     def load_torch_weights(self, reference: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -85,15 +152,14 @@ class MultiHeadAttention(nn.Module):
         >>> torch.allclose(ours(x), torch_layer(x, x, x)[0], atol=1e-6)
         True
         """
-        if not isinstance(reference, nn.MultiheadAttention):
-            raise TypeError(f"reference must be a torch.nn.MultiheadAttention, got {type(reference).__name__}")
+        _check_torch_layer(reference)
         if (reference.embed_dim, reference.num_heads) != (self.d_model, self.num_heads):
             raise ValueError(
                 f"reference has embed_dim={reference.embed_dim}, num_heads={reference.num_heads}; "
                 f"this module has d_model={self.d_model}, num_heads={self.num_heads}"
             )
-        if not reference._qkv_same_embed_dim or reference.bias_k is not None or reference.add_zero_attn:
-            raise ValueError("only a plain torch.nn.MultiheadAttention (no kdim/vdim, add_bias_kv, add_zero_attn) can be loaded")
+        if self.num_kv_heads != self.num_heads:
+            raise ValueError("torch.nn.MultiheadAttention has no shared key/value heads; use num_kv_heads=None")
         has_bias = reference.in_proj_bias is not None
         if has_bias != (self.b_q is not None):
             raise ValueError(f"bias mismatch: reference has bias={has_bias}, this module has bias={self.b_q is not None}")
@@ -105,14 +171,83 @@ class MultiHeadAttention(nn.Module):
             for name, bias in zip("qkv", reference.in_proj_bias.chunk(3, dim=0)):
                 getattr(self, f"b_{name}").copy_(bias)
             self.b_o.copy_(reference.out_proj.bias)
+        self.batch_first = bool(reference.batch_first)
         return self
 
     @classmethod
     def from_torch(cls, reference: nn.MultiheadAttention) -> MultiHeadAttention:
-        """A new module holding a copy of ``reference``'s weights (same dtype)."""
-        module = cls(reference.embed_dim, reference.num_heads, bias=reference.in_proj_bias is not None)
-        module = module.to(dtype=reference.in_proj_weight.dtype, device=reference.in_proj_weight.device)
+        """A new module holding a copy of ``reference``'s weights (same dtype, device and ``batch_first``).
+
+        It draws nothing from torch's random generator. Refused: ``kdim``/``vdim``
+        other than ``embed_dim``, ``add_bias_kv``, ``add_zero_attn`` and ``dropout > 0``
+        (this reference has no dropout; set ``reference.dropout = 0.0`` to convert a
+        layer for inference, where dropout is off anyway).
+
+        >>> reference = nn.MultiheadAttention(8, 2)  # batch_first=False: (T, B, d_model)
+        >>> ours = MultiHeadAttention.from_torch(reference)
+        >>> x = torch.randn(5, 3, 8)
+        >>> torch.allclose(ours(x), reference(x, x, x)[0], atol=1e-6)
+        True
+        >>> MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, dropout=0.5))
+        Traceback (most recent call last):
+        ...
+        ValueError: reference has dropout=0.5, which this reference does not implement; set reference.dropout = 0.0 to copy it for inference
+        """
+        _check_torch_layer(reference)
+        module = cls(
+            reference.embed_dim, reference.num_heads, bias=reference.in_proj_bias is not None,
+            device="meta", dtype=reference.in_proj_weight.dtype,  # meta: nothing drawn from the RNG
+        ).to_empty(device=reference.in_proj_weight.device)
         return module.load_torch_weights(reference)
 
+    @torch.no_grad()
+    def to_torch(self) -> nn.MultiheadAttention:
+        """A ``torch.nn.MultiheadAttention`` computing the same function (same dtype, device, ``batch_first``).
+
+        >>> ours = MultiHeadAttention(8, 2)
+        >>> theirs = ours.to_torch()
+        >>> x = torch.randn(2, 4, 8)
+        >>> torch.allclose(ours(x), theirs(x, x, x, need_weights=False)[0], atol=1e-6)
+        True
+        """
+        if self.num_kv_heads != self.num_heads:
+            raise ValueError(
+                f"torch.nn.MultiheadAttention has no shared key/value heads; this module has "
+                f"num_kv_heads={self.num_kv_heads} < num_heads={self.num_heads}"
+            )
+        has_bias = self.b_q is not None
+        layer = nn.MultiheadAttention(
+            self.d_model, self.num_heads, bias=has_bias, batch_first=self.batch_first,
+            device="meta", dtype=self.w_q.dtype,  # meta: nothing drawn from the RNG
+        ).to_empty(device=self.w_q.device)
+        layer.in_proj_weight.copy_(torch.cat([self.w_q.T, self.w_k.T, self.w_v.T]))  # (3 d_model, d_model)
+        layer.out_proj.weight.copy_(self.w_o.T)
+        if has_bias:
+            layer.in_proj_bias.copy_(torch.cat([self.b_q, self.b_k, self.b_v]))  # (3 d_model,)
+            layer.out_proj.bias.copy_(self.b_o)
+        return layer.train(self.training)
+
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, bias={self.b_q is not None}"
+        grouped = f", num_kv_heads={self.num_kv_heads}" if self.num_kv_heads != self.num_heads else ""
+        layout = "" if self.batch_first else ", batch_first=False"
+        return (
+            f"d_model={self.d_model}, num_heads={self.num_heads}{grouped}, d_k={self.d_k}, "
+            f"bias={self.b_q is not None}{layout}"
+        )
+
+
+def _check_torch_layer(reference: object) -> None:
+    if not isinstance(reference, nn.MultiheadAttention):
+        raise TypeError(f"reference must be a torch.nn.MultiheadAttention, got {type(reference).__name__}")
+    if not reference._qkv_same_embed_dim:
+        raise ValueError(
+            f"reference has kdim={reference.kdim}, vdim={reference.vdim} but embed_dim={reference.embed_dim}; "
+            "only kdim = vdim = embed_dim can be copied (this layer's keys and values come from d_model-wide tokens)"
+        )
+    if reference.bias_k is not None or reference.add_zero_attn:
+        raise ValueError("reference uses add_bias_kv or add_zero_attn, which this reference does not implement")
+    if reference.dropout != 0:
+        raise ValueError(
+            f"reference has dropout={reference.dropout}, which this reference does not implement; "
+            "set reference.dropout = 0.0 to copy it for inference"
+        )

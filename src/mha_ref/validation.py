@@ -20,6 +20,7 @@ __all__ = [
     "check_same_dtype_and_device",
     "check_mask",
     "check_mask_rows",
+    "check_finite",
     "head_dim",
 ]
 
@@ -92,11 +93,28 @@ def head_dim(d_model: int, num_heads: int) -> int:
     check_num_heads(num_heads)
     check_int("d_model", d_model)
     if d_model % num_heads:
-        divisors = [n for n in range(1, d_model + 1) if d_model % n == 0]
         raise ValueError(
-            f"d_model={d_model} is not divisible by num_heads={num_heads}; pick num_heads from {divisors}"
+            f"d_model={d_model} is not divisible by num_heads={num_heads}; pick num_heads from {_divisors(d_model)}"
         )
     return d_model // num_heads
+
+
+def _divisors(number: int, limit: int = 24) -> str:
+    """Up to ``limit`` divisors of ``number``, found in O(sqrt(number)) steps (at most 200,000 of them)."""
+    small, large = [], []
+    candidate = 1
+    while candidate * candidate <= number and candidate <= 2 * 10**5:
+        if number % candidate == 0:
+            small.append(candidate)
+            if candidate * candidate != number:
+                large.append(number // candidate)
+        candidate += 1
+    if candidate * candidate <= number:  # search stopped early: say so rather than list a wrong set
+        return f"divisors of {number} (e.g. {small[:limit]})"
+    found = small + large[::-1]
+    if len(found) > limit:
+        return str(found[: limit // 2])[:-1] + ", ..., " + str(found[-limit // 2 :])[1:]
+    return str(found)
 
 
 def check_same_dtype_and_device(named: Sequence[tuple[str, Tensor]]) -> None:
@@ -118,7 +136,9 @@ def check_same_dtype_and_device(named: Sequence[tuple[str, Tensor]]) -> None:
             raise ValueError(f"{name} is on {tensor.device} but {first_name} is on {first.device}")
 
 
-def check_mask(mask: object, target_shape: Sequence[int], target_name: str = "the scores") -> Tensor:
+def check_mask(
+    mask: object, target_shape: Sequence[int], target_name: str = "the scores", device: torch.device | None = None
+) -> Tensor:
     """Return ``mask`` if it is a boolean tensor that broadcasts to ``target_shape``.
 
     >>> check_mask(torch.ones(3, 3), (1, 2, 3, 3))
@@ -129,11 +149,17 @@ def check_mask(mask: object, target_shape: Sequence[int], target_name: str = "th
     Traceback (most recent call last):
     ...
     ValueError: mask of shape (4, 4) does not broadcast to the scores of shape (1, 2, 3, 3)
+    >>> check_mask(torch.ones(3, 3, dtype=torch.bool, device="meta"), (3, 3), device=torch.device("cpu"))
+    Traceback (most recent call last):
+    ...
+    ValueError: mask is on meta but the scores are on cpu; move the mask with mask.to(cpu)
     """
     if not isinstance(mask, Tensor):
         raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    if device is not None and mask.device != device:
+        raise ValueError(f"mask is on {mask.device} but {target_name} are on {device}; move the mask with mask.to({device})")
     target = tuple(target_shape)
     try:
         broadcast = tuple(torch.broadcast_shapes(tuple(mask.shape), target))
@@ -165,4 +191,27 @@ def check_mask_rows(mask: Tensor) -> None:
         raise ValueError(
             f"mask allows no key for {count} query row(s), first at index {first}; "
             "every query must be allowed at least one key"
+        )
+
+
+def check_finite(name: str, tensor: Tensor) -> None:
+    """Refuse a tensor holding NaN or infinity, naming the first place it occurs.
+
+    One NaN in the input spreads through the softmax to every output of its row, and
+    through the output projection to every feature, so attention would hand back a
+    tensor of NaN with no hint of where it came from. The public functions call this
+    on their inputs unless given ``check_finite=False`` (for speed in a loop you trust).
+
+    >>> check_finite("x", torch.tensor([[0.0, 1.0], [float("nan"), 2.0]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: x holds 1 non-finite value(s) (NaN or inf), first at index (1, 0); pass check_finite=False to skip this check
+    """
+    finite = torch.isfinite(tensor)
+    if not bool(finite.all()):
+        bad = ~finite
+        first = tuple(int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"{name} holds {int(bad.sum())} non-finite value(s) (NaN or inf), first at index {first}; "
+            "pass check_finite=False to skip this check"
         )

@@ -14,6 +14,9 @@ included, from the same weights, so their times can be compared directly:
 ``sdpa``
     :func:`torch.nn.functional.scaled_dot_product_attention` on the reshaped heads: a
     fused kernel that never stores the whole score matrix.
+``tiled``
+    :func:`mha_ref.tiled.tiled_attention` on the reshaped heads: 128 keys at a time
+    with a running maximum and sum, so only ``(B, h, T, 128)`` scores exist at once.
 ``torch_mha`` / ``torch_mha_weights``
     :class:`torch.nn.MultiheadAttention` in eval mode with ``need_weights=False`` /
     ``True`` (the latter must return the averaged weights, so it cannot fuse).
@@ -36,7 +39,10 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from mha_ref.attention import merge_heads, multi_head_attention, multi_head_attention_loop, project, split_heads
+from mha_ref.module import MultiHeadAttention
+from mha_ref.tiled import tiled_attention
 from mha_ref.validation import check_int, head_dim
+from mha_ref.weights import AttentionWeights
 
 __all__ = [
     "VARIANTS",
@@ -46,6 +52,7 @@ __all__ = [
     "make_params",
     "batched_prescaled",
     "fused_sdpa",
+    "tiled",
     "torch_layer",
     "reference_output",
     "relative_error",
@@ -53,7 +60,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Params:
-    """The inputs and weights of one benchmark cell (weights applied as ``x @ w``).
+    """The input and weights of one benchmark cell: ``x`` and an :class:`AttentionWeights`.
 
     >>> p = make_params(batch=1, tokens=4, d_model=8, num_heads=2)
     >>> half = p.to(torch.float16)
@@ -62,24 +69,22 @@ class Params:
     """
 
     x: Tensor
-    w_q: Tensor
-    w_k: Tensor
-    w_v: Tensor
-    w_o: Tensor
-    b_q: Tensor
-    b_k: Tensor
-    b_v: Tensor
-    b_o: Tensor
+    weights: AttentionWeights
     num_heads: int
 
     def to(self, dtype: torch.dtype) -> Params:
         """The same numbers cast to ``dtype``."""
-        names = ("x", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
-        return Params(num_heads=self.num_heads, **{name: getattr(self, name).to(dtype) for name in names})
+        return Params(self.x.to(dtype), self.weights.to(dtype), self.num_heads)
 
     def biases(self) -> dict[str, Tensor]:
         """The biases as keyword arguments ``b_q .. b_o`` for the ``mha_ref`` functions."""
-        return {"b_q": self.b_q, "b_k": self.b_k, "b_v": self.b_v, "b_o": self.b_o}
+        return {name: t for name, t in self.weights.as_kwargs().items() if name.startswith("b_")}
+
+    def __getattr__(self, name: str) -> Tensor:
+        # p.w_q, p.b_o, ...: the weights read as attributes of the cell
+        if name[:2] in ("w_", "b_") and name[2:] in ("q", "k", "v", "o"):
+            return getattr(self.weights, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def attention_flops(batch: int, tokens: int, d_model: int) -> int:
@@ -131,7 +136,7 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
     x = torch.randn(batch, tokens, d_model, generator=gen).to(device)
     ws = [uniform(d_model, d_model) for _ in range(4)]
     bs = [uniform(d_model) for _ in range(4)]
-    return Params(x, *ws, *bs, num_heads=num_heads)
+    return Params(x, AttentionWeights(*ws, *bs), num_heads=num_heads)
 
 
 # --8<-- [start:variants]
@@ -165,6 +170,20 @@ def fused_sdpa(p: Params) -> Tensor:
     # --8<-- [end:variants]
 
 
+def tiled(p: Params, block_size: int = 128) -> Tensor:
+    """The same layer with :func:`mha_ref.tiled.tiled_attention`: keys in blocks, online softmax.
+
+    >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
+    >>> relative_error(tiled(p, block_size=2), reference_output(p)) < 1e-5
+    True
+    """
+    q, k, v = (
+        split_heads(project(p.x, w, b), p.num_heads) for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
+    )
+    heads = tiled_attention(q, k, v, block_size=block_size)  # (B, h, T, d_k)
+    return project(merge_heads(heads), p.w_o, p.b_o)
+
+
 def torch_layer(p: Params) -> nn.MultiheadAttention:
     """A :class:`torch.nn.MultiheadAttention` (eval mode) holding ``p``'s weights.
 
@@ -174,14 +193,7 @@ def torch_layer(p: Params) -> nn.MultiheadAttention:
     >>> layer.training, tuple(out.shape), relative_error(out, reference_output(p)) < 1e-5
     (False, (2, 5, 8), True)
     """
-    d_model = p.x.shape[-1]
-    layer = nn.MultiheadAttention(d_model, p.num_heads, batch_first=True, device=p.x.device, dtype=p.x.dtype)
-    with torch.no_grad():
-        layer.in_proj_weight.copy_(torch.cat([p.w_q.T, p.w_k.T, p.w_v.T]))
-        layer.in_proj_bias.copy_(torch.cat([p.b_q, p.b_k, p.b_v]))
-        layer.out_proj.weight.copy_(p.w_o.T)
-        layer.out_proj.bias.copy_(p.b_o)
-    return layer.eval()
+    return MultiHeadAttention.from_weights(p.weights, p.num_heads).to_torch().eval()
 
 
 def _torch_mha(need_weights: bool) -> Callable[[Params], Callable[[], Tensor]]:
@@ -202,6 +214,7 @@ VARIANTS: dict[str, tuple[str, Callable[[Params], Callable[[], Tensor]]]] = {
     "batched": ("batched, explicit softmax", _plain(multi_head_attention)),
     "batched_prescaled": ("batched, q scaled first", lambda p: lambda: batched_prescaled(p)),
     "sdpa": ("fused SDPA", lambda p: lambda: fused_sdpa(p)),
+    "tiled": ("tiled, online softmax", lambda p: lambda: tiled(p)),
     "torch_mha": ("nn.MultiheadAttention", _torch_mha(need_weights=False)),
     "torch_mha_weights": ("nn.MultiheadAttention, need_weights", _torch_mha(need_weights=True)),
 }

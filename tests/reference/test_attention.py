@@ -223,11 +223,11 @@ BAD_INPUTS = [
     ("float mask", lambda: multi_head_attention(_x(1, 3, 8), *W8, num_heads=2, mask=torch.ones(3, 3)),
      TypeError, "mask must have dtype torch.bool .*got torch.float32"),
     ("mask wrong shape", lambda: multi_head_attention(_x(1, 3, 8), *W8, num_heads=2, mask=causal_mask(4)),
-     ValueError, r"mask of shape \(4, 4\) does not broadcast to the \(B, h, T, T\) scores of shape \(1, 2, 3, 3\)"),
+     ValueError, r"mask of shape \(4, 4\) does not broadcast to the \(B, h, T, S\) scores of shape \(1, 2, 3, 3\)"),
     ("mask not a tensor", lambda: multi_head_attention(_x(1, 3, 8), *W8, num_heads=2, mask=[[True]]),
      TypeError, "mask must be a torch.Tensor or None, got list"),
     ("bias wrong shape", lambda: multi_head_attention(_x(1, 3, 8), *W8, num_heads=2, b_o=torch.zeros(7)),
-     ValueError, r"b_o must have shape \(d_model,\) = \(8,\), got \(7,\)"),
+     ValueError, r"b_o must have shape \(8,\), got \(7,\)"),
     ("q/k width mismatch", lambda: scaled_dot_product_attention(_x(2, 4), _x(2, 5), _x(2, 3)),
      ValueError, r"q and k must share their last dimension, got q \(2, 4\) and k \(2, 5\)"),
     ("k/v token mismatch", lambda: scaled_dot_product_attention(_x(2, 4), _x(3, 4), _x(2, 4)),
@@ -242,7 +242,7 @@ BAD_INPUTS = [
      ValueError, r"q must not be empty, got shape \(0, 4\)"),
     ("module heads not dividing", lambda: MultiHeadAttention(12, 5),
      ValueError, r"d_model=12 is not divisible by num_heads=5; pick num_heads from \[1, 2, 3, 4, 6, 12\]"),
-    ("causal mask of zero tokens", lambda: causal_mask(0), ValueError, "num_tokens must be at least 1, got 0"),
+    ("causal mask of zero tokens", lambda: causal_mask(0), ValueError, "num_queries must be at least 1, got 0"),
     ("head_dim with bool", lambda: head_dim(512, True), TypeError, r"num_heads must be an int, got bool \(True\)"),
 ]
 

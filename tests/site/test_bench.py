@@ -20,9 +20,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_site.bench import run as bench_run
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
-from mha_site.bench.measure import interleaved_seconds
+from mha_site.bench.measure import interleaved_seconds, peak_bytes
 from mha_site.bench.figures import figure_files, ok_cells
-from mha_site.bench.report import CLAIMS, CUDA_COMMAND, bench_values, evaluate_claim, gpu_section, render_claim
+from mha_site.bench.report import CLAIMS, CUDA_COMMAND, PAGE_CLAIMS, bench_values, evaluate_claim, gpu_section, render_claim
 from mha_site.bench.run import Cell, measure_cell, plan
 from mha_site.bench.schema import ERROR_BOUNDS, validate_results
 from mha_site.files import StaleOutputs, write_or_check
@@ -30,7 +30,7 @@ from mha_site.files import StaleOutputs, write_or_check
 from sitekit import ROOT, load_file_module
 
 BENCH = ROOT / "docs" / "assets" / "bench"
-PAGES = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "cost.md"]
+PAGES = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "cost.md", ROOT / "docs" / "inference.md"]
 CPU = torch.device("cpu")
 #: Every claim, each stated once in the lesson's cost paragraph (docs/_includes/cost.md).
 CLAIMS_IN_THE_LESSON = tuple(claim.key for claim in CLAIMS)
@@ -174,6 +174,31 @@ def test_schema_check_rejects_a_fast_but_wrong_cell_and_bad_flops(tiny_run):
     assert "not below its bound" in message and "flops_attention" in message and "git_commit" in message
 
 
+def test_tiny_run_measures_the_decode_step_and_the_schema_checks_it(tiny_run):
+    _, doc = tiny_run
+    assert [row["prefix"] for row in doc["decode"]] == bench_run.DECODE_PREFIXES["tiny"]
+    for row in doc["decode"]:
+        assert row["max_abs_diff"] < 1e-5  # the cached step gives the recomputed answer
+        assert row["recompute_over_cached"] == row["recompute_median_s"] / row["cached_median_s"]
+        assert row["cache_bytes"] == 2 * row["prefix"] * row["d_model"] * 4  # K and V, float32, batch 1
+    broken = copy.deepcopy(doc)
+    broken["decode"][0]["max_abs_diff"] = 0.5
+    broken["decode"][1]["recompute_over_cached"] *= 2
+    with pytest.raises(ValueError) as error:
+        validate_results(broken)
+    assert "differs from recomputing by 0.5" in str(error.value)
+    assert "recompute_over_cached is not recompute_median_s / cached_median_s" in str(error.value)
+
+
+def test_tiled_variant_holds_less_than_the_batched_scores():
+    params = make_params(batch=1, tokens=1024, d_model=16, num_heads=2)
+    with torch.no_grad():
+        memory = {name: peak_bytes(VARIANTS[name][1](params), CPU) for name in ("batched", "tiled")}
+    scores = 2 * 1024**2 * 4  # one float32 (h, T, T) tensor
+    assert memory["batched"] >= 2 * scores  # scores and weights both exist at the peak
+    assert memory["tiled"] < scores  # blocks of 128 keys: never the whole matrix
+
+
 def test_bad_arguments_are_refused_with_their_values():
     with pytest.raises(ValueError, match="only float32"):
         bench_run.run_plan([], CPU, ["bfloat16"], "x")
@@ -194,6 +219,7 @@ def test_committed_results_match_the_schema(committed):
         assert doc["complete"], f"{device}.json is a partial run"
         assert doc["provenance"]["device_type"] == device
         assert any(c["status"] == "ok" for c in doc["cells"])
+        assert doc["decode"], f"{device}.json has no decode-step rows"
 
 
 def test_committed_figures_are_current(committed):
@@ -213,6 +239,32 @@ def test_every_claim_is_supported_by_the_committed_results(claim, committed):
         return
     holds, fields = evaluate_claim(claim, committed)
     assert holds, f"the committed {claim.device} results contradict: {claim.text.format(**fields)}"
+
+
+@pytest.mark.parametrize("claim", PAGE_CLAIMS, ids=lambda c: c.key)
+def test_every_page_claim_is_supported_and_printed_on_the_benchmark_page(claim, committed):
+    holds, fields = evaluate_claim(claim, committed)
+    assert holds, f"the committed {claim.device} results contradict: {claim.text.format(**fields)}"
+    assert f"{{{{ bench.claim.{claim.key} }}}}" in (ROOT / "docs" / "benchmark.md").read_text()
+
+
+def test_the_loop_memory_claim_fails_for_a_loop_that_keeps_every_head(committed):
+    """The claim is a real check: a loop holding all h heads' (T, T) weights would break it."""
+    claim = next(c for c in PAGE_CLAIMS if c.key == "cpu_loop_memory")
+    kept_all = copy.deepcopy(committed)
+    for cell in kept_all["cpu"]["cells"]:
+        if cell["sweep"] == "seq" and cell["variant"] == "loop" and cell["status"] == "ok":
+            cell["peak_bytes"] += cell["heads"] * cell["tokens"] ** 2 * 4  # h float32 (T, T) weights
+    assert evaluate_claim(claim, kept_all)[0] is False
+
+
+def test_the_decode_rows_were_measured_after_the_loop_fix(committed):
+    doc = committed["cpu"]
+    assert [row["prefix"] for row in doc["decode"]] == bench_run.DECODE_PREFIXES["cpu"]
+    record = doc["supplements"][-1]
+    assert set(record["variants"]) >= {"loop", "tiled"} and not record["provenance"]["git_dirty"]
+    loop_rows = [c for c in doc["cells"] if c["variant"] == "loop"]
+    assert len(loop_rows) == len(plan("cpu"))  # every loop cell was measured again, none left over
 
 
 def test_a_contradicted_claim_cannot_be_rendered(committed):

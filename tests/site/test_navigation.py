@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 
 from markdown_fences import mkdocs_config
 
-COURSE = ["index.md", "causal-mask.md", "real-heads.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", "api.md"]
+COURSE = ["index.md", "causal-mask.md", "inference.md", "real-heads.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", "api.md"]
 
 
 def _url(source: str) -> str:

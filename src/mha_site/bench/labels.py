@@ -22,6 +22,7 @@ VARIANT_STYLES: dict[str, dict[str, Any]] = {
         "words": "dash-dot line, down-triangles",
     },
     "sdpa": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
+    "tiled": {"colour": "#000000", "marker": "P", "dash": (0, (3, 1)), "words": "densely dashed line, plus signs"},
     "torch_mha": {"colour": "#E69F00", "marker": "D", "dash": "dotted", "words": "dotted line, diamonds"},
     "torch_mha_weights": {
         "colour": "#56B4E9",

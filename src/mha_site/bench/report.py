@@ -19,6 +19,8 @@ from mha_site.bench.labels import FIGURES, device_label, figure_alt
 __all__ = [
     "Claim",
     "CLAIMS",
+    "PAGE_CLAIMS",
+    "decode_table",
     "find_cell",
     "seq_tokens",
     "evaluate_claim",
@@ -103,8 +105,10 @@ class Claim:
     """A statement about cost that a page prints and the committed results must support.
 
     ``kind`` is ``"faster"`` (``left`` takes less time than ``right`` at every T in
-    ``tokens``), ``"not_slower"`` (at most as long), ``"less_memory"`` (lower peak memory)
-    or ``"same_flops"`` (the head sweep's FLOP count does not change with h). ``text``
+    ``tokens``), ``"not_slower"`` (at most as long), ``"less_memory"`` (``factor`` times
+    ``left``'s peak memory is below ``right``'s), ``"same_flops"`` (the head sweep's FLOP
+    count does not change with h) or ``"decode_faster"`` (the cached decoding step beats
+    recomputing the prefix at every prefix length in ``tokens``). ``text``
     is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
     is printed instead when ``device`` has no committed results.
 
@@ -126,6 +130,7 @@ class Claim:
     tokens: tuple[int, ...] = ()
     dtype: str = "float32"
     missing: str = ""
+    factor: float = 1.0
 
 
 CLAIMS: tuple[Claim, ...] = (
@@ -199,6 +204,47 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
+#: Claims printed only on the benchmark and inference pages (``CLAIMS`` are the lesson's, one sentence each).
+PAGE_CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        key="cpu_loop_memory",
+        device="cpu",
+        kind="less_memory",
+        left="loop",
+        right="batched",
+        tokens=(512, 1024, 2048),
+        factor=3.0,
+        text=(
+            "at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
+            "version's {right_mib} MiB"
+        ),
+    ),
+    Claim(
+        key="cpu_tiled_memory",
+        device="cpu",
+        kind="less_memory",
+        left="tiled",
+        right="batched",
+        tokens=(1024, 2048),
+        factor=2.0,
+        text=(
+            "from T = {t_min} up it peaked at less than half the batched version's memory "
+            "({left_mib} MiB against {right_mib} MiB at T = {t_max})"
+        ),
+    ),
+    Claim(
+        key="cpu_decode_faster",
+        device="cpu",
+        kind="decode_faster",
+        tokens=(512, 1024, 2048),
+        text=(
+            "at every prefix from {t_min} to {t_max} tokens one cached step was faster than recomputing "
+            "({ratio_min}× to {ratio_max}×; at {t_max} tokens {left_ms} ms against {right_ms} ms)"
+        ),
+    ),
+)
+
+
 def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool, dict[str, str]]:
     """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``.
 
@@ -220,6 +266,22 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(tokens[0]), gflop=f"{min(totals) / 1e9:.3g}"
         )
         return len(totals) == 1 and len(heads) > 1, fields
+    if claim.kind == "decode_faster":
+        rows = {row["prefix"]: row for row in doc.get("decode", [])}
+        missing = [t for t in claim.tokens if t not in rows]
+        if missing:
+            raise KeyError(f"claim {claim.key!r} needs decode rows for prefixes {missing}")
+        chosen = [rows[t] for t in claim.tokens]
+        ratios = [row["recompute_over_cached"] for row in chosen]
+        fields.update(
+            t_min=str(min(claim.tokens)),
+            t_max=str(max(claim.tokens)),
+            ratio_min=_ratio(min(ratios)),
+            ratio_max=_ratio(max(ratios)),
+            left_ms=_ms(chosen[-1]["cached_median_s"]),
+            right_ms=_ms(chosen[-1]["recompute_median_s"]),
+        )
+        return all(ratio > 1 for ratio in ratios), fields
     if claim.kind not in ("faster", "not_slower", "less_memory"):
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
@@ -234,7 +296,7 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
     if claim.kind == "not_slower":
         holds = all(left <= right for left, right in pairs)
     else:
-        holds = all(left < right for left, right in pairs)
+        holds = all(left * claim.factor < right for left, right in pairs)
     last_left, last_right = pairs[-1]
     fields.update(
         t_min=str(min(claim.tokens)),
@@ -267,6 +329,33 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
             f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.report.CLAIMS"
         )
     return claim.text.format(**fields)
+
+
+def decode_table(doc: dict[str, Any]) -> str:
+    """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size.
+
+    >>> print(decode_table({"decode": [{"prefix": 8, "batch": 1, "heads": 2, "d_model": 16, "cached_median_s": 0.001,
+    ...     "recompute_median_s": 0.003, "recompute_over_cached": 3.0, "cache_bytes": 1024, "max_abs_diff": 0.0}]}))
+    Batch 1, 2 heads, d_model = 16, float32; one layer.
+    <BLANKLINE>
+    | prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |
+    |---:|---:|---:|---:|---:|---:|
+    | 8 | 1 | 3 | 3.00 | 1 | 0.0e0 |
+    """
+    rows = doc["decode"]
+    first = rows[0]
+    lines = [
+        f"Batch {first['batch']}, {first['heads']} heads, d_model = {first['d_model']}, float32; one layer.",
+        "",
+        "| prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['prefix']} | {_ms(row['cached_median_s'])} | {_ms(row['recompute_median_s'])} | "
+            f"{_ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | {_sci(row['max_abs_diff'])} |"
+        )
+    return "\n".join(lines)
 
 
 def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> str:
@@ -392,7 +481,17 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                 values[f"{prefix}.t_max"] = str(tokens[-1])
                 values[f"{prefix}.best_variant"] = doc["variant_labels"][best["variant"]]
                 values[f"{prefix}.best_pct"] = f"{100 * best['ceiling_fraction']:.0f}"
-    for claim in CLAIMS:
+    for device, doc in docs.items():
+        if doc.get("decode"):
+            values[f"{device}.table.decode"] = decode_table(doc)
+        for row in doc.get("decode", []):
+            values[f"{device}.decode.ratio.P{row['prefix']}"] = _ratio(row["recompute_over_cached"])
+        for extra in doc.get("supplements", []):
+            values[f"{device}.supplement.command"] = extra["provenance"]["command"]
+            values[f"{device}.supplement.date"] = extra["provenance"]["date_utc"][:10]
+            values[f"{device}.supplement.commit"] = extra["provenance"]["git_commit"][:10]
+            values[f"{device}.supplement.variants"] = ", ".join(doc["variant_labels"][v] for v in extra["variants"])
+    for claim in CLAIMS + tuple(c for c in PAGE_CLAIMS if c.device in docs):
         values[f"claim.{claim.key}"] = render_claim(claim, docs)
     values["gpu.section"] = gpu_section(docs)
     return values

@@ -17,6 +17,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from mha_ref.attention import causal_mask
+from mha_ref.cache import KVCache
+from mha_ref.module import MultiHeadAttention
 from mha_ref.variants import (
     VARIANTS,
     attention_flops,
@@ -32,10 +35,13 @@ __all__ = [
     "PLANS",
     "D_MODEL",
     "Cell",
+    "DECODE_PREFIXES",
     "estimated_bytes",
     "measure_cell",
+    "measure_decode",
     "plan",
     "run_plan",
+    "supplement",
 ]
 
 
@@ -66,7 +72,7 @@ def estimated_bytes(variant: str, cell: Cell, itemsize: int) -> int:
     80
     """
     square = cell.batch * cell.tokens**2
-    per_variant = {"loop": 2 * square, "sdpa": 0, "torch_mha": 0}
+    per_variant = {"loop": 2 * square, "sdpa": 0, "torch_mha": 0, "tiled": 4 * cell.batch * cell.heads * cell.tokens * 128}
     scores = per_variant.get(variant, 2 * square * cell.heads)
     return (scores + 8 * cell.batch * cell.tokens * cell.d_model) * itemsize
 
@@ -229,8 +235,75 @@ PLANS: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 
+#: Prefix lengths of the decode-step measurement per size set (batch 1, 8 heads).
+DECODE_PREFIXES: dict[str, list[int]] = {
+    "cpu": [128, 256, 512, 1024, 2048],
+    "cuda": [512, 2048, 8192],
+    "quick": [64, 256],
+    "tiny": [8, 16],
+}
+
 #: d_model per size set: the original transformer's 512, smaller for the test-only set.
 D_MODEL = {"cpu": 512, "cuda": 512, "quick": 512, "tiny": 16}
+
+
+@torch.no_grad()
+def measure_decode(
+    prefix: int,
+    d_model: int,
+    heads: int,
+    device: torch.device,
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    clock: str = "wall",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One decoding step after ``prefix`` tokens, two ways: with a :class:`KVCache` and by recomputing.
+
+    ``cached``: the new token's query, key and value are projected, its key and value
+    appended to a cache holding the prefix's, and it attends over all ``prefix + 1``.
+    ``recompute``: the causal layer runs over all ``prefix + 1`` tokens and the last
+    output is kept. Both give the same vector (checked: ``max_abs_diff``); the ratio of
+    their median times is what the cache saves at this length. Float32, batch 1.
+
+    >>> row = measure_decode(8, 16, 2, torch.device("cpu"), repeats=1, min_block_s=0.001)
+    >>> row["prefix"], row["max_abs_diff"] < 1e-5, row["recompute_over_cached"] > 0
+    (8, True, True)
+    """
+    p = make_params(1, prefix + 1, d_model, heads, seed=seed, device=str(device))
+    layer = MultiHeadAttention.from_weights(p.weights, heads).eval()
+    x = p.x  # (1, prefix + 1, d_model)
+    prefill = KVCache()
+    layer(x[:, :prefix], mask=causal_mask(prefix, device=device), cache=prefill)
+    keys, values = prefill.keys, prefill.values  # (1, h, prefix, d_k) each
+
+    def cached() -> Tensor:
+        cache = KVCache()  # a fresh cache object over the same prefix tensors: each call appends once
+        cache.keys, cache.values = keys, values
+        return layer(x[:, prefix:], cache=cache)  # (1, 1, d_model)
+
+    mask = causal_mask(prefix + 1, device=device)
+
+    def recompute() -> Tensor:
+        return layer(x, mask=mask)[:, -1:]  # (1, 1, d_model)
+
+    difference = float((cached() - recompute()).abs().max())
+    times = interleaved_seconds({"cached": cached, "recompute": recompute}, device, repeats, min_block_s, clock)
+    cached_s, recompute_s = median(times["cached"]), median(times["recompute"])
+    return {
+        "prefix": prefix,
+        "batch": 1,
+        "heads": heads,
+        "d_model": d_model,
+        "dtype": "float32",
+        "max_abs_diff": difference,
+        "cached_times_s": times["cached"],
+        "recompute_times_s": times["recompute"],
+        "cached_median_s": cached_s,
+        "recompute_median_s": recompute_s,
+        "recompute_over_cached": recompute_s / cached_s,
+        "cache_bytes": prefill.nbytes(),
+    }
 
 
 def plan(sizes: str) -> list[Cell]:
@@ -261,11 +334,14 @@ def run_plan(
     ceiling_n: int = 2048,
     clock: str = "wall",
     on_progress: Callable[[dict[str, Any]], None] | None = None,
+    decode_prefixes: list[int] | None = None,
+    decode_d_model: int = 512,
 ) -> dict[str, Any]:
     """Measure the matmul ceiling, then every cell; returns the results document.
 
     ``on_progress`` (if given) receives the partial document after each cell, so a long
-    run can be written out as it goes.
+    run can be written out as it goes. ``decode_prefixes`` adds one
+    :func:`measure_decode` row per prefix length (8 heads, ``decode_d_model`` wide).
 
     >>> doc = run_plan([Cell("seq", 1, 8, 2, 8)], torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
     ...                repeats=1, min_block_s=0.001, ceiling_n=16)
@@ -304,7 +380,14 @@ def run_plan(
             d: matmul_ceiling(ceiling_n, getattr(torch, d), device, repeats, min_block_s, clock) for d in dtypes
         },
         "cells": [],
+        "decode": [],
     }
+    for prefix in decode_prefixes or []:
+        doc["decode"].append(
+            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, repeats, min_block_s, clock)
+        )
+        if on_progress is not None:
+            on_progress(doc)
     for cell in cells:
         doc["cells"].extend(
             measure_cell(cell, names, dtypes, device, doc["ceiling"], repeats, min_block_s, clock=clock)
@@ -315,3 +398,65 @@ def run_plan(
     doc["provenance"]["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     doc["wall_s"] = round(time.perf_counter() - started, 1)
     return doc
+
+
+def supplement(
+    doc: dict[str, Any],
+    variants: list[str],
+    cells: list[Cell],
+    decode_prefixes: list[int],
+    device: torch.device,
+    command: str,
+    decode_d_model: int = 512,
+) -> dict[str, Any]:
+    """``doc`` with ``variants`` measured (again) on ``cells`` and decode rows added, from a separate run.
+
+    A variant already in ``doc`` has its rows for those cells replaced (after a change to
+    its code); a new one is appended to the variant list. Uses ``doc``'s repeats, block
+    time, clock and ceiling, and records the run's own provenance under ``supplements``,
+    so the page can say which numbers came later.
+
+    >>> cell = Cell("seq", 1, 8, 2, 16)
+    >>> base = run_plan([cell], torch.device("cpu"), ["float32"], "doctest", variants=["batched", "loop"],
+    ...                 repeats=1, min_block_s=0.001, ceiling_n=16)
+    >>> more = supplement(base, ["loop", "tiled"], [cell], [8], torch.device("cpu"), "doctest", decode_d_model=16)
+    >>> validate_results(more)
+    >>> more["config"]["variants"], [c["variant"] for c in more["cells"]], len(more["decode"])
+    (['batched', 'loop', 'tiled'], ['batched', 'loop', 'tiled'], 1)
+    """
+    config = doc["config"]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"unknown variants {unknown}; choose from {sorted(VARIANTS)}")
+    new = [name for name in variants if name not in config["variants"]]
+    out = {**doc, "schema": SCHEMA_VERSION, "decode": list(doc.get("decode", []))}
+    out["config"] = {**config, "variants": config["variants"] + new}
+    out["variant_labels"] = {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}}
+    info = provenance(device, command)
+    measured = []
+    for cell in cells:
+        measured.extend(
+            measure_cell(cell, variants, config["dtypes"], device, doc["ceiling"], config["repeats"],
+                         config["min_block_s"], clock=config["clock"])
+        )
+
+    def key(row: dict[str, Any]) -> tuple:
+        return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))
+
+    replaced = {key(row) for row in measured}
+    kept = [row for row in doc["cells"] if key(row) not in replaced]
+    order = {name: i for i, name in enumerate(out["config"]["variants"])}
+    sweeps = {name: i for i, name in enumerate(dict.fromkeys(row["sweep"] for row in kept + measured))}
+    out["cells"] = sorted(
+        kept + measured,
+        key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"], order[r["variant"]]),
+    )
+    for prefix in decode_prefixes:
+        out["decode"].append(
+            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, config["repeats"],
+                           config["min_block_s"], config["clock"])
+        )
+    info["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    record = {"variants": variants, "cells": len(cells), "decode_prefixes": decode_prefixes, "provenance": info}
+    out["supplements"] = list(doc.get("supplements", [])) + [record]
+    return out

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ERROR_BOUNDS", "SCHEMA_VERSION", "validate_results"]
+__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "SCHEMA_VERSION", "validate_results"]
 
-SCHEMA_VERSION = 1
+#: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
+SCHEMA_VERSION = 2
 
 #: Largest accepted ``max|out - ref| / max|ref|`` against the float64 reference, per dtype.
 #: float16 and bfloat16 keep 11 and 8 significant bits (unit roundoff 2**-11 and 2**-8);
@@ -40,6 +41,20 @@ _OK_KEYS = {
     "achieved_flops_per_s",
     "ceiling_fraction",
 }
+_DECODE_KEYS = {
+    "prefix",
+    "batch",
+    "heads",
+    "d_model",
+    "dtype",
+    "max_abs_diff",
+    "cached_median_s",
+    "recompute_median_s",
+    "recompute_over_cached",
+    "cache_bytes",
+}
+#: Largest accepted difference between the cached step's output and the recomputed one (float32).
+DECODE_TOLERANCE = 1e-4
 _PROVENANCE_KEYS = {
     "command",
     "date_utc",
@@ -59,7 +74,7 @@ def validate_results(doc: Any) -> None:
     Checks the keys, that FLOP counts match the formulas, and that every ``"ok"`` cell
     is within its dtype's error bound (so no wrong result can be plotted as fast).
 
-    >>> validate_results({"schema": 1})
+    >>> validate_results({"schema": 2})
     Traceback (most recent call last):
     ...
     ValueError: results do not match the schema:
@@ -67,13 +82,14 @@ def validate_results(doc: Any) -> None:
       missing top-level key 'cells'
       missing top-level key 'complete'
       missing top-level key 'config'
+      missing top-level key 'decode'
       missing top-level key 'provenance'
       missing top-level key 'variant_labels'
     """
     problems: list[str] = []
     if not isinstance(doc, dict):
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
-    for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells"} - set(doc)):
+    for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"} - set(doc)):
         problems.append(f"missing top-level key {key!r}")
     if doc.get("schema") != SCHEMA_VERSION:
         problems.append(f"schema must be {SCHEMA_VERSION}, got {doc.get('schema')!r}")
@@ -103,5 +119,24 @@ def validate_results(doc: Any) -> None:
                 problems.append(f"{where} is 'ok' with error {cell['max_rel_error']} not below its bound")
             if not cell["median_s"] > 0 or cell["peak_bytes"] < 0:
                 problems.append(f"{where} has a non-positive time or negative memory")
+    for i, row in enumerate(doc.get("decode", [])):
+        where = f"decode row {i} (prefix={row.get('prefix')})"
+        missing = _DECODE_KEYS - set(row)
+        if missing:
+            problems.append(f"{where} lacks {sorted(missing)}")
+            continue
+        if not row["max_abs_diff"] <= DECODE_TOLERANCE:
+            problems.append(f"{where}: the cached step differs from recomputing by {row['max_abs_diff']}")
+        if not (row["cached_median_s"] > 0 and row["recompute_median_s"] > 0):
+            problems.append(f"{where} has a non-positive time")
+        elif abs(row["recompute_over_cached"] - row["recompute_median_s"] / row["cached_median_s"]) > 1e-9 * max(
+            1.0, row["recompute_over_cached"]
+        ):
+            problems.append(f"{where}: recompute_over_cached is not recompute_median_s / cached_median_s")
+    for i, extra in enumerate(doc.get("supplements", [])):
+        for key in sorted(_PROVENANCE_KEYS - set(extra.get("provenance", {}))):
+            problems.append(f"supplement {i} provenance lacks {key!r}")
+        for key in sorted({"variants", "cells", "decode_prefixes"} - set(extra)):
+            problems.append(f"supplement {i} lacks {key!r}")
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))

@@ -1,0 +1,96 @@
+"""A key/value cache for generating one token at a time.
+
+A decoder writes token ``t + 1`` after reading tokens ``0..t``. Without a cache
+every step would project the keys and values of the whole prefix again; they do
+not change (a causal layer's earlier tokens never see later ones), so the layer
+keeps them here and each step only projects the new token.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from mha_ref.validation import check_int
+
+__all__ = ["KVCache", "kv_cache_bytes_per_token"]
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, each ``(B, h_kv, S, d_k)``.
+
+    Pass one per layer as ``cache=`` to :func:`mha_ref.attention.multi_head_attention`
+    or :class:`mha_ref.module.MultiHeadAttention`: the call appends its keys and
+    values, and its queries attend over all of them.
+
+    >>> cache = KVCache()
+    >>> k, v = cache.append(torch.ones(1, 2, 3, 4), torch.zeros(1, 2, 3, 4))  # prefill 3 tokens
+    >>> k, v = cache.append(torch.ones(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))  # decode 1 more
+    >>> len(cache), tuple(k.shape), cache.nbytes()
+    (4, (1, 2, 4, 4), 256)
+    """
+
+    def __init__(self) -> None:
+        self.keys: Tensor | None = None
+        self.values: Tensor | None = None
+
+    def __len__(self) -> int:
+        """The number of cached tokens."""
+        return 0 if self.keys is None else int(self.keys.shape[-2])
+
+    # --8<-- [start:append]
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add ``(B, h_kv, S, d_k)`` keys and values; return everything cached so far."""
+        if self.keys is None or self.values is None:
+            self.keys, self.values = k, v
+        else:
+            self.keys = torch.cat([self.keys, k], dim=-2)  # (B, h_kv, S_cached + S, d_k)
+            self.values = torch.cat([self.values, v], dim=-2)  # (B, h_kv, S_cached + S, d_k)
+        return self.keys, self.values
+    # --8<-- [end:append]
+
+    def check_compatible(
+        self, batch: int, num_kv_heads: int, d_k: int, dtype: torch.dtype, device: torch.device
+    ) -> int:
+        """Raise unless new keys of this batch, head count, width, dtype and device fit; return ``len(self)``.
+
+        >>> cache = KVCache()
+        >>> _ = cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+        >>> cache.check_compatible(1, 4, 4, torch.float32, torch.device("cpu"))
+        Traceback (most recent call last):
+        ...
+        ValueError: the cache holds (B, h_kv, d_k) = (1, 2, 4) but this call has (1, 4, 4); use one cache per layer
+        """
+        if self.keys is None:
+            return 0
+        held = (int(self.keys.shape[0]), int(self.keys.shape[1]), int(self.keys.shape[3]))
+        if held != (batch, num_kv_heads, d_k):
+            raise ValueError(
+                f"the cache holds (B, h_kv, d_k) = {held} but this call has {(batch, num_kv_heads, d_k)}; "
+                "use one cache per layer"
+            )
+        if self.keys.dtype != dtype or self.keys.device != device:
+            raise TypeError(
+                f"the cache holds {self.keys.dtype} on {self.keys.device} but this call has {dtype} on {device}"
+            )
+        return len(self)
+
+    def nbytes(self) -> int:
+        """Bytes held by the cached keys and values."""
+        if self.keys is None or self.values is None:
+            return 0
+        return self.keys.nelement() * self.keys.element_size() + self.values.nelement() * self.values.element_size()
+
+
+def kv_cache_bytes_per_token(num_layers: int, num_kv_heads: int, d_k: int, bytes_per_value: int = 2) -> int:
+    """Cache memory one token costs: ``2 (K and V) x layers x kv_heads x d_k x bytes``.
+
+    The base transformer's decoder (6 layers, 8 heads of 64) in 16-bit numbers:
+
+    >>> kv_cache_bytes_per_token(num_layers=6, num_kv_heads=8, d_k=64)
+    12288
+    """
+    for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads), ("d_k", d_k),
+                        ("bytes_per_value", bytes_per_value)):
+        check_int(name, value)
+    return 2 * num_layers * num_kv_heads * d_k * bytes_per_value

@@ -1,0 +1,80 @@
+"""Attention over keys in blocks, never holding the whole score matrix (FlashAttention's idea).
+
+The softmax of a row needs its maximum and its sum over *every* key, which seems to
+force all ``T_k`` scores to exist at once. The online softmax removes that need: keep
+a running maximum ``m``, a running sum ``l`` of ``exp(score - m)`` and a running
+weighted sum of values; when a new block raises the maximum to ``m'``, multiply the
+old sum and the old accumulator by ``exp(m - m')`` and carry on. After the last block
+the accumulator divided by ``l`` is exactly the softmax-weighted sum of values.
+Dao et al. (2022) do this inside one GPU kernel; here it is a plain loop in torch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from mha_ref.validation import check_finite, check_int, check_mask, check_mask_rows, check_same_dtype_and_device, check_tensor
+
+__all__ = ["tiled_attention"]
+
+
+def _check(q: object, k: object, v: object, mask: object) -> None:
+    named = [(name, check_tensor(name, t, min_ndim=2)) for name, t in (("q", q), ("k", k), ("v", v))]
+    check_same_dtype_and_device(named)
+    q, k, v = (t for _, t in named)
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
+        raise ValueError(
+            "need q (..., T_q, d), k (..., T_k, d) and v (..., T_k, d_v) with the same leading dimensions, got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    for name, tensor in named:
+        check_finite(name, tensor)
+    if mask is not None:
+        check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
+        check_mask_rows(mask)
+
+
+# --8<-- [start:tiled]
+def tiled_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, block_size: int = 128
+) -> Tensor:
+    # --8<-- [end:tiled]
+    """Scaled dot-product attention, ``block_size`` keys at a time; returns ``(..., T_q, d_v)``.
+
+    Same inputs and result as :func:`mha_ref.attention.scaled_dot_product_attention`
+    (the output only: the weights are never formed). The largest temporary is
+    ``(..., T_q, block_size)`` instead of ``(..., T_q, T_k)``.
+
+    >>> q, k, v = torch.randn(3, 1, 2, 6, 4, dtype=torch.float64)
+    >>> from mha_ref.attention import scaled_dot_product_attention
+    >>> reference, _ = scaled_dot_product_attention(q, k, v)
+    >>> torch.allclose(tiled_attention(q, k, v, block_size=4), reference)
+    True
+    """
+    check_int("block_size", block_size)
+    _check(q, k, v, mask)
+    if mask is not None:
+        mask = mask.expand(*q.shape[:-1], k.shape[-2])  # a view: (..., T_q, T_k)
+    # --8<-- [start:tiled_body]
+    q = q / math.sqrt(q.shape[-1])  # scale once, before any product
+    row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # m: (..., T_q, 1)
+    row_sum = q.new_zeros((*q.shape[:-1], 1))  # l: sum of exp(score - m)
+    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # sum of exp(score - m) * v
+    for start in range(0, k.shape[-2], block_size):
+        keys = slice(start, start + block_size)
+        scores = q @ k[..., keys, :].transpose(-2, -1)  # (..., T_q, block)
+        if mask is not None:
+            scores = scores.masked_fill(~mask[..., keys], float("-inf"))
+        new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
+        # A row with no allowed key yet keeps m = -inf; shift by 0 there, not by -inf.
+        shift = new_max.masked_fill(new_max == float("-inf"), 0.0)
+        rescale = torch.exp(row_max - shift)  # exp(m - m'): old terms, new reference
+        p = torch.exp(scores - shift)  # (..., T_q, block)
+        row_sum = row_sum * rescale + p.sum(dim=-1, keepdim=True)
+        out = out * rescale + p @ v[..., keys, :]  # (..., T_q, d_v)
+        row_max = new_max
+    return out / row_sum  # (..., T_q, d_v)
+    # --8<-- [end:tiled_body]
