@@ -216,11 +216,11 @@ def write_or_check(
         current = path.read_bytes() if path.is_file() else None
         if current == content:
             continue
-        reasons = compare(path, current, content) if compare is not None and current is not None else ["differs"]
+        reasons = compare(path, current, content) if compare is not None and current is not None else ["bytes differ"]
         if not reasons:
             continue
         if check:
-            detail = "" if current is None or reasons == ["differs"] else f" ({'; '.join(reasons)})"
+            detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
             problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from mha_site.bench.labels import FIGURES, VARIANT_STYLES, device_label, ok_cells
 from mha_site.bench.schema import validate_results
 from mha_site.files import load_json
-from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, styled
+from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
 __all__ = ["BUILDERS", "figure_files", "folder_figures"]
 
@@ -69,6 +69,7 @@ def _time_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: c["median_s"] * 1e3)(ax, dtype)
         ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="median time per call (ms)")
+        plain_tick_labels(ax.yaxis)
 
     return _panels(doc, draw)
 
@@ -92,6 +93,7 @@ def _memory_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20)(ax, dtype)
         ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="peak memory during one call (MiB)")
+        plain_tick_labels(ax.yaxis)
 
     return _panels(doc, draw)
 

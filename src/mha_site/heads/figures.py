@@ -18,7 +18,16 @@ from matplotlib.patches import Rectangle
 
 from mha_site.files import load_json
 from mha_site.heads.report import head_label
-from mha_site.style import PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
+from mha_site.style import (
+    PALETTE,
+    SMALL_FONT_PT,
+    figure_to_svg,
+    new_figure,
+    plain_tick_labels,
+    styled,
+    weight_colorbar,
+    weight_heatmap,
+)
 
 __all__ = [
     "SEED_STYLES",
@@ -233,6 +242,7 @@ def ablation_figure(results: dict) -> Figure:
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
         ax.set_yscale("symlog", linthresh=0.01)
+        plain_tick_labels(ax.yaxis)
         ax.axhline(0, color="#222222", linewidth=0.6)
         ax.set_xticks(list(positions), labels, fontsize=SMALL_FONT_PT)
         ax.set_title(f"seed {record['seed']}", fontsize=10)
