@@ -79,13 +79,20 @@ def _real_heads(root: Path, device: str) -> dict[Path, bytes]:
 def _notebook(root: Path, device: str) -> dict[Path, bytes]:
     from mha_site.notebook import NOTEBOOKS, execute_notebook
 
-    return {root / relative: execute_notebook(root / relative) for relative in NOTEBOOKS}
+    return {root / relative: execute_notebook(root / relative, pythonpath=(root / "src",)) for relative in NOTEBOOKS}
 
 
 def _json_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
     from mha_site.files import json_within
 
     return json_within(JSON_DIGITS)(path, committed, fresh)
+
+
+def _explorer_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
+    from mha_site import explorer
+    from mha_site.files import json_within
+
+    return json_within(getattr(explorer, "DIGITS", JSON_DIGITS))(path, committed, fresh)
 
 
 def _notebook_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
@@ -99,7 +106,7 @@ GROUPS: dict[str, AssetGroup] = {
     group.name: group
     for group in (
         AssetGroup("explorer", "docs/assets/explorer", "demo-head figures and heads.json of the explorer",
-                   _explorer, _json_within, uses_device=True),
+                   _explorer, _explorer_within, uses_device=True),
         AssetGroup("causal", "docs/assets/causal", "causal-mask data (float64, 4 places) and figures",
                    _causal, _json_within, uses_device=True),
         AssetGroup("bench", "docs/assets/bench", "benchmark figures, drawn from the committed measurements",

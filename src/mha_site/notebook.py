@@ -19,6 +19,7 @@ are imported only when a notebook is executed.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -110,11 +111,12 @@ def normalise(notebook: Any) -> Any:
     return notebook
 
 
-def execute_notebook(path: Path | str, timeout: int = 300) -> bytes:
+def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Path, ...] = ()) -> bytes:
     """Run the notebook at ``path`` top to bottom in a fresh kernel; return the stored form as bytes.
 
     Outputs already in the file are discarded first. The kernel starts in the
-    notebook's folder. Raises :class:`ValueError` if a cell raises, writes to
+    notebook's folder, with ``pythonpath`` (e.g. the repository's ``src``) ahead
+    of ``PYTHONPATH``, so it imports the same code as the command that runs it. Raises :class:`ValueError` if a cell raises, writes to
     stderr or prints something that varies between runs (see :func:`unstable_outputs`).
 
     Starting a kernel takes seconds, so the example shows only the check made first:
@@ -145,10 +147,18 @@ def execute_notebook(path: Path | str, timeout: int = 300) -> bytes:
         coalesce_streams=True,  # a print may arrive in several messages; store one stream per cell
         allow_errors=False,
     )
+    saved = os.environ.get("PYTHONPATH")
+    if pythonpath:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*(str(p) for p in pythonpath), *([saved] if saved else [])])
     try:
         client.execute()
     except CellExecutionError as error:
         raise ValueError(f"{path} raised while executing:\n{error}") from error
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
     problems = unstable_outputs(notebook)
     if problems:
         raise ValueError(f"{path} has outputs that cannot be stored:\n  " + "\n  ".join(problems))
