@@ -20,22 +20,17 @@ $(STAMP): pyproject.toml constraints.txt
 ## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
 PYTEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
 
-## Redraw every figure from code or from the committed data (benchmark and training
-## results are committed: nothing here needs a GPU or minutes of training). Every
-## site asset is committed and `make test` proves it current, so serve does not redo this.
+## Rebuild every generated asset from code or from the committed data (benchmark and training
+## results are committed: nothing here needs a GPU or minutes of training). Every site asset
+## is committed and `make test` proves it current, so serve does not redo this.
+## One group: python scripts/build_assets.py causal; on a GPU: add --device cuda.
 assets: $(STAMP)
-	$(PY) scripts/build_figures.py
-	$(PY) scripts/build_causal_figures.py
-	$(PY) scripts/bench.py --plots-only
-	$(PY) scripts/train_heads.py --figures-only
+	$(PY) scripts/build_assets.py
 
-## Fail, naming the files, if a committed figure or data file is not what the code makes.
+## Fail, naming the files, if a committed figure or data file is not what the code makes
+## (computed numbers within one unit of their last kept place, figures byte for byte).
 check-assets: $(STAMP)
-	$(PY) scripts/build_figures.py --check
-	$(PY) scripts/build_causal_figures.py --check
-	$(PY) scripts/bench.py --check
-	$(PY) scripts/train_heads.py --check
-	$(PY) scripts/build_notebook.py --check
+	$(PY) scripts/build_assets.py --check
 
 serve: $(STAMP)
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000

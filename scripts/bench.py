@@ -10,7 +10,9 @@
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
-The logic lives in mha_ref.variants* (measurement) and mha_site.bench.figures (figures).
+Every argument and the output folder are checked before anything is measured. The logic
+lives in mha_site.bench (measurement, schema) and mha_site.bench.figures (figures);
+`python scripts/build_assets.py bench` redraws the committed figures too.
 """
 
 from __future__ import annotations
@@ -19,37 +21,56 @@ import argparse
 import json
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import torch
-
-from mha_site.bench.figures import figure_files
-from mha_site.bench.run import DECODE_PREFIXES, D_MODEL, plan, run_plan, supplement
-from mha_site.bench.schema import validate_results
-from mha_site.files import json_bytes, run_write_or_check, write_or_check
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 COMMITTED = ROOT / "docs" / "assets" / "bench"
+
+from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="bench.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
     parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
-    parser.add_argument("--threads", type=int, help="CPU threads (default: all cores; 1 with --clock process)")
+    parser.add_argument("--threads", type=_positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
     parser.add_argument(
         "--clock",
         choices=["wall", "process"],
         default="wall",
         help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
     )
-    parser.add_argument("--repeats", type=int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
+    parser.add_argument("--repeats", type=_positive_int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
     parser.add_argument(
-        "--min-block-s", type=float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
+        "--min-block-s", type=_positive_float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
     )
     parser.add_argument(
         "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"
@@ -63,45 +84,71 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--check", action="store_true", help="verify the figures in --out match their JSON; write nothing"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.dtypes is not None:
+        args.dtypes = [name.strip() for name in args.dtypes.split(",")]
+        unknown = [name for name in args.dtypes if name not in ERROR_BOUNDS]
+        if unknown or not args.dtypes:
+            parser.error(f"--dtypes: unknown dtype(s) {unknown}; choose from {sorted(ERROR_BOUNDS)}")
+        if args.device == "cpu" and args.dtypes != ["float32"]:
+            parser.error(f"--dtypes: on CPU only float32 is measured, got {','.join(args.dtypes)}")
+    if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
+        parser.error("--clock process times one CPU thread: use it with --device cpu and --threads 1")
+    return args
 
 
-def figures_for_folder(folder: Path) -> dict[Path, bytes]:
-    """Every figure that the JSON files in ``folder`` imply, validated first."""
-    files: dict[Path, bytes] = {}
-    sources = sorted(folder.glob("*.json"))
-    if not sources:
-        raise SystemExit(f"no results JSON in {folder}")
-    for source in sources:
-        doc = json.loads(source.read_text(encoding="utf-8"))
-        validate_results(doc)
-        files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
-    return files
+def writable_folder(folder: Path) -> str | None:
+    """Why results cannot be written into ``folder`` (None: they can); creates it if missing."""
+    if folder.exists() and not folder.is_dir():
+        return f"--out {folder} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bench-write-test-"):
+            pass
+    except OSError as error:
+        return f"--out {folder} is not writable: {error.strerror or error}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     small = args.quick or args.tiny
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
-    if args.check or args.plots_only:
-        return run_write_or_check(figures_for_folder(out), args.check, "python scripts/bench.py --plots-only")
 
-    if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
-        print("--clock process times one CPU thread: use it with --device cpu and --threads 1", file=sys.stderr)
-        return 2
+    from mha_site.bench.figures import figure_files, folder_figures
+    from mha_site.files import json_bytes, run_write_or_check, write_or_check
+
+    if args.check or args.plots_only:
+        try:
+            files = folder_figures(out)
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 1
+        return run_write_or_check(files, args.check, "python scripts/bench.py --plots-only")
+
+    import torch
+
     if args.device == "cuda" and not torch.cuda.is_available():
         print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
         return 2
-    if args.threads or args.clock == "process":
-        torch.set_num_threads(args.threads or 1)
+    problem = writable_folder(out)  # before measuring: a run may take minutes
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+
+    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
+    from mha_site.bench.schema import validate_results
+
+    if args.threads is not None or args.clock == "process":
+        torch.set_num_threads(args.threads if args.threads is not None else 1)
     sizes = "tiny" if args.tiny else "quick" if args.quick else args.device
-    dtypes = (
-        args.dtypes.split(",") if args.dtypes else (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
-    )
+    dtypes = args.dtypes or (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
     stem = args.device if sizes == args.device else f"{args.device}-{sizes}"
     target = out / f"{stem}.json"
-    command = "python scripts/bench.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
+
     if args.supplement:
         if not target.is_file():
             print(f"--supplement needs an existing {target}", file=sys.stderr)
@@ -123,19 +170,23 @@ def main(argv: list[str] | None = None) -> int:
         write_or_check({target: json_bytes(doc)})
         print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {target}", flush=True)
 
-    doc = run_plan(
-        plan(sizes),
-        torch.device(args.device),
-        dtypes,
-        command,
-        repeats=args.repeats or (3 if small else 5),
-        min_block_s=args.min_block_s or (0.02 if small else 0.05),
-        ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
-        clock=args.clock,
-        on_progress=progress,
-        decode_prefixes=DECODE_PREFIXES[sizes],
-        decode_d_model=D_MODEL[sizes],
-    )
+    try:
+        doc = run_plan(
+            plan(sizes),
+            torch.device(args.device),
+            dtypes,
+            command,
+            repeats=args.repeats if args.repeats is not None else (3 if small else 5),
+            min_block_s=args.min_block_s if args.min_block_s is not None else (0.02 if small else 0.05),
+            ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
+            clock=args.clock,
+            on_progress=progress,
+            decode_prefixes=DECODE_PREFIXES[sizes],
+            decode_d_model=D_MODEL[sizes],
+        )
+    except OSError as error:
+        print(f"cannot write {error.filename or target}: {error.strerror or error}", file=sys.stderr)
+        return 1
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
     validate_results(doc)
     files = {target: json_bytes(doc)}

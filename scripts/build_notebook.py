@@ -2,34 +2,26 @@
 """Execute docs/notebooks/mha-walkthrough.ipynb and store it with fresh outputs.
 
     python scripts/build_notebook.py           # run it, write it back if any output changed
-    python scripts/build_notebook.py --check   # run it, write nothing; exit 1 if the stored file differs
+    python scripts/build_notebook.py --check   # run it, write nothing; exit 1 if the stored outputs are stale
 
-The notebook is stored with its outputs (the site shows them without executing anything).
-A difference in --check mode means the outputs are stale, or that they change from run to run.
+Same as ``python scripts/build_assets.py notebook``. The notebook is stored with its
+outputs (the site shows them without executing anything); numbers it prints count as
+current within mha_site.notebook.NUMBER_TOLERANCE, everything else must match exactly.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from mha_site.notebook import execute_notebook
-from mha_site.files import run_write_or_check
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
 
-NOTEBOOKS = [Path(__file__).resolve().parents[1] / "docs" / "notebooks" / "mha-walkthrough.ipynb"]
+import build_assets  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="verify the stored outputs instead of writing them")
-    args = parser.parse_args(argv)
-    try:
-        files = {path: execute_notebook(path) for path in NOTEBOOKS}
-    except ValueError as error:  # an output the notebook must not store (an error, a timestamp, ...)
-        print(error, file=sys.stderr)
-        return 1
-    return run_write_or_check(files, args.check, "python scripts/build_notebook.py")
+    return build_assets.main(["notebook", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,45 +1,61 @@
 #!/usr/bin/env python3
 """Train the tiny attention-only model for several seeds and write what the page shows.
 
-    python scripts/train_heads.py                 # train 3 seeds, write results.json and the figures
+    python scripts/train_heads.py                 # train 3 seeds (about a minute each), write results.json + figures
     python scripts/train_heads.py --figures-only  # redraw the figures from the committed results.json
     python scripts/train_heads.py --check         # exit 1 naming any figure that differs from results.json
 
-Outputs go to docs/assets/real-heads/. The logic lives in mha_ref.induction
-(model, data, training, scores, ablation, pruning) and mha_site.heads.figures.
+Outputs go to docs/assets/real-heads/ (or --out). Arguments, the output folder and
+results.json are checked before anything is trained or drawn. The logic lives in
+mha_ref.induction (model, data, scores) and mha_site.heads (training, figures);
+`python scripts/build_assets.py real-heads` redraws the committed figures too.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
-from dataclasses import asdict
-
-from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, run_seed
-from mha_site.heads.figures import all_figures
-from mha_site.heads.report import PRUNING_TOLERANCE
-from mha_site.files import json_bytes, run_write_or_check
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 OUT = ROOT / "docs" / "assets" / "real-heads"
 
 
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default 0 1 2)")
-    parser.add_argument("--steps", type=int, default=TrainConfig().steps, help="optimiser steps per seed")
+    parser = argparse.ArgumentParser(prog="train_heads.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=_count(0), nargs="+", default=[0, 1, 2], help="training seeds (default 0 1 2)")
+    parser.add_argument("--steps", type=_count(1), default=1000, help="optimiser steps per seed (default 1000)")
     parser.add_argument("--out", type=Path, default=OUT, help="output folder (default docs/assets/real-heads)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--figures-only", action="store_true", help="redraw figures from the existing results.json")
     mode.add_argument("--check", action="store_true", help="verify the figures match results.json; write nothing")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds: each seed once, got {args.seeds}")
+    return args
 
 
 def train_all(seeds: list[int], steps: int) -> dict:
     """Run every seed and gather the records with the settings that produced them."""
+    from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, run_seed
+    from mha_site.heads.report import PRUNING_TOLERANCE
+
     config = TrainConfig(steps=steps)
     records = []
     for seed in seeds:
@@ -56,16 +72,37 @@ def train_all(seeds: list[int], steps: int) -> dict:
     }
 
 
+def writable_folder(folder: Path) -> str | None:
+    """Why results cannot be written into ``folder`` (None: they can); creates it if missing."""
+    if folder.exists() and not folder.is_dir():
+        return f"--out {folder} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".train-write-test-"):
+            pass
+    except OSError as error:
+        return f"--out {folder} is not writable: {error.strerror or error}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from mha_site.files import json_bytes, run_write_or_check
+    from mha_site.heads.figures import all_figures, load_results
+
     results_path = args.out / "results.json"
     if args.check or args.figures_only:
-        if not results_path.exists():
-            print(f"missing: {results_path} (run scripts/train_heads.py without flags first)", file=sys.stderr)
+        try:
+            results = load_results(results_path)
+        except ValueError as error:
+            print(f"{error} (run scripts/train_heads.py without flags to train and write it)", file=sys.stderr)
             return 1
-        results = json.loads(results_path.read_text(encoding="utf-8"))
         files = {}
     else:
+        problem = writable_folder(args.out)  # before training: three seeds take minutes
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
         results = train_all(args.seeds, args.steps)
         files = {results_path: json_bytes(results)}
     files.update({args.out / name: svg for name, svg in all_figures(results).items()})

@@ -1,12 +1,15 @@
 """Data and figures for the causal-mask page, computed from :mod:`mha_ref.causal`.
 
-:func:`causal_results` returns plain data: the demo heads' weights on the lesson's
-sentence with and without the causal mask (:func:`mha_ref.causal.demo_patterns`),
-and how far each output of a seeded layer moves when one token is perturbed.
-:func:`heads_figure` and :func:`change_figure` draw that data, and
-:func:`build_files` renders everything to bytes for
-:func:`mha_site.files.write_or_check`. ``scripts/build_causal_figures.py`` is the
-command-line front.
+Two steps, checked differently. :func:`causal_results` computes plain data in
+float64 (on ``device``, CPU or CUDA) and rounds it to :data:`DIGITS` places: the
+demo heads' weights on the lesson's sentence with and without the causal mask,
+and how far each output of a seeded layer moves when one token is perturbed. That
+data is committed as ``causal.json`` and counts as current within
+:data:`TOLERANCE` (one unit in the last kept place: another CPU kernel, thread
+count or a GPU may round a number the other way). :func:`heads_figure` and
+:func:`change_figure` then draw the committed data, which is pure drawing and
+so checked byte for byte. :func:`build_files` does both for
+:mod:`mha_site.assets` (``python scripts/build_assets.py causal``).
 """
 
 from __future__ import annotations
@@ -18,31 +21,76 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from torch import Tensor
 
-from mha_ref.attention import causal_mask
-from mha_ref.causal import demo_patterns, output_change, perturb_token, seeded_sentence_layer, targets_ahead
-from mha_ref.demo_heads import HEAD_NAMES, SENTENCE, TOKENS
-from mha_site.files import json_bytes
-from mha_site.style import HEAD_STYLES, figure_to_svg, new_figure, styled
+from mha_ref.attention import causal_mask, multi_head_attention
+from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
+from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
+from mha_site.files import json_bytes, settled_json
+from mha_site.style import (
+    HEAD_STYLES,
+    PALETTE,
+    SMALL_FONT_PT,
+    figure_to_svg,
+    new_figure,
+    styled,
+    weight_colorbar,
+    weight_heatmap,
+)
 
-__all__ = ["causal_results", "heads_figure", "change_figure", "alt_texts", "build_files"]
+__all__ = [
+    "DIGITS",
+    "TOLERANCE",
+    "causal_results",
+    "demo_patterns_float64",
+    "heads_figure",
+    "change_figure",
+    "alt_texts",
+    "build_files",
+]
 
-_ROUND = 6
+#: Decimal places kept in causal.json (the page prints at most two).
+DIGITS = 4
+#: A committed number is current if a fresh one is within one unit of its last kept place.
+TOLERANCE = 10.0**-DIGITS
 #: Weights at or above this are printed in their cell, so the figure never relies on colour alone.
 LABEL_THRESHOLD = 0.1
 
 
-def _rounded(values: torch.Tensor) -> list[Any]:
-    return np.round(values.detach().double().numpy(), _ROUND).tolist()
+def _rounded(values: Tensor) -> list[Any]:
+    # + 0.0 turns a rounded -0.0 into 0.0, so the sign of a tiny negative never shows.
+    return (np.round(values.detach().cpu().double().numpy(), DIGITS) + 0.0).tolist()
+
+
+def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> Tensor:
+    """:func:`mha_ref.causal.demo_patterns` computed in float64 on ``device``: ``(h, T, T)``.
+
+    The demo heads' features and weights are exact float32 numbers; float64 keeps
+    every later step ~1e-16 from any other machine's, far below :data:`TOLERANCE`.
+
+    >>> from mha_ref.causal import demo_patterns
+    >>> float((demo_patterns_float64(True) - demo_patterns(True).double()).abs().max()) < 1e-6
+    True
+    """
+    x = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
+    w = {name: weight.to(device=device, dtype=torch.float64) for name, weight in head_weights().items()}
+    mask = causal_mask(x.shape[1], device=device) if causal else None  # (T, T)
+    _, weights = multi_head_attention(
+        x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask, return_weights=True
+    )
+    return weights[0]  # (h, T, T)
 
 
 @torch.no_grad()
-def causal_results(perturbed: str = "it", d_model: int = 16, num_heads: int = 4, seed: int = 0) -> dict[str, Any]:
-    """Everything the causal-mask page shows, as JSON-ready data.
+def causal_results(
+    perturbed: str = "it", d_model: int = 16, num_heads: int = 4, seed: int = 0, device: torch.device | str = "cpu"
+) -> dict[str, Any]:
+    """Everything the causal-mask page shows, as JSON-ready data rounded to :data:`DIGITS` places.
 
     ``perturbed`` names the token of the lesson's sentence whose input vector gets
     noise in the seeded layer (:func:`mha_ref.causal.seeded_sentence_layer` with
-    ``d_model``, ``num_heads`` and ``seed``).
+    ``d_model``, ``num_heads`` and ``seed``). Everything is computed in float64 on
+    ``device``.
 
     >>> data = causal_results()
     >>> data["lost_targets"]["verb"]
@@ -56,8 +104,10 @@ def causal_results(perturbed: str = "it", d_model: int = 16, num_heads: int = 4,
     """
     if perturbed not in TOKENS:
         raise ValueError(f"perturbed token {perturbed!r} is not in the sentence {list(TOKENS)}")
-    free, masked = demo_patterns(causal=False), demo_patterns(causal=True)  # (h, T, T) each
+    free, masked = demo_patterns_float64(False, device), demo_patterns_float64(True, device)  # (h, T, T) each
     layer, x = seeded_sentence_layer(TOKENS, d_model=d_model, num_heads=num_heads, seed=seed)
+    layer = layer.to(device=device, dtype=torch.float64)
+    x = x.to(device=device, dtype=torch.float64)  # (1, T, d_model)
     position = TOKENS.index(perturbed)
     changed = perturb_token(x, position)
     return {
@@ -67,19 +117,19 @@ def causal_results(perturbed: str = "it", d_model: int = 16, num_heads: int = 4,
         "free_weights": _rounded(free),
         "masked_weights": _rounded(masked),
         "lost_targets": {
-            name: [TOKENS[q] for q in queries] for name, queries in zip(HEAD_NAMES, targets_ahead(free))
+            name: [TOKENS[q] for q in queries] for name, queries in zip(HEAD_NAMES, targets_ahead(free.cpu()))
         },
         "seeded_layer": {"d_model": d_model, "num_heads": num_heads, "seed": seed},
         "perturbed": perturbed,
         "perturbed_position": position,
-        "change_with_mask": _rounded(output_change(layer, x, changed, causal_mask(len(TOKENS)))),
+        "change_with_mask": _rounded(output_change(layer, x, changed, causal_mask(len(TOKENS), device=device))),
         "change_without_mask": _rounded(output_change(layer, x, changed, None)),
     }
 
 
 def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
     count = weights.shape[0]
-    image = ax.imshow(weights, cmap="cividis", vmin=0.0, vmax=1.0)
+    image = weight_heatmap(ax, weights)
     for row in range(count):
         for col in range(count):
             if masked and col > row:
@@ -88,7 +138,7 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
             elif weights[row, col] >= LABEL_THRESHOLD:
                 value = weights[row, col]
                 label = "1" if value >= 0.995 else f"{value:.2f}"[1:]
-                ax.text(col, row, label, ha="center", va="center", fontsize=7,
+                ax.text(col, row, label, ha="center", va="center", fontsize=SMALL_FONT_PT,
                         color="black" if value > 0.55 else "white")
     ax.spines[:].set_visible(False)
     return image
@@ -98,27 +148,30 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
 def heads_figure(data: dict[str, Any]) -> Figure:
     """One row per demo head: its weights without a mask (left) and with the causal mask (right).
 
+    The panels are drawn in the weight colour map, so their titles name heads, not colours.
+
     >>> fig = heads_figure(causal_results())
     >>> [ax.get_title() for ax in fig.axes[:2]]
-    ['previous token (blue): no mask', 'previous token (blue): causal mask']
+    ['previous-token head: no mask', 'previous-token head: causal mask']
     """
     heads, tokens = data["heads"], data["tokens"]
-    fig = new_figure(6.4, 13.2)
+    fig = new_figure(7.0, 14.6)
     fig.set_layout_engine("constrained")
     axes = fig.subplots(len(heads), 2, sharex=True, sharey=True)
     for row, name in enumerate(heads):
         for col, (key, masked) in enumerate((("free_weights", False), ("masked_weights", True))):
             ax = axes[row, col]
             image = _heatmap(ax, np.array(data[key][row]), masked)
-            ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=8)
-            ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
+            ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=SMALL_FONT_PT)
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=SMALL_FONT_PT)
             ax.tick_params(labelbottom=True, labelleft=col == 0)
-            ax.set_title(f"{HEAD_STYLES[name]['label']}: {'causal mask' if masked else 'no mask'}", fontsize=9.5)
+            ax.set_title(f"{HEAD_STYLES[name]['name']}: {'causal mask' if masked else 'no mask'}", fontsize=10)
             if col == 0:
-                ax.set_ylabel("query", fontsize=9)
+                ax.set_ylabel("query")
             if row == len(heads) - 1:
-                ax.set_xlabel("key", fontsize=9)
-    fig.colorbar(image, ax=axes[-1, :], shrink=0.6, location="bottom", aspect=30, label="attention weight (hatched: masked, exactly 0)")
+                ax.set_xlabel("key")
+    weight_colorbar(fig, image, ax=axes[-1, :], shrink=0.7, location="bottom", aspect=30,
+                    label="attention weight (hatched: masked, exactly 0)")
     return fig
 
 
@@ -130,13 +183,13 @@ def change_figure(data: dict[str, Any]) -> Figure:
     >>> len(ax.patches), ax.get_xticklabels()[7].get_text()  # 2 x 11 bars and the shaded column
     (23, '[it]')
     """
-    fig = new_figure(8.0, 3.8)
+    fig = new_figure(7.0, 3.6)
     ax = fig.add_subplot()
     tokens = data["tokens"]
     places = np.arange(len(tokens))
     width = 0.4
-    ax.bar(places - width / 2, data["change_with_mask"], width, color="#0072B2", label="causal mask (solid)")
-    ax.bar(places + width / 2, data["change_without_mask"], width, color="#E69F00", hatch="//",
+    ax.bar(places - width / 2, data["change_with_mask"], width, color=PALETTE["blue"], label="causal mask (solid)")
+    ax.bar(places + width / 2, data["change_without_mask"], width, color=PALETTE["orange"], hatch="//",
            edgecolor="#5c3d00", label="no mask (hatched)")
     position = data["perturbed_position"]
     ax.axvspan(position - 0.5, position + 0.5, color="#999999", alpha=0.25, lw=0)
@@ -177,21 +230,27 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def build_files(out_dir: Path | str) -> dict[Path, bytes]:
+def build_files(out_dir: Path | str, device: torch.device | str = "cpu") -> dict[Path, bytes]:
     """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``.
 
-    Nothing is written: :func:`mha_site.files.write_or_check` does that.
+    The numbers are computed on ``device``; the figures are drawn from the
+    ``causal.json`` already in ``out_dir`` if it agrees with them within
+    :data:`TOLERANCE` (:func:`mha_site.files.settled_json`), so a rebuild on
+    another machine leaves every committed file as it is. Nothing is written:
+    :func:`mha_site.files.write_or_check` does that.
 
-    >>> files = build_files("assets/causal")
-    >>> sorted(str(path) for path in files)
-    ['assets/causal/causal.json', 'assets/causal/change.svg', 'assets/causal/heads.svg']
-    >>> b'"alt": {' in files[Path("assets/causal/causal.json")]  # the alt texts travel with the data
+    >>> import tempfile
+    >>> files = build_files(Path(tempfile.mkdtemp()))
+    >>> sorted(path.name for path in files)
+    ['causal.json', 'change.svg', 'heads.svg']
+    >>> b'"alt": {' in files[next(p for p in files if p.suffix == ".json")]  # the alt texts travel with the data
     True
     """
     out = Path(out_dir)
-    data = causal_results()
-    alts = alt_texts(data)
-    data["alt"] = alts
+    data = causal_results(device=device)
+    data["alt"] = alt_texts(data)
+    data = settled_json(out / "causal.json", data, DIGITS)
+    alts = data["alt"]
     return {
         out / "causal.json": json_bytes(data),
         out / "heads.svg": figure_to_svg(heads_figure(data), alts["heads.svg"]),

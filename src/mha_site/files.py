@@ -1,20 +1,42 @@
 """Write generated site files, or prove that the committed ones are current.
 
-Every script under ``scripts/`` renders its files to bytes in memory first and
-then hands them to :func:`write_or_check`. Writing only when the bytes differ
-keeps timestamps still; ``check=True`` writes nothing and reports every file
+Every asset builder renders its files to bytes in memory first and then hands
+them to :func:`write_or_check`. Writing only when a file is not current keeps
+timestamps (and git) still; ``check=True`` writes nothing and reports every file
 that is missing or stale, which is what ``--check`` and the tests use.
+
+"Current" means equal bytes, unless a ``compare`` function says otherwise. Data
+computed with floating point (a JSON file of attention weights, a notebook's
+printed numbers) is rounded to the precision the page needs and compared with
+a tolerance of one unit in the last kept place (:func:`json_within`), because
+another CPU, thread count or a GPU gives the same float64 numbers only to about
+1e-15, and one of them may round the other way. Figures are then drawn from the
+data *as committed* (:func:`settled_json`), so they compare byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["json_bytes", "write_or_check", "run_write_or_check", "StaleOutputs"]
+__all__ = [
+    "Compare",
+    "StaleOutputs",
+    "json_bytes",
+    "json_differences",
+    "json_within",
+    "load_json",
+    "run_write_or_check",
+    "settled_json",
+    "write_or_check",
+]
+
+#: ``compare(path, committed, fresh)``: the reasons ``committed`` is not current (empty: it is).
+Compare = Callable[[Path, bytes, bytes], list[str]]
 
 
 class StaleOutputs(Exception):
@@ -43,11 +65,137 @@ def json_bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_or_check(files: Mapping[Path | str, bytes], check: bool = False) -> list[Path]:
+def load_json(path: Path) -> object:
+    """Parse the JSON file at ``path``, or raise ValueError naming the file and what is wrong.
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp()) / "results.json"
+    >>> _ = bad.write_text("{'seeds': []}")
+    >>> load_json(bad)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../results.json is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path} is missing")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not UTF-8 text: {error}") from None
+
+
+def json_differences(committed: Any, fresh: Any, digits: int, where: str = "$") -> list[str]:
+    """Where two parsed JSON documents differ, for data rounded to ``digits`` decimal places.
+
+    A committed number is current if it is rounded to ``digits`` places and lies
+    within one unit of the last place (``10 ** -digits``) of the fresh one: two
+    machines' float64 results differ by ~1e-15, so they round alike or one unit
+    apart. Keys, list lengths, strings, booleans and ``null`` must match exactly;
+    an int and a float compare as numbers. Returns one line per difference (at most 5).
+
+    >>> json_differences({"w": [0.1234, 0.5], "n": 3}, {"w": [0.1235, 0.5], "n": 3}, digits=4)
+    []
+    >>> json_differences({"w": [0.1234, True, 0.12345]}, {"w": [0.1236, 1, 0.1235]}, digits=4)
+    ['$.w[0]: committed 0.1234, now 0.1236', '$.w[1]: committed True, now 1', '$.w[2]: committed 0.12345 is not rounded to 4 places']
+    >>> json_differences({"a": 1}, {"b": 1}, digits=4)
+    ["$: keys differ: committed ['a'], now ['b']"]
+    """
+    problems: list[str] = []
+    _differences(committed, fresh, digits, where, problems)
+    return problems[:5]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _differences(a: Any, b: Any, digits: int, where: str, problems: list[str]) -> None:
+    if _is_number(a) and _is_number(b):
+        if not (math.isfinite(a) and math.isfinite(b)):
+            same = a == b or (math.isnan(a) and math.isnan(b))
+        else:
+            same = abs(a - b) <= 10.0**-digits * (1 + 1e-9)  # 1e-9: 0.1235 - 0.1234 is 1.0000000000000286e-4
+        if not same:
+            problems.append(f"{where}: committed {a!r}, now {b!r}")
+        elif isinstance(a, float) and math.isfinite(a) and round(a, digits) != a:
+            problems.append(f"{where}: committed {a!r} is not rounded to {digits} places")
+    elif isinstance(a, dict) and isinstance(b, dict):
+        if sorted(a) != sorted(b):
+            problems.append(f"{where}: keys differ: committed {sorted(a)}, now {sorted(b)}")
+            return
+        for key in sorted(a):
+            _differences(a[key], b[key], digits, f"{where}.{key}", problems)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            problems.append(f"{where}: committed {len(a)} items, now {len(b)}")
+            return
+        for index, (x, y) in enumerate(zip(a, b)):
+            _differences(x, y, digits, f"{where}[{index}]", problems)
+    elif type(a) is not type(b) or a != b:
+        problems.append(f"{where}: committed {a!r}, now {b!r}")
+
+
+def json_within(digits: int) -> Compare:
+    """A ``compare`` for :func:`write_or_check`: ``.json`` files as :func:`json_differences` with ``digits``, others byte for byte.
+
+    >>> same = json_within(4)
+    >>> same(Path("a.json"), b'{"x": 0.1234}', b'{"x": 0.1235}'), same(Path("a.svg"), b"<svg/>", b"<svg />")
+    ([], ['bytes differ'])
+    >>> same(Path("a.json"), b'{"x": ', b'{"x": 1}')
+    ['not valid JSON: Expecting value: line 1 column 7 (char 6)']
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 15:
+        raise ValueError(f"digits must be an int from 0 to 15, got {digits!r}")
+
+    def compare(path: Path, committed: bytes, fresh: bytes) -> list[str]:
+        if committed == fresh:
+            return []
+        if Path(path).suffix != ".json":
+            return ["bytes differ"]
+        try:
+            old = json.loads(committed)
+        except (ValueError, UnicodeDecodeError) as error:
+            return [f"not valid JSON: {error}"]
+        return json_differences(old, json.loads(fresh), digits)
+
+    return compare
+
+
+def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
+    """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`), else ``fresh``.
+
+    Either way the result is what ``json.loads(json_bytes(...))`` gives, so figures
+    drawn from it match, byte for byte, figures drawn from the file on disk.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "data.json"
+    >>> _ = target.write_bytes(json_bytes({"w": 0.1234}))
+    >>> settled_json(target, {"w": 0.1235}, 4), settled_json(target, {"w": 0.2}, 4)
+    ({'w': 0.1234}, {'w': 0.2})
+    """
+    normal = json.loads(json_bytes(fresh))
+    path = Path(path)
+    if not path.exists():
+        return normal
+    try:
+        committed = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError):
+        return normal
+    return committed if not json_differences(committed, normal, digits) else normal
+
+
+def write_or_check(
+    files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
+) -> list[Path]:
     """Write ``files`` (path -> bytes), or in ``check`` mode verify them.
 
-    Returns the paths written (empty in check mode). In check mode raises
-    :class:`StaleOutputs` naming each missing or differing file.
+    A file is current if its bytes equal the fresh ones or ``compare`` finds no
+    difference; a current file is never rewritten. Returns the paths written
+    (empty in check mode). In check mode raises :class:`StaleOutputs` naming each
+    missing or differing file (with ``compare``'s reasons).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "a.txt"
@@ -65,11 +213,15 @@ def write_or_check(files: Mapping[Path | str, bytes], check: bool = False) -> li
     written: list[Path] = []
     for raw_path, content in files.items():
         path = Path(raw_path)
-        current = path.read_bytes() if path.exists() else None
+        current = path.read_bytes() if path.is_file() else None
         if current == content:
             continue
+        reasons = compare(path, current, content) if compare is not None and current is not None else ["bytes differ"]
+        if not reasons:
+            continue
         if check:
-            problems.append(f"{'missing' if current is None else 'stale'}: {path}")
+            detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
+            problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
@@ -79,7 +231,9 @@ def write_or_check(files: Mapping[Path | str, bytes], check: bool = False) -> li
     return written
 
 
-def run_write_or_check(files: Mapping[Path | str, bytes], check: bool, fix_command: str) -> int:
+def run_write_or_check(
+    files: Mapping[Path | str, bytes], check: bool, fix_command: str, compare: Compare | None = None
+) -> int:
     """The shared body of every ``scripts/`` front: write or check ``files``, report, return an exit code.
 
     Prints each file written, or in check mode each stale or missing file (to
@@ -95,9 +249,12 @@ def run_write_or_check(files: Mapping[Path | str, bytes], check: bool, fix_comma
     0
     """
     try:
-        written = write_or_check(files, check=check)
+        written = write_or_check(files, check=check, compare=compare)
     except StaleOutputs as stale:
         print(f"{stale}\nregenerate with: {fix_command}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a read-only folder, a file where a folder should be, a full disk
+        print(f"cannot write {error.filename or 'an output file'}: {error.strerror or error}", file=sys.stderr)
         return 1
     for path in written:
         print(f"wrote {path}")

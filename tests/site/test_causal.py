@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,12 +22,13 @@ from mha_ref.causal import (
     torch_attn_mask,
     torch_sdpa_difference,
 )
-from mha_site.causal import alt_texts, build_files, causal_results, change_figure
-from mha_site.files import json_bytes
+from mha_site.assets import GROUPS
+from mha_site.causal import DIGITS, TOLERANCE, alt_texts, build_files, causal_results, change_figure, demo_patterns_float64
+from mha_site.files import StaleOutputs, json_bytes, write_or_check
 from mha_site.style import figure_to_svg
 from mha_ref.demo_heads import HEAD_NAMES, TOKENS
 
-from sitekit import ROOT, load_file_module
+from sitekit import ROOT
 
 ASSETS = ROOT / "docs" / "assets" / "causal"
 
@@ -134,8 +137,20 @@ def test_results_agree_with_the_functions(results):
     assert max(results["change_with_mask"][:position]) == 0.0
     assert min(results["change_with_mask"][position:]) > 0
     assert min(results["change_without_mask"]) > 0
-    torch.testing.assert_close(torch.tensor(results["masked_weights"], dtype=torch.float64), demo_patterns(causal=True).double(),
-                               atol=1e-6, rtol=0)
+    # Rounded to DIGITS places from float64: within half a unit of the float32 reference's weights.
+    torch.testing.assert_close(torch.tensor(results["masked_weights"], dtype=torch.float64),
+                               demo_patterns(causal=True).double(), atol=0.5 * TOLERANCE + 1e-6, rtol=0)
+    assert all(round(w, DIGITS) == w for head in results["free_weights"] for row in head for w in row)
+
+
+def test_float64_results_match_the_float32_reference_functions():
+    layer, x = seeded_sentence_layer(TOKENS)
+    changed = perturb_token(x, TOKENS.index("it"))
+    float32 = output_change(layer, x, changed, None)
+    data = causal_results()
+    torch.testing.assert_close(torch.tensor(data["change_without_mask"], dtype=torch.float64), float32.double(),
+                               atol=0.5 * TOLERANCE + 1e-5, rtol=0)
+    torch.testing.assert_close(demo_patterns_float64(False).float(), demo_patterns(False), atol=1e-6, rtol=0)
 
 
 def test_alt_text_describes_the_data(results):
@@ -145,42 +160,56 @@ def test_alt_text_describes_the_data(results):
     assert "previous head" not in alts["heads.svg"]  # it loses nothing
 
 
-def _load_script():
-    return load_file_module("scripts/build_causal_figures.py")
-
-
 @pytest.fixture(scope="module")
 def rendered() -> dict[Path, bytes]:
-    """The script's files, rendered once for this module (rendering takes seconds)."""
+    """The group's files, rendered once for this module (rendering takes seconds)."""
     return build_files(ASSETS)
 
 
-def test_committed_figures_are_current(rendered, monkeypatch, capsys):
-    """Fails naming each stale or missing file; fix with: python scripts/build_causal_figures.py."""
-    script = _load_script()
-    assert script.OUT_DIR == ASSETS and script.build_files is build_files
-    monkeypatch.setattr(script, "build_files", lambda out: rendered)
-    assert script.main(["--check"]) == 0, capsys.readouterr().err
+def test_committed_files_are_current(rendered):
+    """Fails naming each stale or missing file; fix with: python scripts/build_assets.py causal."""
+    write_or_check(rendered, check=True, compare=GROUPS["causal"].compare)
+    # The figures are drawn from the committed data, so they match byte for byte.
+    assert rendered[ASSETS / "heads.svg"] == (ASSETS / "heads.svg").read_bytes()
+    assert rendered[ASSETS / "change.svg"] == (ASSETS / "change.svg").read_bytes()
 
 
-def test_rendering_is_deterministic(rendered):
-    data = causal_results()
-    assert json_bytes({**data, "alt": alt_texts(data)}) == rendered[ASSETS / "causal.json"]
-    assert figure_to_svg(change_figure(data), alt_texts(data)["change.svg"]) == rendered[ASSETS / "change.svg"]
+def test_figures_are_drawn_from_the_committed_data_within_tolerance(tmp_path, rendered):
+    committed = json.loads(rendered[ASSETS / "causal.json"])
+    nudged = json.loads(json.dumps(committed))
+    nudged["change_without_mask"][0] = round(nudged["change_without_mask"][0] + TOLERANCE, DIGITS)  # one unit off
+    (tmp_path / "causal.json").write_bytes(json_bytes(nudged))
+    files = build_files(tmp_path)
+    assert json.loads(files[tmp_path / "causal.json"]) == nudged  # kept: within one unit of the last place
+    assert files[tmp_path / "change.svg"] == figure_to_svg(change_figure(nudged), nudged["alt"]["change.svg"])
+    written = write_or_check(files, compare=GROUPS["causal"].compare)
+    assert tmp_path / "causal.json" not in written and len(written) == 2  # the data file is left as it is
+    assert write_or_check(files, check=True, compare=GROUPS["causal"].compare) == []
+    # Two units off is a real change: the fresh data replaces it, and --check calls it stale.
+    nudged["change_without_mask"][0] = round(nudged["change_without_mask"][0] + 2 * TOLERANCE, DIGITS)
+    (tmp_path / "causal.json").write_bytes(json_bytes(nudged))
+    files = build_files(tmp_path)
+    assert json.loads(files[tmp_path / "causal.json"]) == committed
+    with pytest.raises(StaleOutputs, match=r"causal.json \(\$.change_without_mask\[0\]: committed"):
+        write_or_check(files, check=True, compare=GROUPS["causal"].compare)
 
 
-def test_check_mode_names_stale_and_missing_files(rendered, tmp_path, monkeypatch, capsys):
-    script = _load_script()
-    monkeypatch.setattr(script, "OUT_DIR", tmp_path)
-    monkeypatch.setattr(script, "build_files", lambda out: {out / path.name: data for path, data in rendered.items()})
-    assert script.main([]) == 0
+def test_check_mode_names_stale_and_missing_files(rendered, tmp_path, capsys):
+    files = {tmp_path / path.name: data for path, data in rendered.items()}
+    assert write_or_check(files) == sorted(files, key=list(files).index)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["causal.json", "change.svg", "heads.svg"]
     (tmp_path / "change.svg").write_bytes(b"<svg/>")
     (tmp_path / "causal.json").unlink()
-    assert script.main(["--check"]) == 1
-    err = capsys.readouterr().err
-    assert "stale: " in err and "change.svg" in err and "missing: " in err and "causal.json" in err
-    assert "heads.svg" not in err
+    with pytest.raises(StaleOutputs) as stale:
+        write_or_check(files, check=True, compare=GROUPS["causal"].compare)
+    assert stale.value.problems == [f"missing: {tmp_path / 'causal.json'}", f"stale: {tmp_path / 'change.svg'}"]
+
+
+def test_build_script_checks_the_repository_from_any_directory(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_causal_figures.py"), "--check"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "causal: 3 file(s) current" in result.stdout and list(tmp_path.iterdir()) == []
 
 
 def test_page_shows_each_figure_with_its_alt_text():

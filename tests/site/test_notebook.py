@@ -2,9 +2,10 @@
 
 The notebook is stored with its outputs. ``test_stored_outputs_are_current``
 executes it in a fresh kernel (the same code path as
-``python scripts/build_notebook.py --check``) and fails if any byte differs, so a
-change in ``src/`` that alters what a cell prints, or a cell that prints something
-different on every run, cannot slip through.
+``python scripts/build_assets.py --check notebook``) and fails if anything differs
+beyond the printed numbers' tolerance (:data:`mha_site.notebook.NUMBER_TOLERANCE`),
+so a change in ``src/`` that alters what a cell prints, or a cell that prints
+something different on every run, cannot slip through.
 """
 
 from __future__ import annotations
@@ -18,15 +19,13 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from mha_site.notebook import NOTEBOOK_METADATA, execute_notebook, unstable_outputs
+from mha_site.assets import GROUPS, run
+from mha_site.files import StaleOutputs, write_or_check
+from mha_site.notebook import NOTEBOOK_METADATA, NOTEBOOKS, execute_notebook, unstable_outputs
 
-from sitekit import ROOT, load_file_module
+from sitekit import ROOT
 
 NOTEBOOK = ROOT / "docs" / "notebooks" / "mha-walkthrough.ipynb"
-
-
-def _script():
-    return load_file_module("scripts/build_notebook.py")
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +34,9 @@ def stored() -> dict:
 
 
 def test_stored_outputs_are_current(capsys):
-    """Fix a failure with: python scripts/build_notebook.py (then read the diff before committing)."""
-    script = _script()
-    assert script.NOTEBOOKS == [NOTEBOOK]
-    assert script.main(["--check"]) == 0, capsys.readouterr().err
+    """Fix a failure with: python scripts/build_assets.py notebook (then read the diff before committing)."""
+    assert [ROOT / path for path in NOTEBOOKS] == [NOTEBOOK]
+    assert run(ROOT, ["notebook"], check=True) == 0, capsys.readouterr().err
 
 
 def test_stored_notebook_is_clean(stored):
@@ -89,19 +87,19 @@ TINY = {
 }
 
 
-def test_check_fails_on_a_stale_output_and_passes_after_a_rebuild(tmp_path, monkeypatch, capsys):
+def test_check_fails_on_a_stale_output_and_passes_after_a_rebuild(tmp_path):
     path = tmp_path / "tiny.ipynb"
     path.write_text(json.dumps(TINY), encoding="utf-8")
-    script = _script()
-    monkeypatch.setattr(script, "NOTEBOOKS", [path])
-    assert script.main([]) == 0
+    compare = GROUPS["notebook"].compare
+    assert write_or_check({path: execute_notebook(path)}, compare=compare) == [path]
     written = json.loads(path.read_text(encoding="utf-8"))
     (output,) = written["cells"][0]["outputs"]  # two prints, stored as one stream
     assert (output["name"], "".join(output["text"])) == ("stdout", "hello\n42\n")
     assert written["cells"][0]["execution_count"] == 1 and written["metadata"] == NOTEBOOK_METADATA
+    assert write_or_check({path: execute_notebook(path)}, check=True, compare=compare) == []
     path.write_text(path.read_text(encoding="utf-8").replace("42", "41"), encoding="utf-8")
-    assert script.main(["--check"]) == 1
-    assert f"stale: {path}" in capsys.readouterr().err
+    with pytest.raises(StaleOutputs, match=f"stale: {path} \\(cell 0 output 0: text differs\\)"):
+        write_or_check({path: execute_notebook(path)}, check=True, compare=compare)
 
 
 def test_execution_refuses_errors_and_run_dependent_output(tmp_path):

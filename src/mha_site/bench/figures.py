@@ -8,27 +8,31 @@ reference (``status == "ok"``) are drawn.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha_site.bench.labels import FIGURES, VARIANT_STYLES, device_label, ok_cells
-from mha_site.style import figure_to_svg, new_figure, styled
+from mha_site.bench.schema import validate_results
+from mha_site.files import load_json
+from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
-__all__ = ["BUILDERS", "figure_files"]
+__all__ = ["BUILDERS", "figure_files", "folder_figures"]
 
-def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None], width: float = 7.0) -> Figure:
+def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
+    """One panel per dtype, stacked, so every figure keeps the page's width and text size."""
     dtypes = doc["config"]["dtypes"]
-    fig = new_figure(width * min(len(dtypes), 2) / (1.4 if len(dtypes) > 1 else 1), 4.2)
-    axes = fig.subplots(1, len(dtypes), squeeze=False)[0]
+    fig = new_figure(MAX_WIDTH_IN, 1.0 + 3.2 * len(dtypes))
+    axes = fig.subplots(len(dtypes), 1, squeeze=False)[:, 0]
     for ax, dtype in zip(axes, dtypes, strict=True):
         draw(ax, dtype)
         ax.set_title(dtype)
         ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize=8)
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False, fontsize=SMALL_FONT_PT)
+    fig.tight_layout(rect=(0, 0.7 / (1.0 + 3.2 * len(dtypes)), 1, 1))
     return fig
 
 
@@ -65,6 +69,7 @@ def _time_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: c["median_s"] * 1e3)(ax, dtype)
         ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="median time per call (ms)")
+        plain_tick_labels(ax.yaxis)
 
     return _panels(doc, draw)
 
@@ -88,6 +93,7 @@ def _memory_figure(doc: dict[str, Any]) -> Figure:
     def draw(ax: Axes, dtype: str) -> None:
         _per_variant(doc, "seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20)(ax, dtype)
         ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="peak memory during one call (MiB)")
+        plain_tick_labels(ax.yaxis)
 
     return _panels(doc, draw)
 
@@ -130,3 +136,30 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
         f"{stem}-{kind}.svg": figure_to_svg(BUILDERS[kind](doc), f"{title} ({device})")
         for kind, (title, _) in FIGURES.items()
     }
+
+
+def folder_figures(folder: Path | str) -> dict[Path, bytes]:
+    """Every figure that the results JSON files in ``folder`` imply (``cpu.json`` -> ``cpu-*.svg``).
+
+    Each file is validated first; a missing folder, no JSON, invalid JSON or a
+    document off the schema raises :class:`ValueError` naming the file.
+
+    >>> import tempfile
+    >>> folder_figures(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no benchmark results (*.json) in ...
+    """
+    folder = Path(folder)
+    sources = sorted(folder.glob("*.json"))
+    if not sources:
+        raise ValueError(f"no benchmark results (*.json) in {folder}")
+    files: dict[Path, bytes] = {}
+    for source in sources:
+        doc = load_json(source)
+        try:
+            validate_results(doc)
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from None
+        files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
+    return files

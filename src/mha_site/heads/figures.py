@@ -10,11 +10,24 @@ figure depends on colour alone.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from matplotlib.patches import Rectangle
+
+from mha_site.files import load_json
 from mha_site.heads.report import head_label
-from mha_site.style import figure_to_svg, new_figure, styled
+from mha_site.style import (
+    PALETTE,
+    SMALL_FONT_PT,
+    figure_to_svg,
+    new_figure,
+    plain_tick_labels,
+    styled,
+    weight_colorbar,
+    weight_heatmap,
+)
 
 __all__ = [
     "SEED_STYLES",
@@ -23,14 +36,16 @@ __all__ = [
     "ablation_figure",
     "pruning_figure",
     "all_figures",
+    "check_results",
+    "load_results",
     "FIGURE_ALT",
 ]
 
 #: Okabe-Ito colours, each paired with its own dash pattern and marker.
 SEED_STYLES = [
-    {"color": "#0072B2", "linestyle": "solid", "marker": "o"},
-    {"color": "#D55E00", "linestyle": "dashed", "marker": "s"},
-    {"color": "#009E73", "linestyle": "dotted", "marker": "^"},
+    {"color": PALETTE["blue"], "linestyle": "solid", "marker": "o"},
+    {"color": PALETTE["vermillion"], "linestyle": "dashed", "marker": "s"},
+    {"color": PALETTE["green"], "linestyle": "dotted", "marker": "^"},
 ]
 
 #: Short descriptions used as each SVG's <title>; the page's alt text says more.
@@ -46,10 +61,66 @@ def _style(index: int) -> dict:
     return SEED_STYLES[index % len(SEED_STYLES)]
 
 
+#: What the figures read from results.json: top-level keys, and the keys of every seed record.
+_TOP_KEYS = ("config", "phase_threshold", "pruning_tolerance", "seeds")
+_SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "induction_head", "ablation",
+              "pruning", "heatmaps")
+
+
+def check_results(results: object) -> list[dict]:
+    """The seed records of a results document, after checking it has what the figures read.
+
+    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: 'seeds' must be a non-empty list of run_seed records, got []
+    >>> check_results({"seeds": [{}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance']
+    """
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a JSON object, got {type(results).__name__}")
+    missing = [key for key in _TOP_KEYS if key not in results]
+    if missing:
+        raise ValueError(f"missing key(s) {missing}")
+    seeds = results["seeds"]
+    if not isinstance(seeds, list) or not seeds:
+        raise ValueError(f"'seeds' must be a non-empty list of run_seed records, got {seeds!r}"[:200])
+    if not isinstance(results["config"], dict) or "vocab_size" not in results["config"]:
+        raise ValueError("'config' must be an object with 'vocab_size' (the TrainConfig of the run)")
+    for index, record in enumerate(seeds):
+        if not isinstance(record, dict):
+            raise ValueError(f"seeds[{index}] must be an object, got {type(record).__name__}")
+        lacking = [key for key in _SEED_KEYS if key not in record]
+        if lacking:
+            raise ValueError(f"seeds[{index}] is missing key(s) {lacking}")
+        if not record["history"]:
+            raise ValueError(f"seeds[{index}] has an empty 'history'")
+    return seeds
+
+
+def load_results(path: Path | str) -> dict:
+    """Read and check ``results.json``; a ValueError names the file and what is wrong with it.
+
+    >>> import tempfile
+    >>> empty = Path(tempfile.mkdtemp()) / "results.json"
+    >>> _ = empty.write_text("{}")
+    >>> load_results(empty)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']
+    """
+    results = load_json(Path(path))
+    try:
+        check_results(results)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return results
+
+
 def _check_results(results: object) -> list[dict]:
-    if not isinstance(results, dict) or not isinstance(results.get("seeds"), list) or not results["seeds"]:
-        raise ValueError("results must be a dict whose 'seeds' is a non-empty list of run_seed records")
-    return results["seeds"]
+    return check_results(results)
 
 
 @styled
@@ -80,38 +151,33 @@ def training_figure(results: dict) -> Figure:
     axes[0].axhline(math.log(vocab), color="#555555", linewidth=0.8, linestyle=(0, (1, 3)))
     last_step = seeds[0]["history"][-1]["step"]
     axes[0].annotate(f"guessing uniformly: ln {vocab}", (last_step, math.log(vocab)), xytext=(-4, -12),
-                     textcoords="offset points", ha="right", fontsize=8, color="#333333")
+                     textcoords="offset points", ha="right", fontsize=SMALL_FONT_PT, color="#333333")
     axes[0].set_ylabel("second-copy loss\n(nats)")
     axes[0].set_title("Loss on the repeated half; vertical lines: phase change per seed", fontsize=10)
     axes[1].set_ylabel("previous-token\nscore, best L0 head")
     axes[2].set_ylabel("induction score,\nbest L1 head")
     axes[2].axhline(threshold, color="#555555", linewidth=0.8, linestyle=(0, (1, 3)))
     axes[2].annotate(f"phase-change threshold {threshold}", (0, threshold), xytext=(4, 4),
-                     textcoords="offset points", fontsize=8, color="#333333")
+                     textcoords="offset points", fontsize=SMALL_FONT_PT, color="#333333")
     for ax in axes[1:]:
         ax.set_ylim(0, 1)
     axes[2].set_xlabel("training step")
-    axes[0].legend(loc="center right", fontsize=8, frameon=False)
+    axes[0].legend(loc="center right", fontsize=SMALL_FONT_PT, frameon=False)
     fig.tight_layout()
     return fig
 
 
 def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: int):
     size = len(matrix)
-    # One image, not one vector square per cell: the SVG stays small and renders crisply (nearest).
-    mesh = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest",
-                     extent=(0, size, size, 0), origin="upper")
-    ax.set_xlim(0, size)
-    ax.set_ylim(size, 0)  # query 0 at the top, like a matrix
-    ax.set_aspect("equal")
+    mesh = weight_heatmap(ax, matrix)  # cell (query, key) centred on (key, query), query 0 at the top
     for spine in ax.spines.values():
         spine.set_visible(True)
-    ax.axhline(half, color="white", linewidth=1.0, linestyle="dashed")
-    ax.axvline(half, color="white", linewidth=1.0, linestyle="dashed")
+    ax.axhline(half - 0.5, color="white", linewidth=1.0, linestyle="dashed")
+    ax.axvline(half - 0.5, color="white", linewidth=1.0, linestyle="dashed")
     ticks = list(range(0, size, 4))
-    ax.set_xticks([t + 0.5 for t in ticks], [str(t) for t in ticks], fontsize=8)
-    ax.set_yticks([t + 0.5 for t in ticks], [str(t) for t in ticks], fontsize=8)
-    ax.set_xlabel("key position (attended to)")
+    ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
+    ax.set_yticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
+    ax.set_xlabel("key position")
     ax.set_ylabel("query position")
     ax.set_title(title, fontsize=10)
     # Outline the cells the ideal head would pick, so the pattern reads without colour.
@@ -122,10 +188,9 @@ def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: i
     return mesh
 
 
-def _cell_outline(column: int, row: int):
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((column, row), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6, linestyle=(0, (1, 1)))
+def _cell_outline(column: int, row: int) -> Rectangle:
+    return Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6,
+                     linestyle=(0, (1, 1)))
 
 
 @styled
@@ -136,22 +201,22 @@ def heatmap_figure(results: dict) -> Figure:
     record = _check_results(results)[0]
     maps = record["heatmaps"]
     half = len(maps["tokens"]) // 2
-    fig = new_figure(8.4, 4.2)
+    fig = new_figure(7.0, 3.9)
     left, right = fig.subplots(1, 2)
-    fig.subplots_adjust(left=0.07, right=0.86, top=0.86, bottom=0.13, wspace=0.3)
+    fig.subplots_adjust(left=0.08, right=0.86, top=0.84, bottom=0.14, wspace=0.32)
     prev = record["previous_token_head"]
     ind = record["induction_head"]
     _heatmap(left, maps["previous_token"], f"previous-token head {head_label(*prev)}", half, -1)
     mesh = _heatmap(right, maps["induction"], f"induction head {head_label(*ind)}", half, -(half - 1))
-    fig.colorbar(mesh, cax=fig.add_axes((0.89, 0.18, 0.02, 0.62)), label="attention weight")
-    title = f"Seed {record['seed']}: a random block of {half} tokens written twice (dashed lines: start of copy 2)"
+    weight_colorbar(fig, mesh, cax=fig.add_axes((0.89, 0.2, 0.02, 0.58)))
+    title = f"Seed {record['seed']}: {half} random tokens written twice (dashed: start of copy 2)"
     fig.suptitle(title, fontsize=10)
     return fig
 
 
 @styled
 def ablation_figure(results: dict) -> Figure:
-    """One panel per seed: loss increase when each single head is zeroed, on a
+    """One panel per seed, stacked: loss increase when each single head is zeroed, on a
     symmetric-log axis (one head can cost far more than the rest). Under each bar:
     the head's final score for its layer's job (previous-token in layer 0,
     induction in the last layer); hatched bars are heads whose score passes the
@@ -159,8 +224,8 @@ def ablation_figure(results: dict) -> Figure:
     """
     seeds = _check_results(results)
     threshold = results["phase_threshold"]
-    fig = new_figure(9.0, 3.6)
-    axes = fig.subplots(1, len(seeds), sharey=True, squeeze=False)[0]
+    fig = new_figure(7.0, 1.2 + 2.3 * len(seeds))
+    axes = fig.subplots(len(seeds), 1, sharey=True, squeeze=False)[:, 0]
     for index, (ax, record) in enumerate(zip(axes, seeds)):
         style = _style(index)
         base = record["ablation"]["base_loss"]
@@ -177,10 +242,11 @@ def ablation_figure(results: dict) -> Figure:
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
         ax.set_yscale("symlog", linthresh=0.01)
+        plain_tick_labels(ax.yaxis)
         ax.axhline(0, color="#222222", linewidth=0.6)
-        ax.set_xticks(list(positions), labels, fontsize=6.5)
+        ax.set_xticks(list(positions), labels, fontsize=SMALL_FONT_PT)
         ax.set_title(f"seed {record['seed']}", fontsize=10)
-    axes[0].set_ylabel("loss increase (nats)")
+        ax.set_ylabel("loss increase (nats)")
     fig.suptitle(f"Zeroing one head at a time (hatched: score of at least {threshold} for its layer's job)",
                  fontsize=10)
     fig.tight_layout()
@@ -203,12 +269,12 @@ def pruning_figure(results: dict) -> Figure:
     first = seeds[0]["pruning"]
     for count, stage in enumerate(first[1:], start=1):
         ax.annotate(head_label(*stage["removed"]), (count, stage["loss"]), xytext=(0, 7),
-                    textcoords="offset points", ha="center", fontsize=7, color="#333333")
+                    textcoords="offset points", ha="center", fontsize=SMALL_FONT_PT, color="#333333")
     ax.set_xticks(range(len(first)))
     ax.set_xlabel(f"heads removed (labels: seed {seeds[0]['seed']}'s order)")
     ax.set_ylabel("second-copy loss (nats)")
     ax.set_title(f"Greedy pruning, cheapest head first (tolerance used on the page: +{tolerance} nats)", fontsize=10)
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.legend(loc="upper left", fontsize=SMALL_FONT_PT, frameon=False)
     fig.tight_layout()
     return fig
 

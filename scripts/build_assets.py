@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Rebuild, or check, every generated site asset: one command for all of them.
+
+    python scripts/build_assets.py                      # rebuild every group; writes only files that changed
+    python scripts/build_assets.py --check              # write nothing; exit 1 naming every stale file
+    python scripts/build_assets.py causal notebook      # only these groups
+    python scripts/build_assets.py --device cuda        # compute on the GPU (float64); same files as on CPU
+    python scripts/build_assets.py --check --threads 1  # any CPU thread count gives files that check as current
+    python scripts/build_assets.py --list               # the groups and what each holds
+
+Computed data (JSON, notebook outputs) is rounded and checked with a tolerance of one
+unit in its last kept place; figures are drawn from the committed data and checked
+byte for byte (see mha_site.assets). Measured data (benchmark, training) is never
+recomputed here: scripts/bench.py and scripts/train_heads.py measure it.
+Paths resolve from this repository, whatever the current directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
+
+from mha_site.assets import GROUPS, check_device, run  # noqa: E402
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="build_assets.py",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="groups: " + ", ".join(GROUPS),
+    )
+    parser.add_argument("names", nargs="*", metavar="GROUP", help="asset groups to build (default: all)")
+    parser.add_argument("--check", action="store_true", help="verify the committed files; write nothing")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where torch computes the groups that use it (default cpu)")
+    parser.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's own choice)")
+    parser.add_argument("--list", action="store_true", help="list the asset groups and exit")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in GROUPS]
+    if unknown:
+        parser.error(f"unknown asset group(s) {unknown}; choose from {list(GROUPS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list:
+        for group in GROUPS.values():
+            device = " (uses --device)" if group.uses_device else ""
+            print(f"{group.name:11} {group.folder:24} {group.summary}{device}")
+        return 0
+    try:
+        check_device(args.device)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # for the notebook's kernel, a new process
+    return run(ROOT, args.names, check=args.check, device=args.device)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

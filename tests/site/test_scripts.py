@@ -1,0 +1,214 @@
+"""Every script under scripts/ fails clearly: a one-line message and exit code 2 (usage) or 1 (data), no traceback.
+
+Issue 8, section 4: build_figures.py from another directory; bench.py's zero,
+negative and impossible arguments and unusable --out (refused before measuring);
+train_heads.py's --steps 0, malformed or empty results.json and unwritable output.
+Most cases call a script's ``main(argv)`` in this process (argparse exits with 2);
+a few run it as a new interpreter from another directory, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sitekit import ROOT, load_file_module
+
+
+def _script(name: str):
+    return load_file_module(f"scripts/{name}")
+
+
+def _usage_error(main, argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+# --- build_assets.py and its fronts --------------------------------------------------------------
+
+
+def test_build_figures_from_another_directory_checks_the_repository_and_writes_nothing_there(tmp_path):
+    result = _run("build_figures.py", "--check", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "generated file(s) are current" in result.stdout
+    assert list(tmp_path.iterdir()) == []  # no ./docs/assets/explorer here
+
+
+def test_build_assets_refuses_an_unknown_group(capsys):
+    main = _script("build_assets.py").main
+    assert _usage_error(main, ["causl"], capsys) == (
+        "build_assets.py: error: unknown asset group(s) ['causl']; "
+        "choose from ['explorer', 'causal', 'bench', 'real-heads', 'notebook']"
+    )
+    assert "invalid choice: 'tpu'" in _usage_error(main, ["--device", "tpu"], capsys)
+
+
+def test_build_assets_lists_its_groups(capsys):
+    assert _script("build_assets.py").main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["explorer", "causal", "bench", "real-heads", "notebook"]
+
+
+# --- bench.py ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--threads", "0"], "argument --threads: must be at least 1, got 0"),
+        (["--threads", "-4"], "argument --threads: must be at least 1, got -4"),
+        (["--repeats", "0"], "argument --repeats: must be at least 1, got 0"),
+        (["--repeats", "-1"], "argument --repeats: must be at least 1, got -1"),
+        (["--repeats", "2.5"], "argument --repeats: expected a whole number, got '2.5'"),
+        (["--min-block-s", "0"], "argument --min-block-s: must be a positive number of seconds, got 0"),
+        (["--min-block-s", "-0.1"], "argument --min-block-s: must be a positive number of seconds, got -0.1"),
+        (["--min-block-s", "nan"], "argument --min-block-s: must be a positive number of seconds, got nan"),
+        (["--dtypes", "float16"], "--dtypes: on CPU only float32 is measured, got float16"),
+        (["--dtypes", "float32,bfloat16"], "--dtypes: on CPU only float32 is measured, got float32,bfloat16"),
+        (["--dtypes", "float8"], "--dtypes: unknown dtype(s) ['float8']; choose from ['bfloat16', 'float16', 'float32']"),
+        (["--device", "cuda", "--dtypes", "half"], "--dtypes: unknown dtype(s) ['half']; choose from"),
+        (["--clock", "process", "--threads", "2"], "--clock process times one CPU thread"),
+    ],
+)
+def test_bench_refuses_bad_arguments_before_measuring(argv, message, capsys):
+    assert message in _usage_error(_script("bench.py").main, argv, capsys)
+
+
+@pytest.fixture()
+def no_measuring(monkeypatch):
+    """Fail the test if bench.py starts measuring."""
+    import mha_site.bench.run as bench_run
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("measured before checking the output folder")
+
+    monkeypatch.setattr(bench_run, "run_plan", refuse)
+
+
+def test_bench_refuses_a_file_as_out_before_measuring(tmp_path, capsys, no_measuring):
+    target = tmp_path / "results.txt"
+    target.write_text("not a folder")
+    started = time.perf_counter()
+    assert _script("bench.py").main(["--tiny", "--out", str(target)]) == 2
+    assert time.perf_counter() - started < 30
+    assert capsys.readouterr().err.strip() == f"--out {target} is a file, not a folder"
+
+
+def test_bench_refuses_an_unwritable_out_before_measuring(tmp_path, capsys, no_measuring):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = blocker / "bench"  # below a file: no one, root included, can create it
+    assert _script("bench.py").main(["--tiny", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"--out {out} is not writable: ")
+
+
+@pytest.mark.skipif(sys.platform == "win32" or __import__("os").geteuid() == 0, reason="root may write anywhere")
+def test_bench_refuses_a_read_only_out_before_measuring(tmp_path, capsys, no_measuring):
+    out = tmp_path / "read-only"
+    out.mkdir(mode=0o555)
+    assert _script("bench.py").main(["--tiny", "--out", str(out)]) == 2
+    assert "is not writable: Permission denied" in capsys.readouterr().err
+
+
+def test_bench_check_names_a_malformed_results_file(tmp_path, capsys):
+    (tmp_path / "cpu.json").write_text("{'cells': []}")
+    assert _script("bench.py").main(["--check", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"{tmp_path / 'cpu.json'} is not valid JSON: "
+                   "Expecting property name enclosed in double quotes (line 1, column 2)")
+
+
+def test_bench_errors_print_no_traceback_as_a_command(tmp_path):
+    result = _run("bench.py", "--threads", "0", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "bench.py: error: argument --threads: must be at least 1, got 0"
+
+
+# --- train_heads.py ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+        (["--steps", "-5"], "argument --steps: must be at least 1, got -5"),
+        (["--seeds", "1", "1"], "--seeds: each seed once, got [1, 1]"),
+        (["--seeds", "x"], "argument --seeds: expected a whole number, got 'x'"),
+    ],
+)
+def test_train_heads_refuses_bad_arguments_before_training(argv, message, capsys):
+    assert message in _usage_error(_script("train_heads.py").main, argv, capsys)
+
+
+def test_train_heads_default_steps_are_the_configs():
+    from mha_site.heads.experiment import TrainConfig
+
+    assert _script("train_heads.py").parse_args([]).steps == TrainConfig().steps
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("", " is not valid JSON: Expecting value (line 1, column 1)"),
+        ("{'seeds': []}", " is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+        ("{}", ": missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']"),
+        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []}',
+         ": 'seeds' must be a non-empty list of run_seed records, got []"),
+        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": [{"seed": 0}]}',
+         ": seeds[0] is missing key(s) ['history', 'phase_change_step'"),
+        ("[1, 2]", ": results must be a JSON object, got list"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["--check", "--figures-only"])
+def test_train_heads_names_a_malformed_or_empty_results_file(tmp_path, capsys, content, problem, mode):
+    (tmp_path / "results.json").write_text(content)
+    assert _script("train_heads.py").main([mode, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{tmp_path / 'results.json'}{problem}") and "\n" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # nothing drawn
+
+
+def test_train_heads_names_a_missing_results_file(tmp_path, capsys):
+    assert _script("train_heads.py").main(["--check", "--out", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith(f"{tmp_path / 'results.json'} is missing")
+
+
+def test_train_heads_refuses_an_unwritable_output_before_training(tmp_path, capsys, monkeypatch):
+    script = _script("train_heads.py")
+    monkeypatch.setattr(script, "train_all", lambda *a: pytest.fail("trained before checking the output folder"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert script.main(["--steps", "1", "--out", str(blocker)]) == 2
+    assert capsys.readouterr().err.strip() == f"--out {blocker} is a file, not a folder"
+    assert script.main(["--steps", "1", "--out", str(blocker / "sub")]) == 2
+    assert "is not writable" in capsys.readouterr().err
+
+
+def test_train_heads_figures_only_reports_an_unwritable_figure_in_one_line(tmp_path, capsys):
+    source = ROOT / "docs" / "assets" / "real-heads" / "results.json"
+    (tmp_path / "results.json").write_bytes(source.read_bytes())
+    (tmp_path / "training.svg").mkdir()  # a folder where a figure must go
+    assert _script("train_heads.py").main(["--figures-only", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cannot write {tmp_path / 'training.svg'}: ") and "\n" not in err
+
+
+def test_train_heads_errors_print_no_traceback_as_a_command(tmp_path):
+    (tmp_path / "results.json").write_text("{")
+    result = _run("train_heads.py", "--check", "--out", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert json.dumps(str(tmp_path / "results.json"))[1:-1] in result.stderr
