@@ -39,7 +39,7 @@ ARITHMATEX = re.compile(
 NB_MARKDOWN_CELL = re.compile(r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>')
 NB_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 # Pandoc's rule: no space just inside the dollars, no digit right after the closing one.
-NB_INLINE = re.compile(r"(?<![\\$])\$(?=\S)(.+?)(?<=\S)(?<!\\)\$(?![\d$])", re.S)
+NB_INLINE = re.compile(r"(?<![\\$])\$(?=\S)([^$]+?)(?<=\S)(?<!\\)\$(?![\d$])", re.S)
 TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
 SKIP_INSIDE = {"code", "pre", "script", "style", "kbd", "samp", "textarea"}
 
@@ -96,6 +96,10 @@ class Renderer:
         except quickjs.JSException as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
             raise KaTeXError(message) from None
+        # The search index keeps the TeX (MathML annotation), not KaTeX's glyph-by-glyph HTML;
+        # Material's search plugin skips marked elements and then removes the attribute.
+        out = out.replace('<span class="katex-html" aria-hidden="true">',
+                          '<span class="katex-html" aria-hidden="true" data-search-exclude="katex">', 1)
         self._cache[key] = out
         self._dirty = True
         return out

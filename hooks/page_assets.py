@@ -144,8 +144,8 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
         count += 1
         if not extra:
             return tag
-        end = -2 if tag.endswith("/>") else -1
-        return f"{tag[:end].rstrip()} {' '.join(extra)}{tag[end:]}"
+        closing = " />" if tag.endswith("/>") else ">"
+        return f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
 
     return IMG.sub(replace, content)
 
