@@ -27,6 +27,8 @@ KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
 OPTIONS = {"throwOnError": True, "strict": "error", "output": "htmlAndMathml", "trust": False}
+# Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
+CACHE_VERSION = "2"
 
 # arithmatex's generic output; the TeX inside is HTML-escaped.
 ARITHMATEX = re.compile(
@@ -53,7 +55,7 @@ class Renderer:
 
     def __init__(self, script: Path = KATEX_JS, cache_dir: Path | None = CACHE_DIR) -> None:
         source = script.read_bytes()
-        key = hashlib.sha256(source + json.dumps(OPTIONS, sort_keys=True).encode()).hexdigest()[:16]
+        key = hashlib.sha256(source + json.dumps([OPTIONS, CACHE_VERSION], sort_keys=True).encode()).hexdigest()[:16]
         self._script = source.decode("utf-8")
         self._cache_file = cache_dir / f"{key}.json" if cache_dir else None
         self._cache: dict[str, str] = {}
