@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from gzip_server import make_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGHTHOUSE = ROOT / ".tools" / "node_modules" / ".bin" / "lighthouse"
+TIMEOUT_S = 240
 PAGES = ["", "causal-mask/", "real-heads/", "benchmark/", "notebooks/mha-walkthrough/", "api/"]
 
 # Issue 11's goal, for every page (Lighthouse 12.2.3, mobile preset, gzip-served).
@@ -86,7 +88,14 @@ def lighthouse(url: str, chrome: str, out_json: Path) -> dict:
         "--only-categories=performance,accessibility,best-practices,seo",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-background-networking",
     ]
-    subprocess.run(command, check=True, env={**os.environ, "CHROME_PATH": chrome}, timeout=240)
+    # Lighthouse starts Chromium itself; on a timeout end both (a new session, killed as a group).
+    with subprocess.Popen(command, env={**os.environ, "CHROME_PATH": chrome}, start_new_session=True) as process:
+        try:
+            if process.wait(timeout=TIMEOUT_S) != 0:
+                raise subprocess.CalledProcessError(process.returncode, command)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
     return json.loads(out_json.read_text(encoding="utf-8"))
 
 
@@ -123,7 +132,13 @@ def run_site(label: str, directory: Path, port: int, pages: list[str], chrome: s
     try:
         for page in [p for p in pages if (directory / p / "index.html").is_file()]:
             url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
-            report = lighthouse(url, chrome, work / f"{label}-{page.strip('/').replace('/', '-') or 'index'}.json")
+            try:
+                report = lighthouse(url, chrome, work / f"{label}-{page.strip('/').replace('/', '-') or 'index'}.json")
+            except subprocess.TimeoutExpired:
+                print(f"| {label} | {page or 'index'} | no result: Lighthouse ran past {TIMEOUT_S} s |", flush=True)
+                results.append(Result(label, page or "index", 0, float("inf"), float("inf"), float("inf"),
+                                      float("inf"), 0, 0, 0, 0))
+                continue
             results.append(summarise(label, page, report))
             print(_row(results[-1]), flush=True)
     finally:
