@@ -86,6 +86,8 @@ def lighthouse(url: str, chrome: str, out_json: Path) -> dict:
     command = [
         str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out_json}",
         "--only-categories=performance,accessibility,best-practices,seo",
+        # Give up on a page that never finishes loading (Lighthouse then ends its own Chromium).
+        "--max-wait-for-load=90000",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-background-networking",
     ]
     # Lighthouse starts Chromium itself; on a timeout end both (a new session, killed as a group).
