@@ -1,0 +1,222 @@
+"""MkDocs hook: every formula rendered to KaTeX HTML + MathML at build time, so pages ship no math JS.
+
+``pymdownx.arithmatex`` (``generic: true``) leaves ``<span class="arithmatex">\\(...\\)</span>`` and
+``<div class="arithmatex">\\[...\\]</div>``; mkdocs-jupyter leaves ``$...$`` and ``$$...$$`` in the
+notebook's Markdown cells. This hook runs the vendored ``katex.min.js`` in QuickJS (an embedded
+JavaScript engine from PyPI, in the build's own process) and puts KaTeX's output in their place:
+HTML for the eye, MathML for screen readers (KaTeX's default ``htmlAndMathml``), readable with
+JavaScript off. The page then needs only ``katex.min.css`` and the fonts its formulas use
+(``hooks/page_assets.py`` adds the stylesheet to pages that have math).
+
+Any formula KaTeX cannot render fails the build, naming the page and the formula. Results are
+cached by TeX source in ``.cache/katex/`` (keyed on the KaTeX file and options), so a rebuild
+renders only new formulas and does not start the JavaScript engine at all when none are new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
+CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
+# strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
+OPTIONS = {"throwOnError": True, "strict": "error", "output": "htmlAndMathml", "trust": False}
+# Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
+CACHE_VERSION = "2"
+
+# arithmatex's generic output; the TeX inside is HTML-escaped.
+ARITHMATEX = re.compile(
+    r'<(?P<tag>span|div) class="arithmatex">'
+    r"(?:\\\((?P<inline>.*?)\\\)|\\\[(?P<display>.*?)\\\])"
+    r"</(?P=tag)>",
+    re.S,
+)
+# Notebook Markdown cells (nbconvert's markup): the math stays as $...$ / $$...$$ text.
+NB_MARKDOWN_CELL = re.compile(r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>')
+NB_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+# Pandoc's rule: no space just inside the dollars, no digit right after the closing one.
+NB_INLINE = re.compile(r"(?<![\\$])\$(?=\S)([^$]+?)(?<=\S)(?<!\\)\$(?![\d$])", re.S)
+TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+SKIP_INSIDE = {"code", "pre", "script", "style", "kbd", "samp", "textarea"}
+
+
+class KaTeXError(ValueError):
+    """KaTeX refused a formula."""
+
+
+class Renderer:
+    """KaTeX in QuickJS, started on first use, with results cached by (TeX, display mode)."""
+
+    def __init__(self, script: Path = KATEX_JS, cache_dir: Path | None = CACHE_DIR) -> None:
+        source = script.read_bytes()
+        key = hashlib.sha256(source + json.dumps([OPTIONS, CACHE_VERSION], sort_keys=True).encode()).hexdigest()[:16]
+        self._script = source.decode("utf-8")
+        self._cache_file = cache_dir / f"{key}.json" if cache_dir else None
+        self._cache: dict[str, str] = {}
+        self._dirty = False
+        self._render = None
+        if self._cache_file and self._cache_file.is_file():
+            try:
+                self._cache = json.loads(self._cache_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._cache = {}  # a damaged cache is rebuilt, never trusted
+
+    def _engine(self):
+        if self._render is None:
+            import quickjs  # imported here: a build whose formulas are all cached never needs it
+
+            context = quickjs.Context()
+            context.eval(self._script)
+            context.eval(f"var __options = {json.dumps(OPTIONS)};")
+            self._render = context.eval(
+                "(function (tex, display, mathml) {"
+                " var options = Object.assign({displayMode: display}, __options);"
+                " if (mathml) options.output = 'mathml';"
+                " return katex.renderToString(tex, options); })"
+            )
+        return self._render
+
+    def render(self, tex: str, display: bool, mathml_only: bool = False) -> str:
+        """KaTeX's HTML + MathML for ``tex`` (MathML alone with ``mathml_only``).
+
+        Raises :class:`KaTeXError` with KaTeX's message when the TeX is not valid.
+        """
+        key = ("M" if mathml_only else "D" if display else "I") + tex
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        import quickjs
+
+        try:
+            out = self._engine()(tex, display, mathml_only)
+        except quickjs.JSException as error:
+            message = str(error).splitlines()[0].removeprefix("ParseError: ")
+            raise KaTeXError(message) from None
+        # The search index keeps the TeX (MathML annotation), not KaTeX's glyph-by-glyph HTML;
+        # Material's search plugin skips marked elements and then removes the attribute.
+        out = out.replace('<span class="katex-html" aria-hidden="true">',
+                          '<span class="katex-html" aria-hidden="true" data-search-exclude="katex">', 1)
+        self._cache[key] = out
+        self._dirty = True
+        return out
+
+    def save(self) -> None:
+        if self._dirty and self._cache_file:
+            self._cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._cache_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self._cache, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+            tmp.replace(self._cache_file)
+            self._dirty = False
+
+
+def render_arithmatex(content: str, render) -> str:
+    """Replace arithmatex's generic spans and divs with ``render(tex, display)``, wrappers kept."""
+
+    def replace(match: re.Match) -> str:
+        display = match.group("display") is not None
+        tex = html.unescape(match.group("display") if display else match.group("inline")).strip()
+        tag = match.group("tag")
+        return f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
+
+    return ARITHMATEX.sub(replace, content)
+
+
+def _element_end(content: str, start: int, name: str = "div") -> int:
+    """Index just past the element that opens at ``start`` (counts nested ``name`` elements)."""
+    depth = 0
+    for match in re.compile(rf"<(/?){name}\b[^>]*>").finditer(content, start):
+        depth += -1 if match.group(1) else 1
+        if depth == 0:
+            return match.end()
+    raise ValueError(f"unclosed <{name}> at offset {start}")
+
+
+def render_dollar_math(fragment: str, render) -> str:
+    """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
+    out = []
+    skip = 0
+    position = 0
+    text_start = 0
+
+    def flush(text: str) -> str:
+        if skip or "$" not in text:
+            return text
+        text = NB_DISPLAY.sub(lambda m: render(html.unescape(m.group(1)).strip(), True), text)
+        return NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), text)
+
+    for match in TAG.finditer(fragment):
+        out.append(flush(fragment[text_start : match.start()]))
+        out.append(match.group(0))
+        closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
+        if name in SKIP_INSIDE and not self_closing:
+            skip += -1 if closing else 1
+            skip = max(skip, 0)
+        text_start = match.end()
+        position = match.end()
+    out.append(flush(fragment[position:]))
+    return "".join(out)
+
+
+def render_notebook_math(content: str, render) -> str:
+    """Render the math of every Markdown cell in an nbconvert page."""
+    out = []
+    position = 0
+    for match in NB_MARKDOWN_CELL.finditer(content):
+        if match.start() < position:
+            continue  # a cell nested in one already handled
+        end = _element_end(content, match.start())
+        out.append(content[position : match.end()])
+        out.append(render_dollar_math(content[match.end() : end], render))
+        position = end
+    out.append(content[position:])
+    return "".join(out)
+
+
+_renderer: Renderer | None = None
+
+
+def _get_renderer() -> Renderer:
+    global _renderer
+    if _renderer is None:
+        _renderer = Renderer()
+    return _renderer
+
+
+def _toc_items(items):
+    for item in items:
+        yield item
+        yield from _toc_items(item.children)
+
+
+def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+    renderer = _get_renderer()
+    where = page.file.src_uri
+
+    def render(tex: str, display: bool, mathml_only: bool = False) -> str:
+        try:
+            return renderer.render(tex, display, mathml_only)
+        except KaTeXError as error:
+            raise PluginError(f"{where}: KaTeX cannot render the formula {tex!r}: {error}") from None
+
+    # Notebook headings keep their $...$ in the table of contents: MathML there (no fonts, no CSS).
+    for item in _toc_items(page.toc or []):
+        if "$" in item.title:
+            item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False, True), item.title)
+
+    content = render_arithmatex(content, render)
+    if where.endswith(".ipynb"):
+        content = render_notebook_math(content, lambda tex, display: (
+            # A span either way: the math sits inside <p>, and KaTeX's display output is a block span.
+            f'<span class="arithmatex">{render(tex, display)}</span>'))
+    return content
+
+
+def on_post_build(config) -> None:  # noqa: ARG001 - MkDocs hook signature
+    if _renderer is not None:
+        _renderer.save()

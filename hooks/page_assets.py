@@ -1,0 +1,205 @@
+"""MkDocs hook: each page loads only the stylesheets and scripts its own content uses, and its
+figures load lazily with their intrinsic size.
+
+* ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
+  carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
+  a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
+* Material's instant navigation swaps ``<head>`` children (so the stylesheets follow) and
+  re-runs the scripts inside its container, not those after it. A one-line call in the article,
+  ``__mha_need([...])``, loads a page's scripts once when the reader arrives by instant
+  navigation; on a full page load it does nothing (the ``<script>`` tags at the end of
+  ``<body>`` load them, after Material's bundle, as before).
+* ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
+  layout does not jump as they arrive, ``decoding="async"``, and all but the first
+  ``loading="lazy"``.
+* The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
+  JavaScript gets the explorer and never downloads them.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import posixpath
+import re
+import struct
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+# (class that marks the component, stylesheets, scripts); paths from the site root.
+PAGE_ASSETS = [
+    ("katex", ["assets/vendor/katex/katex.min.css"], []),
+    ("mha-explorer", ["assets/explorer/explorer.css"], ["assets/explorer/explorer.js"]),
+    ("quiz", ["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"]),
+    ("bench-figure", ["assets/stylesheets/bench.css"], []),
+    ("jupyter-wrapper", ["assets/stylesheets/reference.css"], []),
+    ("doc-contents", ["assets/stylesheets/reference.css"], []),
+]
+# Stylesheets that go before extra.css (so extra.css may refine them); the rest go after it.
+BEFORE_EXTRA = {"assets/vendor/katex/katex.min.css"}
+EXTRA_CSS = "assets/stylesheets/extra.css"
+MKDOCSTRINGS_CSS = "assets/_mkdocstrings.css"
+
+NEED_FUNCTION = (
+    "<script>function __mha_need(paths){"
+    'if(typeof document$==="undefined")return;'
+    "for(const path of paths){const url=new URL(path,__md_scope).href;"
+    "if([...document.scripts].some(s=>s.src===url))continue;"
+    'const s=document.createElement("script");s.src=url;document.body.append(s)}}</script>'
+)
+
+IMG = re.compile(r"<img\b[^>]*>")
+ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
+SVG_ROOT = re.compile(rb"<svg\b[^>]*>", re.S)
+LENGTH = re.compile(r"^\s*([0-9.]+)\s*(px|pt)?\s*$")
+FALLBACK = '<div class="mha-explorer__fallback">'
+
+
+def _class_pattern(name: str) -> re.Pattern:
+    return re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')
+
+
+MARKERS = [(_class_pattern(name), css, js) for name, css, js in PAGE_ASSETS]
+
+
+def stylesheets_markers(content: str) -> set[str]:
+    """The component classes of ``PAGE_ASSETS`` that occur in ``content``."""
+    return {name for (name, _, _), (pattern, _, _) in zip(PAGE_ASSETS, MARKERS) if pattern.search(content)}
+
+
+def assets_for(content: str) -> tuple[list[str], list[str]]:
+    """The stylesheets and scripts (site-root paths, in order, no repeats) ``content`` needs."""
+    stylesheets: list[str] = []
+    scripts: list[str] = []
+    for pattern, css, js in MARKERS:
+        if pattern.search(content):
+            stylesheets += [c for c in css if c not in stylesheets]
+            scripts += [j for j in js if j not in scripts]
+    return stylesheets, scripts
+
+
+def svg_size(data: bytes) -> tuple[int, int] | None:
+    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox."""
+    root = SVG_ROOT.search(data)
+    if not root:
+        return None
+    attrs = dict(ATTR.findall(root.group(0).decode("utf-8", "replace")))
+    sizes = []
+    for name in ("width", "height"):
+        match = LENGTH.match(attrs.get(name, ""))
+        if not match:
+            break
+        sizes.append(float(match.group(1)) * (4 / 3 if match.group(2) == "pt" else 1))
+    if len(sizes) == 2:
+        return round(sizes[0]), round(sizes[1])
+    box = attrs.get("viewBox", "").replace(",", " ").split()
+    if len(box) == 4:
+        return round(float(box[2])), round(float(box[3]))
+    return None
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def image_size(src: str, page_url: str, docs_dir: Path) -> tuple[int, int] | None:
+    """Intrinsic size of the image at ``src`` (relative to the page, or a base64 PNG data URL)."""
+    if src.startswith("data:image/png;base64,"):
+        return png_size(base64.b64decode(src.split(",", 1)[1][:64] + "=="))
+    if "://" in src or src.startswith(("data:", "/")):
+        return None
+    base = page_url if page_url.endswith("/") or not page_url else posixpath.dirname(page_url) + "/"
+    path = docs_dir / posixpath.normpath(posixpath.join(base, src.split("#")[0].split("?")[0]))
+    if not path.is_file():
+        return None
+    if path.suffix.lower() == ".svg":
+        return svg_size(path.read_bytes())
+    if path.suffix.lower() == ".png":
+        with path.open("rb") as handle:
+            return png_size(handle.read(24))
+    return None
+
+
+def size_images(content: str, page_url: str, docs_dir: Path) -> str:
+    """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading."""
+    count = 0
+
+    def replace(match: re.Match) -> str:
+        nonlocal count
+        tag = match.group(0)
+        attrs = dict(ATTR.findall(tag))
+        extra = []
+        if "width" not in attrs and "height" not in attrs:
+            size = image_size(html.unescape(attrs.get("src", "")), page_url, docs_dir)
+            if size:
+                extra.append(f'width="{size[0]}" height="{size[1]}"')
+        if "decoding" not in attrs:
+            extra.append('decoding="async"')
+        if count and "loading" not in attrs:
+            extra.append('loading="lazy"')
+        count += 1
+        if not extra:
+            return tag
+        closing = " />" if tag.endswith("/>") else ">"
+        return f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
+
+    return IMG.sub(replace, content)
+
+
+def _element_end(content: str, start: int, name: str = "div") -> int:
+    depth = 0
+    for match in re.compile(rf"<(/?){name}\b[^>]*>").finditer(content, start):
+        depth += -1 if match.group(1) else 1
+        if depth == 0:
+            return match.end()
+    raise ValueError(f"unclosed <{name}> at offset {start}")
+
+
+def fallback_in_noscript(content: str) -> str:
+    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
+    start = content.find(FALLBACK)
+    if start < 0:
+        return content
+    end = _element_end(content, start)
+    return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
+
+
+def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+    content = fallback_in_noscript(content)
+    return size_images(content, page.file.url, Path(config["docs_dir"]))
+
+
+def _relative(path: str, page_url: str) -> str:
+    depth = page_url.count("/") if page_url else 0
+    return "../" * depth + path
+
+
+def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hook signature
+    start = output.find("<article")
+    end = output.find("</article>")
+    if start < 0 or end < 0:
+        return output  # 404 and other pages without an article: nothing page-specific
+    stylesheets, scripts = assets_for(output[start:end])
+    page_url = page.url
+    extra_link = f'<link rel="stylesheet" href="{_relative(EXTRA_CSS, page_url)}">'
+    if extra_link not in output:
+        raise PluginError(f"{page.file.src_uri}: {EXTRA_CSS} is not linked; hooks/page_assets.py orders page CSS around it")
+    before = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c in BEFORE_EXTRA)
+    after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
+    output = output.replace(extra_link, before + extra_link + after, 1)
+    if "doc-contents" not in stylesheets_markers(output[start:end]):
+        # mkdocstrings links its stylesheet on every page; only the API page has its markup.
+        output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
+    # On every page, identical, so instant navigation keeps it in <head> (a script it adds there would not run).
+    output = output.replace("</head>", NEED_FUNCTION + "</head>", 1)
+    if scripts:
+        tags = "".join(f'<script src="{_relative(j, page_url)}"></script>' for j in scripts)
+        end = output.find("</article>")
+        output = f"{output[:end]}<script>__mha_need({json.dumps(scripts)})</script>{output[end:]}"
+        body_end = output.rfind("</body>")
+        output = output[:body_end] + tags + output[body_end:]
+    return output

@@ -1,0 +1,112 @@
+"""The build-time hooks of issue 11: KaTeX rendering, the notebook page, page-specific assets."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from sitekit import load_file_module
+
+katex = load_file_module("hooks/katex.py")
+notebook_page = load_file_module("hooks/notebook_page.py")
+page_assets = load_file_module("hooks/page_assets.py")
+
+
+def _page(src_uri: str, toc=()):
+    return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri, url=""), toc=list(toc), url="")
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    return katex.Renderer(cache_dir=None)
+
+
+def test_katex_renders_html_and_mathml_without_javascript_in_the_page(renderer):
+    out = renderer.render(r"\frac{QK^\top}{\sqrt{d_k}}", display=True)
+    assert out.startswith('<span class="katex-display">')
+    assert "<math" in out and r'<annotation encoding="application/x-tex">\frac{QK^\top}{\sqrt{d_k}}</annotation>' in out
+    assert 'class="katex-html" aria-hidden="true" data-search-exclude' in out
+    inline = renderer.render("d_k", display=False)
+    assert inline.startswith('<span class="katex">') and "katex-display" not in inline
+    assert "<math" in renderer.render("W^O", display=False, mathml_only=True)
+
+
+def test_arithmatex_output_is_replaced_and_unescaped(renderer):
+    content = ('<p>a <span class="arithmatex">\\(a &lt; b\\)</span></p>'
+               '<div class="arithmatex">\\[\nx^2\n\\]</div>')
+    out = katex.render_arithmatex(content, renderer.render)
+    assert out.count('<span class="katex">') == 2 and "katex-display" in out
+    assert "\\(" not in out and "\\[" not in out
+    assert "<annotation encoding=\"application/x-tex\">a &lt; b</annotation>" in out
+
+
+def test_bad_tex_fails_the_build_naming_page_and_formula():
+    content = '<p><span class="arithmatex">\\(\\frac{a\\)</span></p>'
+    with pytest.raises(PluginError, match=r"lesson\.md: KaTeX cannot render the formula '\\\\frac\{a'"):
+        katex.on_page_content(content, _page("lesson.md"), {}, None)
+    with pytest.raises(PluginError, match=r"nb\.ipynb: .*'\\\\nope'.*Undefined control sequence"):
+        katex.on_page_content(
+            '<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown"><p>$\\nope$</p></div>', _page("nb.ipynb"), {}, None)
+
+
+def test_notebook_math_is_rendered_in_markdown_cells_only(renderer):
+    content = (
+        '<div class="jp-Cell"><div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-MarkdownOutput">'
+        "<p>cost $5 and $6, head $i$ of $$h$$, <code>$x$</code></p><div>nested $y$</div></div></div>"
+        '<div class="jp-OutputArea"><pre>$z$</pre><p>$w$</p></div>'
+    )
+    out = katex.render_notebook_math(content, lambda tex, display: f"[{'D' if display else 'I'}:{tex}]")
+    assert "cost $5 and $6, head [I:i] of [D:h], <code>$x$</code>" in out
+    assert "nested [I:y]" in out
+    assert "<pre>$z$</pre><p>$w$</p>" in out  # outputs are not Markdown: left alone
+
+
+def test_notebook_toc_titles_get_mathml(renderer):
+    item = SimpleNamespace(title="4. Mix with $W^O$", children=[])
+    katex.on_page_content("<p>no math</p>", _page("nb.ipynb", [item]), {}, None)
+    assert item.title.startswith("4. Mix with <span class=\"katex\"><math") and "$" not in item.title
+
+
+def test_notebook_page_keeps_cells_and_drops_template_css_scripts_and_widgets():
+    content = (
+        '<style type="text/css">.jp{}</style><script type="text/x-mathjax-config">x</script>'
+        '<script src="data:,"></script><!-- End of mathjax configuration -->'
+        '<div class="jupyter-wrapper"><div class="jp-Cell-inputWrapper" tabindex="0">'
+        '<div class="jp-Collapser jp-InputCollapser jp-Cell-inputCollapser">\n</div>'
+        '<div class="zeroclipboard-container">\n<clipboard-copy ,="" for="cell-1"><div>x</div></clipboard-copy>\n</div>\n'
+        '<div class="highlight-ipynb hl-python"><pre><span></span><span class="kn">import</span> torch\n</pre></div>'
+        '</div></div>'
+    )
+    out = notebook_page.clean_notebook_html(content)
+    assert "<style" not in out and "<script" not in out and "<!--" not in out and "clipboard" not in out
+    assert '<div class="language-python highlight"><pre><code><span class="kn">import</span> torch\n</code></pre></div>' in out
+    assert 'tabindex' not in out and "jp-Collapser" not in out
+
+
+def test_page_assets_follow_the_components_on_the_page():
+    assert page_assets.assets_for('<div class="quiz">') == (["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"])
+    assert page_assets.assets_for('<div class="quiz-feedback">') == ([], [])  # a class, not a prefix
+    css, js = page_assets.assets_for('<span class="katex"></span><div class="mha-explorer" x>')
+    assert css == ["assets/vendor/katex/katex.min.css", "assets/explorer/explorer.css"]
+    assert js == ["assets/explorer/explorer.js"]
+
+
+def test_figures_get_intrinsic_size_and_lazy_loading(tmp_path):
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "a.svg").write_text('<?xml version="1.0"?>\n<svg width="432pt" height="216pt" viewBox="0 0 432 216">')
+    (tmp_path / "assets" / "b.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 180">')
+    content = '<img alt="A" src="../assets/a.svg" /><img alt="B" src="../assets/b.svg"><img src="../missing.svg">'
+    out = page_assets.size_images(content, "page/", tmp_path)
+    assert '<img alt="A" src="../assets/a.svg" width="576" height="288" decoding="async" />' in out
+    assert '<img alt="B" src="../assets/b.svg" width="640" height="180" decoding="async" loading="lazy">' in out
+    assert '<img src="../missing.svg" decoding="async" loading="lazy">' in out
+
+
+def test_explorer_fallback_is_not_fetched_when_scripts_run():
+    content = ('<div class="mha-explorer"><div class="mha-explorer__fallback"><div><img src="x.svg"></div></div>'
+               '<p class="mha-explorer__caption">c</p></div>')
+    out = page_assets.fallback_in_noscript(content)
+    assert out == ('<div class="mha-explorer"><noscript><div class="mha-explorer__fallback"><div><img src="x.svg">'
+                   '</div></div></noscript><p class="mha-explorer__caption">c</p></div>')

@@ -1,0 +1,118 @@
+"""Page-weight budget, read from the built site without a browser (the cheap half of `make perf`).
+
+For every page this sums, gzip-compressed as a static host sends them, the files a browser
+fetches when the page loads: the HTML, its stylesheets and scripts, the images it does not
+load lazily (nothing inside ``<noscript>``), the KaTeX fonts its formulas use, and Material's
+search worker and index (fetched at load). Issue 11's budget is 250 KiB per page; Lighthouse
+(``make perf``) measures the same thing in a browser.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from functools import cache
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+
+from sitekit import page_paths
+
+BUDGET_KIB = 250
+PAGES = page_paths()
+
+STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]+)"')
+SCRIPT_SRC = re.compile(r'<script\b[^>]*\bsrc="([^"]+)"')
+IMG = re.compile(r"<img\b[^>]*>")
+NOSCRIPT = re.compile(r"<noscript>.*?</noscript>", re.S)
+CLASS_ATTR = re.compile(r'class="([^"]*)"')
+SEARCH_WORKER = re.compile(r'"search": "([^"]+)"')
+FONT_FACE = re.compile(r"@font-face\{font-family:(KaTeX_\w+);font-style:(\w+);font-weight:(\w+);src:url\(([^)]+)\)")
+FONT_RULE = re.compile(r"\.katex((?:\s*\.[\w-]+)+)\{font-family:(KaTeX_\w+)(?:;font-style:(\w+))?(?:;font-weight:(\w+))?")
+MATH_JS = re.compile(r"katex(?:\.min)?\.js|auto-render|mathjax|katex-init|renderMathInElement", re.I)
+
+
+def gzip_size(path: Path) -> int:
+    return len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0))
+
+
+@cache
+def _sized(path: Path) -> int:
+    return gzip_size(path) if path.suffix in {".html", ".css", ".js", ".json", ".svg"} else path.stat().st_size
+
+
+def _local(site: Path, page_url: str, ref: str) -> Path | None:
+    if ref.startswith(("data:", "http:", "https:", "//")):
+        return None
+    address = urljoin("http://site/" + page_url, ref).removeprefix("http://site/").split("#")[0].split("?")[0]
+    return site / address
+
+
+def katex_fonts(css: str, classes: set[str]) -> set[str]:
+    """The font files (relative to the CSS) the browser needs for KaTeX markup with ``classes``."""
+    faces = {(family, style, weight): url for family, style, weight, url in FONT_FACE.findall(css)}
+    needed = {("KaTeX_Main", "normal", "400")}  # .katex's own font
+    for selector, family, style, weight in FONT_RULE.findall(css):
+        if set(re.findall(r"\.([\w-]+)", selector)) <= classes:
+            needed.add((family, style or "normal", {"bold": "700"}.get(weight, weight or "400")))
+    return {faces[face] for face in needed if face in faces}
+
+
+def load_weight(site: Path, page_url: str) -> dict[str, int]:
+    """Each file the page fetches at load, gzip-compressed where a host compresses it, in bytes."""
+    html_path = site / page_url / "index.html"
+    html = html_path.read_text(encoding="utf-8")
+    files = {html_path: _sized(html_path)}
+    visible = NOSCRIPT.sub("", html)
+    refs = STYLESHEET.findall(visible) + SCRIPT_SRC.findall(visible)
+    refs += [m.group(1) for tag in IMG.findall(visible) if 'loading="lazy"' not in tag
+             for m in [re.search(r'\ssrc="([^"]+)"', tag)] if m]
+    worker = SEARCH_WORKER.search(html)
+    if worker:
+        refs += [worker.group(1), "search/search_index.json"]
+        base = urljoin("http://site/" + page_url, ".").removeprefix("http://site/")
+        refs[-1] = "../" * base.count("/") + refs[-1]
+    for ref in refs:
+        path = _local(site, page_url, ref)
+        if path is not None:
+            files[path] = _sized(path)
+    for ref in STYLESHEET.findall(visible):
+        if "katex" in ref:
+            css_path = _local(site, page_url, ref)
+            classes = {c for attr in CLASS_ATTR.findall(visible) for c in attr.split()}
+            for font in katex_fonts(css_path.read_text(encoding="utf-8"), classes):
+                path = (css_path.parent / font).resolve()
+                files[path] = _sized(path)
+    missing = [str(p) for p in files if not p.is_file()]
+    assert not missing, f"{page_url or 'index'} links files the build did not write: {missing}"
+    return {str(path.relative_to(site.resolve()) if path.is_relative_to(site.resolve()) else path): size
+            for path, size in files.items()}
+
+
+def test_katex_font_selection_follows_the_markup():
+    css = ("@font-face{font-family:KaTeX_Main;font-style:normal;font-weight:400;src:url(fonts/Main.woff2)}"
+           "@font-face{font-family:KaTeX_Size1;font-style:normal;font-weight:400;src:url(fonts/Size1.woff2)}"
+           "@font-face{font-family:KaTeX_Math;font-style:italic;font-weight:400;src:url(fonts/Math.woff2)}"
+           ".katex .mathnormal{font-family:KaTeX_Math;font-style:italic}"
+           ".katex .delimsizing.size1{font-family:KaTeX_Size1}")
+    assert katex_fonts(css, {"katex"}) == {"fonts/Main.woff2"}
+    assert katex_fonts(css, {"katex", "mathnormal", "size1"}) == {"fonts/Main.woff2", "fonts/Math.woff2"}
+    assert katex_fonts(css, {"katex", "delimsizing", "size1"}) == {"fonts/Main.woff2", "fonts/Size1.woff2"}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "index")
+def test_page_loads_at_most_250_kib_gzip_and_no_math_js(built_site: Path, path: str):
+    html = (built_site / path / "index.html").read_text(encoding="utf-8")
+    scripts = SCRIPT_SRC.findall(html) + re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S)
+    assert not [s[:80] for s in scripts if MATH_JS.search(s)], "math is rendered at build time: no math JS"
+    assert not re.search(r'class="arithmatex">\\[(\[]', html), "a formula was left for a renderer that never runs"
+    has_math = 'class="katex"' in NOSCRIPT.sub("", html)
+    assert has_math == any("katex.min.css" in ref for ref in STYLESHEET.findall(html)), (
+        "KaTeX CSS must be linked exactly on the pages that have formulas")
+    weight = load_weight(built_site, path)
+    total_kib = sum(weight.values()) / 1024
+    heaviest = sorted(weight.items(), key=lambda item: -item[1])[:6]
+    assert total_kib <= BUDGET_KIB, (
+        f"{path or 'index'} loads {total_kib:.0f} KiB gzip (budget {BUDGET_KIB}); heaviest: "
+        + ", ".join(f"{name} {size / 1024:.0f} KiB" for name, size in heaviest))
