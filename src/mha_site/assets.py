@@ -16,7 +16,7 @@ that renders the group's files in memory under the repository ``root``, and a
 from torch (:attr:`AssetGroup.uses_device`); the others draw from committed JSON.
 
 >>> [group.name for group in GROUPS.values()]
-['explorer', 'causal', 'bench', 'real-heads', 'notebook']
+['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'notebook']
 """
 
 from __future__ import annotations
@@ -82,6 +82,12 @@ def _notebook(root: Path, device: str) -> dict[Path, bytes]:
     return {root / relative: execute_notebook(root / relative, pythonpath=(root / "src",)) for relative in NOTEBOOKS}
 
 
+def _lesson(root: Path, device: str) -> dict[Path, bytes]:
+    from mha_site.lesson_figures import build_files
+
+    return build_files(root / "docs" / "assets" / "lesson", device=device)
+
+
 def _json_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
     from mha_site.files import json_within
 
@@ -107,6 +113,8 @@ GROUPS: dict[str, AssetGroup] = {
     for group in (
         AssetGroup("explorer", "docs/assets/explorer", "demo-head figures and heads.json of the explorer",
                    _explorer, _explorer_within, uses_device=True),
+        AssetGroup("lesson", "docs/assets/lesson", "the lesson's shape-flow figure, shapes from running the code",
+                   _lesson, uses_device=True),
         AssetGroup("causal", "docs/assets/causal", "causal-mask data (float64, 4 places) and figures",
                    _causal, _json_within, uses_device=True),
         AssetGroup("bench", "docs/assets/bench", "benchmark figures, drawn from the committed measurements",
@@ -143,7 +151,7 @@ def build_groups(root: Path, names: Iterable[str], device: str = "cpu") -> dict[
     >>> build_groups(Path("."), ["figures"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'causal', 'bench', 'real-heads', 'notebook']
+    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'notebook']
     """
     names = list(names)
     for name in names:

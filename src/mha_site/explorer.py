@@ -39,7 +39,7 @@ from matplotlib.path import Path
 
 from mha_ref.demo_heads import DEFAULT_QUERY, HEAD_NAMES, SENTENCE, TOKENS, attention_patterns, head_weights, token_features
 from mha_site.files import json_bytes
-from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_heatmap
+from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
 
 __all__ = [
     "ARC_MIN_WEIGHT",
@@ -360,8 +360,9 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
             raise ValueError(f"arc {arc!r} names head {head!r}; this dataset's heads are {list(order)}")
         if not (0 <= q < len(symbols) and 0 <= k < len(symbols)):
             raise ValueError(f"arc {arc!r} points outside the {len(symbols)} tokens")
-    many = len(symbols) > 12  # long rows are drawn smaller, so their text is set larger
-    fig = new_figure(max(4.0, (0.4 if many else 0.6) * len(symbols)), 3.0)
+    many = len(symbols) > 12  # long rows of short symbols: tighter spacing
+    # At most 7 in (672 px): the page shows figures at their natural width, so text keeps its size.
+    fig = new_figure(min(7.0, max(4.0, (0.29 if many else 0.6) * len(symbols))), 3.0)
     ax = fig.add_axes((0.01, 0.02, 0.98, 0.84))
     top = 1.0
     for head, q, k, weight in arcs:
@@ -369,7 +370,7 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
     for i, symbol in enumerate(symbols):
         is_query = i == query
         ax.text(
-            i, _BASELINE, symbol, ha="center", va="center", fontsize=13 if many else 11, color=TEXT_COLOUR,
+            i, _BASELINE, symbol, ha="center", va="center", fontsize=9 if many else 10, color=TEXT_COLOUR,
             fontweight="bold" if is_query else "normal",
             bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if is_query else None,
         )
@@ -379,7 +380,7 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
     ]
     if handles:
         fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False,
-                   fontsize=12 if many else 9)
+                   fontsize=9)
     ax.set_xlim(-0.6, len(symbols) - 0.4)
     ax.set_ylim(_BASELINE - 0.6, top + 0.45)
     ax.axis("off")
@@ -398,21 +399,18 @@ def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
     symbols = dataset["symbols"]
     columns = 2
     rows = math.ceil(len(heads) / columns)
-    fig = new_figure(8.0, 3.8 * rows)
+    fig = new_figure(7.0, 3.6 * rows)
     axes = fig.subplots(rows, columns, squeeze=False, gridspec_kw={
-        "hspace": 0.45, "wspace": 0.3, "left": 0.1, "right": 0.88, "top": 1 - 0.04 / rows, "bottom": 0.18 / rows})
+        "hspace": 0.5, "wspace": 0.45, "left": 0.12, "right": 0.86, "top": 1 - 0.05 / rows, "bottom": 0.2 / rows})
     image = None
     for ax, head in zip(axes.flat, heads):
         size = len(symbols)
-        image = weight_heatmap(ax, head["weights"], extent=(0, size, size, 0))
-        ax.set_title(_legend_label(head), fontsize=10)
-        ax.set_xticks([t + 0.5 for t in range(size)], symbols, rotation=90, fontsize=8)
-        ax.set_yticks([t + 0.5 for t in range(size)], symbols, fontsize=8)
-        ax.set_xlim(0, size)
-        ax.set_ylim(size, 0)  # first query at the top
-        ax.set_xlabel("key (attended to)", fontsize=8)
-        ax.set_ylabel("query", fontsize=8)
-        ax.set_aspect("equal")
+        image = weight_heatmap(ax, head["weights"])  # cell (query, key) centred on (key, query), query 0 on top
+        ax.set_title(_legend_label(head), fontsize=9)
+        ax.set_xticks(range(size), symbols, rotation=90, fontsize=9)
+        ax.set_yticks(range(size), symbols, fontsize=9)
+        ax.set_xlabel("key (attended to)", fontsize=9)
+        ax.set_ylabel("query", fontsize=9)
         for spine in ax.spines.values():
             spine.set_visible(True)
             spine.set_color(head["colour"])
@@ -420,7 +418,7 @@ def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
             spine.set_linewidth(1.5)
     for ax in list(axes.flat)[len(heads):]:
         ax.set_visible(False)
-    fig.colorbar(image, cax=fig.add_axes((0.91, 0.3, 0.02, 0.4)), label="attention weight")
+    weight_colorbar(fig, image, cax=fig.add_axes((0.9, 0.3, 0.02, 0.4)))
     return fig
 
 
