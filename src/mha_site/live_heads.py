@@ -161,7 +161,7 @@ def load_model(state: dict[str, Tensor], config: TrainConfig) -> AttentionOnlyTr
         config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
     ).to(torch.float64)
     model.load_state_dict({name: tensor.to(torch.float64) for name, tensor in state.items()})
-    return model.eval()
+    return model.requires_grad_(False).eval()
 
 
 def eval_rows(config: TrainConfig) -> tuple[Tensor, Tensor, Tensor]:

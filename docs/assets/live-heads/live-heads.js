@@ -51,6 +51,13 @@
       for (var i = 0; i < size; i++) values[i] = halfToFloat(view.getUint16(2 * (t.offset + i), true));
       params[t.name] = values;
     });
+    // Attention weights are stored (d_model, d_model) and applied as x @ W; keep W^T too for row-major dot products.
+    for (var l = 0; l < manifest.config.num_layers; l++) {
+      ["w_q", "w_k", "w_v", "w_o"].forEach(function (w) {
+        var name = "layers." + l + "." + w, D = manifest.config.d_model;
+        params[name + ".T"] = transpose(params[name], D, D);
+      });
+    }
     return { config: manifest.config, symbols: manifest.symbols, manifest: manifest, params: params };
   }
 
@@ -75,83 +82,100 @@
     return models[href];
   }
 
-  /* out (T, m) = x (T, n) @ w (n, m) + b (m); w row-major. */
-  function project(x, w, b, out, T, n, m) {
-    for (var t = 0; t < T; t++) {
-      var row = t * m;
-      for (var j = 0; j < m; j++) out[row + j] = b[j];
-      for (var i = 0; i < n; i++) {
-        var xi = x[t * n + i];
-        if (xi === 0) continue;
-        var wrow = i * m;
-        for (var jj = 0; jj < m; jj++) out[row + jj] += xi * w[wrow + jj];
+  /* Rows from..to-1 of out (., m) = x (., n) @ w + b, with w given transposed: wT is (m, n), row-major. */
+  function projectRows(x, wT, b, out, from, to, n, m) {
+    for (var t = from; t < to; t++) {
+      for (var j = 0; j < m; j++) {
+        var acc = 0;
+        for (var i = 0; i < n; i++) acc += x[t * n + i] * wT[j * n + i];
+        out[t * m + j] = acc + b[j];
       }
     }
   }
 
+  function transpose(w, n, m) {
+    var out = new Float64Array(n * m);
+    for (var i = 0; i < n; i++) for (var j = 0; j < m; j++) out[j * n + i] = w[i * m + j];
+    return out;
+  }
+
+  /* Buffers for one model, sized for the full context, that keep what the last forward pass computed. */
+  function newCache(model) {
+    var c = model.config, N = c.context, D = c.d_model, cache = { tokens: [], keep: null, xs: [], layers: [] };
+    for (var l = 0; l <= c.num_layers; l++) cache.xs.push(new Float64Array(N * D)); // stream entering layer l
+    for (l = 0; l < c.num_layers; l++) {
+      var weights = [];
+      for (var h = 0; h < c.num_heads; h++) weights.push(new Float64Array(N * N));
+      cache.layers.push({ q: new Float64Array(N * D), k: new Float64Array(N * D), v: new Float64Array(N * D),
+        heads: new Float64Array(N * D), out: new Float64Array(N * D), weights: weights });
+    }
+    cache.logits = new Float64Array(N * c.vocab_size);
+    return cache;
+  }
+
   /* The model on `tokens` (ids) with head factors keep[layer][head] (1 on, 0 off; default all on).
-     Returns {logits: Float64Array (T * vocab), weights: [layer][head] Float64Array (T * T), T, vocab}. */
-  function forward(model, tokens, keep) {
+     Returns {logits, weights, T, vocab, stride}: logits[t * vocab + j]; weights[layer][head][t * stride + s]
+     (stride = context; keys s after the query t hold 0).
+     With a `cache` from an earlier call, positions before the first changed token are reused: in a causal
+     model nothing at position t depends on later tokens. The arithmetic is the same either way. */
+  function forward(model, tokens, keep, cache) {
     var c = model.config, p = model.params;
-    var T = tokens.length, D = c.d_model, H = c.num_heads, dk = D / H, V = c.vocab_size;
-    if (T < 1 || T > c.context) throw new RangeError("need 1 to " + c.context + " tokens, got " + T);
+    var T = tokens.length, D = c.d_model, H = c.num_heads, dk = D / H, V = c.vocab_size, N = c.context;
+    if (T < 1 || T > N) throw new RangeError("need 1 to " + N + " tokens, got " + T);
     tokens.forEach(function (id) {
       if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new RangeError("token ids run from 0 to " + (V - 1) + ", got " + id);
     });
-    var x = new Float64Array(T * D); // (T, d_model): the residual stream
-    var tok = p["token_embedding.weight"], pos = p["position_embedding.weight"];
-    for (var t = 0; t < T; t++) {
-      for (var d = 0; d < D; d++) x[t * D + d] = tok[tokens[t] * D + d] + pos[t * D + d];
-    }
-    var q = new Float64Array(T * D), k = new Float64Array(T * D), v = new Float64Array(T * D);
-    var heads = new Float64Array(T * D), out = new Float64Array(T * D), scores = new Float64Array(T);
-    var sqrtDk = Math.sqrt(dk);
-    var patterns = [];
+    var factors = [];
     for (var l = 0; l < c.num_layers; l++) {
-      var name = "layers." + l + ".";
-      project(x, p[name + "w_q"], p[name + "b_q"], q, T, D, D);
-      project(x, p[name + "w_k"], p[name + "b_k"], k, T, D, D);
-      project(x, p[name + "w_v"], p[name + "b_v"], v, T, D, D);
-      var layer = [];
-      for (var h = 0; h < H; h++) {
-        var factor = keep ? keep[l][h] : 1;
-        var w = new Float64Array(T * T); // (T, T): keys after the query keep weight 0
-        var col = h * dk;
-        for (var tq = 0; tq < T; tq++) {
-          var max = -Infinity;
-          for (var s = 0; s <= tq; s++) {
+      factors.push([]);
+      for (var h = 0; h < H; h++) factors[l].push(keep ? Number(keep[l][h]) : 1);
+    }
+    var start = 0;
+    if (cache && JSON.stringify(cache.keep) === JSON.stringify(factors)) {
+      while (start < T && start < cache.tokens.length && cache.tokens[start] === tokens[start]) start++;
+    }
+    cache = cache || newCache(model);
+    var tok = p["token_embedding.weight"], pos = p["position_embedding.weight"], x = cache.xs[0];
+    for (var t = start; t < T; t++) {
+      for (var d = 0; d < D; d++) x[t * D + d] = tok[tokens[t] * D + d] + pos[t * D + d]; // (T, d_model)
+    }
+    var scores = new Float64Array(N), sqrtDk = Math.sqrt(dk);
+    for (l = 0; l < c.num_layers; l++) {
+      var name = "layers." + l + ".", b = cache.layers[l], xin = cache.xs[l], xout = cache.xs[l + 1];
+      projectRows(xin, p[name + "w_q.T"], p[name + "b_q"], b.q, start, T, D, D); // (T, d_model)
+      projectRows(xin, p[name + "w_k.T"], p[name + "b_k"], b.k, start, T, D, D);
+      projectRows(xin, p[name + "w_v.T"], p[name + "b_v"], b.v, start, T, D, D);
+      for (h = 0; h < H; h++) {
+        var col = h * dk, w = b.weights[h]; // head h owns columns col..col+d_k-1
+        for (var tq = start; tq < T; tq++) {
+          var max = -Infinity, s, e;
+          for (s = 0; s <= tq; s++) { // keys after the query are masked out
             var dot = 0;
-            for (var e = 0; e < dk; e++) dot += q[tq * D + col + e] * k[s * D + col + e];
+            for (e = 0; e < dk; e++) dot += b.q[tq * D + col + e] * b.k[s * D + col + e];
             scores[s] = dot / sqrtDk;
             if (scores[s] > max) max = scores[s];
           }
           var sum = 0;
           for (s = 0; s <= tq; s++) { scores[s] = Math.exp(scores[s] - max); sum += scores[s]; }
-          for (e = 0; e < dk; e++) heads[tq * D + col + e] = 0;
+          for (e = 0; e < dk; e++) b.heads[tq * D + col + e] = 0;
           for (s = 0; s <= tq; s++) {
             var weight = scores[s] / sum;
-            w[tq * T + s] = weight;
-            for (e = 0; e < dk; e++) heads[tq * D + col + e] += weight * v[s * D + col + e];
+            w[tq * N + s] = weight;
+            for (e = 0; e < dk; e++) b.heads[tq * D + col + e] += weight * b.v[s * D + col + e];
           }
           // A head reaches W^O only through its own d_k columns: scaling them scales (or removes) the head.
-          for (e = 0; e < dk; e++) heads[tq * D + col + e] *= factor;
+          for (e = 0; e < dk; e++) b.heads[tq * D + col + e] *= factors[l][h];
         }
-        layer.push(w);
       }
-      patterns.push(layer);
-      project(heads, p[name + "w_o"], p[name + "b_o"], out, T, D, D);
-      for (var i = 0; i < T * D; i++) x[i] += out[i];
+      projectRows(b.heads, p[name + "w_o.T"], p[name + "b_o"], b.out, start, T, D, D);
+      for (var i = start * D; i < T * D; i++) xout[i] = xin[i] + b.out[i]; // the residual stream
     }
-    // nn.Linear stores the unembedding as (vocab, d_model) and computes x @ W^T + b.
-    var logits = new Float64Array(T * V), un = p["unembed.weight"], ub = p["unembed.bias"];
-    for (t = 0; t < T; t++) {
-      for (var j = 0; j < V; j++) {
-        var acc = ub[j];
-        for (d = 0; d < D; d++) acc += x[t * D + d] * un[j * D + d];
-        logits[t * V + j] = acc;
-      }
-    }
-    return { logits: logits, weights: patterns, T: T, vocab: V };
+    // nn.Linear stores the unembedding as (vocab, d_model), i.e. already transposed: logits = x W^T + b.
+    projectRows(cache.xs[c.num_layers], p["unembed.weight"], p["unembed.bias"], cache.logits, start, T, D, V);
+    cache.tokens = tokens.slice();
+    cache.keep = factors;
+    return { logits: cache.logits, weights: cache.layers.map(function (b) { return b.weights; }),
+      T: T, vocab: V, stride: N, cache: cache, recomputed: T - start };
   }
 
   function softmaxRow(logits, offset, V) {
@@ -232,7 +256,7 @@
 
   function build(root, model) {
     var c = model.config, symbols = model.symbols;
-    var state = { ids: [], query: 0, followEnd: true, keep: [], result: null };
+    var state = { ids: [], query: 0, followEnd: true, keep: [], result: null, cache: null };
     for (var l = 0; l < c.num_layers; l++) {
       state.keep.push([]);
       for (var h = 0; h < c.num_heads; h++) state.keep[l].push(1);
@@ -263,23 +287,112 @@
           label.appendChild(el("span", { class: "live-heads__head" }, name));
           label.appendChild(el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head)));
           var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" });
+          var canvas = el("canvas", { class: "live-heads__canvas" });
+          cells.appendChild(canvas);
           row.appendChild(label);
           row.appendChild(cells);
           grid.appendChild(row);
-          rows[name] = { row: row, cells: cells, layer: layer, head: head };
+          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [] };
           ablate[name] = box;
         })(l, h);
       }
+    }
+    Object.keys(rows).forEach(function () { summary.appendChild(el("li")); });
+    for (var rank = 0; rank < TOP_PREDICTIONS; rank++) {
+      var item = el("li");
+      item.appendChild(el("span", { class: "live-heads__pred-symbol" }));
+      var track = el("span", { class: "live-heads__pred-track", "aria-hidden": "true" });
+      track.appendChild(el("span", { class: "live-heads__pred-bar" }));
+      item.appendChild(track);
+      item.appendChild(el("span", { class: "live-heads__pred-p" }));
+      prediction.appendChild(item);
     }
     app.appendChild(summary);
     app.appendChild(predictionTitle);
     app.appendChild(prediction);
 
+    var wrap = app.querySelector(".live-heads__wrap");
+
+    /* Scroll the rows sideways, if needed, so the query's column is visible beside the labels. */
+    /* Sizes in CSS pixels, measured once (and again when the widget is resized or the theme changes). */
+    var metrics = null, colours = null;
+    function measure() {
+      if (!metrics) {
+        var first = rows[Object.keys(rows)[0]].cells;
+        metrics = { label: grid.querySelector(".live-heads__label").offsetWidth, cell: tokenRow.children[0].offsetWidth,
+          bars: first.clientHeight, view: wrap.clientWidth };
+      }
+      return metrics;
+    }
+    function palette() {
+      if (!colours) {
+        var style = getComputedStyle(root);
+        colours = { strong: style.getPropertyValue("--md-default-fg-color").trim(),
+          bar: style.getPropertyValue("--md-default-fg-color--light").trim(),
+          line: style.getPropertyValue("--md-default-fg-color--lighter").trim() };
+      }
+      return colours;
+    }
+
+    /* Scroll the rows sideways, if needed, so the query's column shows beside the labels (before the next frame). */
+    function revealQuery() {
+      requestAnimationFrame(function () {
+        var m = measure(), left = state.query * m.cell, right = left + m.cell - (m.view - m.label);
+        if (wrap.scrollLeft > left) wrap.scrollLeft = left;
+        else if (wrap.scrollLeft < right) wrap.scrollLeft = right + 2 * m.cell;
+      });
+    }
+
+    /* One row of bars: bar height is the weight; the key the head weighs most is wider and drawn solid;
+       keys after the query get a dotted baseline; a switched-off head's bars are outlines only. */
+    function drawRow(info, weights, row0, T, query, top, off) {
+      var m = measure(), col = palette(), ratio = window.devicePixelRatio || 1;
+      // Sized once for the full context (never reallocated while typing); the row clips it to T cells.
+      var width = c.context * m.cell, height = m.bars, canvas = info.canvas;
+      if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+        canvas.width = Math.round(width * ratio);
+        canvas.height = Math.round(height * ratio);
+        canvas.style.width = width + "px";
+        canvas.style.height = height + "px";
+      }
+      var g = canvas.getContext("2d");
+      g.setTransform(ratio, 0, 0, ratio, 0, 0);
+      g.clearRect(0, 0, T * m.cell, height);
+      g.fillStyle = col.line;
+      g.fillRect(0, height - 1, (query + 1) * m.cell, 1);
+      for (var key = query + 1; key < T; key++) {
+        for (var x = key * m.cell; x < (key + 1) * m.cell; x += 4) g.fillRect(x, height - 1, 2, 1);
+      }
+      for (key = 0; key <= query; key++) {
+        var h = Math.round(weights[row0 + key] * (height - 2));
+        if (h < 1 && weights[row0 + key] > 0.005) h = 1;
+        if (h < 1) continue;
+        var bar = key === top ? 0.9 : 0.7, x0 = key * m.cell + m.cell * (1 - bar) / 2;
+        if (off) {
+          g.strokeStyle = key === top ? col.strong : col.bar;
+          g.lineWidth = 1;
+          g.strokeRect(x0 + 0.5, height - 1 - h + 0.5, m.cell * bar - 1, Math.max(h - 1, 0.5));
+        } else {
+          g.fillStyle = key === top ? col.strong : col.bar;
+          g.fillRect(x0, height - 1 - h, m.cell * bar, h);
+        }
+      }
+    }
+
+    function redrawAll() {
+      metrics = null;
+      colours = null;
+      if (state.result) render();
+    }
+    if (typeof ResizeObserver === "function") new ResizeObserver(redrawAll).observe(wrap);
+    new MutationObserver(redrawAll).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
+
     function setQuery(index, focus) {
       state.query = Math.max(0, Math.min(state.ids.length - 1, index));
       state.followEnd = state.query === state.ids.length - 1;
       render();
-      if (focus) tokenRow.children[state.query].focus();
+      revealQuery();
+      if (focus) tokenRow.children[state.query].focus({ preventScroll: true });
     }
 
     tokenRow.addEventListener("click", function (event) {
@@ -301,66 +414,74 @@
       while (tokenRow.children.length > ids.length) tokenRow.removeChild(tokenRow.lastChild);
       while (tokenRow.children.length < ids.length) {
         var i = tokenRow.children.length;
-        var button = el("button", { type: "button", class: "live-heads__token", "data-position": String(i) });
+        var button = el("button", { type: "button", class: "live-heads__token", "data-position": String(i), tabindex: "-1" });
         button.appendChild(el("span", { class: "live-heads__symbol" }));
-        button.appendChild(el("span", { class: "live-heads__index", "aria-hidden": "true" }, String(i)));
+        button.appendChild(el("span", { class: "live-heads__sr-only" }, " at position "));
+        button.appendChild(el("span", { class: "live-heads__index" }, String(i)));
         tokenRow.appendChild(button);
       }
       ids.forEach(function (id, i) {
         var button = tokenRow.children[i];
+        if (button.getAttribute("data-token") === symbols[id]) return;
         button.firstChild.textContent = symbols[id];
-        button.setAttribute("aria-label", "position " + i + ", " + symbols[id]);
         button.setAttribute("data-token", symbols[id]);
       });
       update();
+      revealQuery();
     }
 
     function update() {
-      state.result = forward(model, state.ids, state.keep);
+      state.result = forward(model, state.ids, state.keep, state.cache);
+      state.cache = state.result.cache;
       render();
     }
 
+    /* Redraw for the current result and query, touching only what changed (a keystroke stays cheap). */
     function render() {
-      var r = state.result, T = state.ids.length, V = c.vocab_size, query = state.query;
-      Array.prototype.forEach.call(tokenRow.children, function (button, i) {
-        button.setAttribute("aria-pressed", i === query ? "true" : "false");
-        button.tabIndex = i === query ? 0 : -1;
+      var r = state.result, T = state.ids.length, V = c.vocab_size, query = state.query, row0 = query * r.stride;
+      if (state.pressed !== undefined && tokenRow.children[state.pressed]) {
+        tokenRow.children[state.pressed].setAttribute("aria-pressed", "false");
+        tokenRow.children[state.pressed].tabIndex = -1;
+      }
+      Array.prototype.forEach.call(tokenRow.children, function (button) {
+        if (!button.hasAttribute("aria-pressed")) button.setAttribute("aria-pressed", "false");
       });
-      while (summary.firstChild) summary.removeChild(summary.firstChild);
-      Object.keys(rows).forEach(function (name) {
+      tokenRow.children[query].setAttribute("aria-pressed", "true");
+      tokenRow.children[query].tabIndex = 0;
+      state.pressed = query;
+      Object.keys(rows).forEach(function (name, index) {
         var info = rows[name], weights = r.weights[info.layer][info.head];
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
         ablate[name].checked = off;
         var cells = info.cells;
-        while (cells.children.length > T) cells.removeChild(cells.lastChild);
-        while (cells.children.length < T) {
-          var cell = el("span", { class: "live-heads__cell" });
-          cell.appendChild(el("span", { class: "live-heads__bar" }));
-          cells.appendChild(cell);
+        while (cells.children.length - 1 > T) { cells.removeChild(cells.lastChild); info.drawn.pop(); }
+        while (cells.children.length - 1 < T) {
+          cells.appendChild(el("span", { class: "live-heads__cell" }));
+          info.drawn.push(null);
         }
         var top = 0;
-        for (var key = 0; key < T; key++) {
-          var node = cells.children[key];
+        for (var key = 1; key <= query; key++) if (weights[row0 + key] > weights[row0 + top]) top = key;
+        for (key = 0; key < T; key++) { // each drawn weight is an element carrying its numbers (the canvas draws them)
+          var node = cells.children[key + 1];
+          var text = key > query ? "masked" : weights[row0 + key].toFixed(4) + (key === top ? " top" : "");
+          if (info.drawn[key] === text) continue;
+          info.drawn[key] = text;
           if (key > query) { // a key after the query is masked: nothing to draw
-            node.className = "live-heads__cell live-heads__cell--masked";
             node.removeAttribute("data-head");
             node.removeAttribute("data-key");
             node.removeAttribute("data-weight");
-            node.firstChild.style.height = "0";
+            node.removeAttribute("data-top");
             continue;
           }
-          var w = weights[query * T + key];
-          if (w > weights[query * T + top]) top = key;
-          node.className = "live-heads__cell";
           node.setAttribute("data-head", name);
           node.setAttribute("data-key", String(key));
-          node.setAttribute("data-weight", w.toFixed(4));
-          node.firstChild.style.height = (100 * w).toFixed(1) + "%";
+          node.setAttribute("data-weight", text.slice(0, 6));
+          if (key === top) node.setAttribute("data-top", ""); else node.removeAttribute("data-top");
         }
-        cells.children[top].classList.add("live-heads__cell--top");
-        summary.appendChild(el("li", {}, name + (off ? " (switched off)" : "") + ": most weight on position " + top +
-          " " + quoted(symbols[state.ids[top]]) + ", " + weights[query * T + top].toFixed(2)));
+        drawRow(info, weights, row0, T, query, top, off);
+        summary.children[index].textContent = name + (off ? " (switched off)" : "") + ": most weight on position " + top +
+          " " + quoted(symbols[state.ids[top]]) + ", " + weights[row0 + top].toFixed(2);
       });
 
       var probs = softmaxRow(r.logits, query * V, V);
@@ -370,17 +491,13 @@
       var actual = query + 1 < T ? state.ids[query + 1] : null;
       predictionTitle.textContent = "Next token after position " + query + " (" + quoted(symbols[state.ids[query]]) + ")" +
         (actual === null ? ", the last one:" : "; the sequence goes on with " + quoted(symbols[actual]) + ":");
-      while (prediction.firstChild) prediction.removeChild(prediction.firstChild);
-      order.slice(0, TOP_PREDICTIONS).forEach(function (id) {
-        var item = el("li", { "data-token": symbols[id], "data-probability": probs[id].toFixed(4) });
-        item.appendChild(el("span", { class: "live-heads__pred-symbol" }, symbols[id]));
-        var track = el("span", { class: "live-heads__pred-track", "aria-hidden": "true" });
-        var bar = el("span", { class: "live-heads__pred-bar" });
-        bar.style.width = (100 * probs[id]).toFixed(1) + "%";
-        track.appendChild(bar);
-        item.appendChild(track);
-        item.appendChild(el("span", { class: "live-heads__pred-p" }, percent(probs[id]) + (id === actual ? " \u2713 the actual next token" : "")));
-        prediction.appendChild(item);
+      order.slice(0, TOP_PREDICTIONS).forEach(function (id, rank) {
+        var item = prediction.children[rank];
+        item.setAttribute("data-token", symbols[id]);
+        item.setAttribute("data-probability", probs[id].toFixed(4));
+        item.children[0].textContent = symbols[id];
+        item.children[1].firstChild.style.transform = "scaleX(" + probs[id].toFixed(4) + ")";
+        item.children[2].textContent = percent(probs[id]) + (id === actual ? " \u2713 the actual next token" : "");
       });
       var best = order[0];
       status.textContent = "Query: position " + query + ", " + quoted(symbols[state.ids[query]]) + ". Top prediction " +
