@@ -122,3 +122,16 @@ def test_reproduction_is_judged_by_scores_and_roles() -> None:
 def test_token_symbols_refuse_bad_sizes(bad) -> None:
     with pytest.raises(ValueError, match="vocab_size"):
         lh.token_symbols(bad)
+
+
+def test_without_a_repeat_the_model_still_guesses_confidently_at_times() -> None:
+    """The page says so in "Give it nothing to copy": outside a second copy its confidence means nothing."""
+    meta = manifest()
+    config = lh.TrainConfig(**json.loads((ROOT / lh.RESULTS).read_text(encoding="utf-8"))["config"])
+    model = lh.load_model(lh.decode_weights(WEIGHTS.read_bytes(), meta["tensors"]), config)
+    generator = torch.Generator().manual_seed(5)
+    tokens = torch.stack([torch.randperm(config.vocab_size, generator=generator)[:24] for _ in range(100)])  # (100, 24)
+    with torch.no_grad():
+        logits, _ = model(tokens)
+    top = logits[:, -1].softmax(-1).max(-1).values  # (100,) the widget's default query: the last token
+    assert float(top.max()) > 0.9
