@@ -67,6 +67,27 @@ AXE_WIDGET_JS = """async () => {
 }"""
 
 
+TOP_BAR_JS = """() => {
+  const row = document.querySelector('[data-row-head="L1H0"]');
+  const top = row.querySelector('[data-top]'), canvas = row.querySelector('canvas');
+  const ratio = canvas.width / canvas.getBoundingClientRect().width;
+  const cell = top.getBoundingClientRect(), box = canvas.getBoundingClientRect();
+  const x = Math.round((cell.left + cell.width / 2 - box.left) * ratio), y = Math.round((box.height - 4) * ratio);
+  const [r, g, b, a] = canvas.getContext('2d').getImageData(x, y, 1, 1).data;
+  const bg = getComputedStyle(document.body).backgroundColor.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const drawn = [r, g, b].map((v, i) => v * a / 255 + bg[i] * (1 - a / 255));
+  const lum = c => { const [R, G, B] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                     return 0.2126 * R + 0.7152 * G + 0.0722 * B; };
+  const [hi, lo] = [lum(drawn), lum(bg)].sort((p, q) => q - p);
+  return {colour: drawn.map(Math.round), contrast: (hi + 0.05) / (lo + 0.05)};
+}"""
+
+
+def top_bar(page) -> dict:
+    """The colour of the bar drawn for L1H0's top key (composited on the page) and its contrast with the page."""
+    return page.evaluate(TOP_BAR_JS)
+
+
 def open_widget(new_page, **options):
     page = new_page(**options)
     page.goto(PAGE, wait_until="networkidle")
@@ -259,26 +280,25 @@ def test_fits_narrow_screens_and_dark_mode(new_page, scheme: str, width: int) ->
     }""")
     assert visible
     # The bar a head weighs most stands out from the page by at least 3:1 (WCAG for graphics): read the drawn pixel.
-    contrast = page.evaluate("""() => {
-      const row = document.querySelector('[data-row-head="L1H0"]');
-      const top = row.querySelector('[data-top]'), canvas = row.querySelector('canvas');
-      const ratio = canvas.width / canvas.getBoundingClientRect().width;
-      const cell = top.getBoundingClientRect(), box = canvas.getBoundingClientRect();
-      const x = Math.round((cell.left + cell.width / 2 - box.left) * ratio), y = Math.round((box.height - 4) * ratio);
-      const [r, g, b, a] = canvas.getContext('2d').getImageData(x, y, 1, 1).data;
-      const bg = getComputedStyle(document.body).backgroundColor.match(/[\\d.]+/g).slice(0, 3).map(Number);
-      const drawn = [r, g, b].map((v, i) => v * a / 255 + bg[i] * (1 - a / 255));
-      const lum = c => { const [R, G, B] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-                         return 0.2126 * R + 0.7152 * G + 0.0722 * B; };
-      const [hi, lo] = [lum(drawn), lum(bg)].sort((p, q) => q - p);
-      return (hi + 0.05) / (lo + 0.05);
-    }""")
+    contrast = top_bar(page)["contrast"]
     assert contrast >= 3, contrast
     page.locator('input[data-live-ablate="L0H2"]').check()
     page.locator("[data-live-heads]").screenshot(path=f"/tmp/live-heads-{width}-{scheme}.png")
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(AXE_WIDGET_JS) == []
     assert page.off_origin == [] and page.console_errors == []
+
+
+def test_palette_toggle_redraws_the_bars(new_page) -> None:
+    page = open_widget(new_page, color_scheme="light")
+    light = top_bar(page)
+    page.locator('label[for="__palette_1"]').click()  # Material's "Switch to dark mode"
+    page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
+    page.wait_for_timeout(100)
+    dark = top_bar(page)
+    assert light["contrast"] >= 3 and dark["contrast"] >= 3, (light, dark)
+    assert sum(dark["colour"]) > sum(light["colour"]) + 300, (light, dark)  # dark bars became light ones
+    assert page.console_errors == []
 
 
 def test_instant_navigation_initialises_once(new_page) -> None:

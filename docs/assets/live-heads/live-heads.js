@@ -313,7 +313,6 @@
 
     var wrap = app.querySelector(".live-heads__wrap");
 
-    /* Scroll the rows sideways, if needed, so the query's column is visible beside the labels. */
     /* Sizes in CSS pixels, measured once (and again when the widget is resized or the theme changes). */
     var metrics = null, colours = null;
     function measure() {
@@ -379,13 +378,23 @@
       }
     }
 
+    var observers = [];
     function redrawAll() {
+      if (!root.isConnected) { // instant navigation replaced the page: stop watching it
+        observers.forEach(function (observer) { observer.disconnect(); });
+        return;
+      }
       metrics = null;
       colours = null;
       if (state.result) render();
     }
-    if (typeof ResizeObserver === "function") new ResizeObserver(redrawAll).observe(wrap);
-    new MutationObserver(redrawAll).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
+    if (typeof ResizeObserver === "function") {
+      observers.push(new ResizeObserver(redrawAll));
+      observers[0].observe(wrap);
+    }
+    observers.push(new MutationObserver(redrawAll)); // the palette toggle switches light and dark here
+    observers[observers.length - 1].observe(document.body,
+      { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
 
     function setQuery(index, focus) {
       state.query = Math.max(0, Math.min(state.ids.length - 1, index));
