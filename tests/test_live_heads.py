@@ -135,3 +135,9 @@ def test_without_a_repeat_the_model_still_guesses_confidently_at_times() -> None
         logits, _ = model(tokens)
     top = logits[:, -1].softmax(-1).max(-1).values  # (100,) the widget's default query: the last token
     assert float(top.max()) > 0.9
+
+
+def test_page_states_the_check_s_score_margin() -> None:
+    page = " ".join((ROOT / "docs" / "real-heads.md").read_text(encoding="utf-8").split())
+    margin = re.search(r"by less than ([\d.]+) as the asset check enforces", page)
+    assert margin is not None and float(margin.group(1)) == lh.SCORE_TOLERANCE

@@ -619,7 +619,7 @@
     document.querySelectorAll("[data-live-heads]").forEach(init);
   }
 
-  window.mhaLiveHeads = { loadModel: loadModel, forward: forward, parseTokens: parseTokens, halfToFloat: halfToFloat };
+  window.mhaLiveHeads = { loadModel: loadModel, decode: decode, forward: forward, parseTokens: parseTokens, halfToFloat: halfToFloat };
 
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(initAll);
