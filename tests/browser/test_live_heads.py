@@ -336,11 +336,38 @@ def test_without_javascript_the_static_figure_shows(new_page) -> None:
     assert page.off_origin == []
 
 
+KEYSTROKES_JS = """async ([text, changes, rounds]) => {
+  const root = document.querySelector('[data-live-heads]');
+  const input = root.querySelector('[data-live-input]');
+  const words = text.split(' ');
+  const versions = changes === 'end' ? [words.slice(0, 63), words] : [[words[1], ...words.slice(1)], [words[2], ...words.slice(1)]];
+  for (let i = 0; i < rounds; i++) for (const version of versions) {
+    input.value = version.join(' ');
+    input.dispatchEvent(new Event('input'));
+    void root.offsetHeight;  // style and layout of the redrawn rows included
+  }
+}"""
+
+
 def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
-    """T = 64: median times of a full forward pass, of a keystroke that adds the 64th token and of one that
-    changes the first token (everything recomputed), input event to laid-out rows; plain and at 4x CPU throttling."""
+    """T = 64. The budget (50 ms a keystroke on a phone-class CPU, taken as 4x slower than this one) is checked on
+    main-thread CPU time, which other processes on a shared machine do not inflate; wall-clock medians of a full
+    forward pass and of keystrokes, plain and under Chromium's 4x CPU throttling, are printed for the record."""
     page = open_widget(new_page)
     tokens = " ".join(SYMBOLS[(7 * i + 3) % len(SYMBOLS)] for i in range(64))
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+
+    def thread_ms() -> float:
+        return 1000 * next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "ThreadTime")
+
+    cpu = {}
+    for changes, rounds in (("end", 40), ("start", 20)):
+        page.evaluate(KEYSTROKES_JS, [tokens, changes, 2])  # warm up
+        before = thread_ms()
+        page.evaluate(KEYSTROKES_JS, [tokens, changes, rounds])
+        cpu[changes] = (thread_ms() - before) / (2 * rounds)
+
     measure = """async ([text, runs]) => {
       const root = document.querySelector('[data-live-heads]');
       const model = await mhaLiveHeads.loadModel(root.dataset.modelSrc);
@@ -358,7 +385,7 @@ def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
         input.value = value;
         const t0 = performance.now();
         input.dispatchEvent(new Event('input'));
-        void root.offsetHeight;  // style and layout of the redrawn rows included
+        void root.offsetHeight;
         return performance.now() - t0;
       };
       const append = [], first = [];
@@ -370,12 +397,13 @@ def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
       return {forward: median(forward), append: median(append), first: median(first)};
     }"""
     plain = page.evaluate(measure, [tokens, 101])
-    cdp = page.context.new_cdp_session(page)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
     throttled = page.evaluate(measure, [tokens, 41])
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
-    print("T=64 median ms (forward / keystroke at the end / keystroke at the start): "
+    print(f"T=64 main-thread CPU ms per keystroke: last token {cpu['end']:.1f}, first token (full recompute) "
+          f"{cpu['start']:.1f}; wall medians ms (forward / last-token / first-token keystroke): "
           + " / ".join(f"{plain[k]:.1f}" for k in ("forward", "append", "first")) + "; 4x throttled: "
           + " / ".join(f"{throttled[k]:.1f}" for k in ("forward", "append", "first")))
-    assert throttled["append"] < 50, throttled  # the issue's budget, on a phone-class (4x slower) CPU
+    assert 4 * cpu["end"] < 50, cpu  # the issue's budget on a phone-class CPU
+    assert cpu["start"] > cpu["end"], cpu  # the full recompute costs more: the cache is what keeps typing cheap
     assert page.console_errors == []

@@ -85,10 +85,18 @@
   /* Rows from..to-1 of out (., m) = x (., n) @ w + b, with w given transposed: wT is (m, n), row-major. */
   function projectRows(x, wT, b, out, from, to, n, m) {
     for (var t = from; t < to; t++) {
+      var xo = t * n;
       for (var j = 0; j < m; j++) {
-        var acc = 0;
-        for (var i = 0; i < n; i++) acc += x[t * n + i] * wT[j * n + i];
-        out[t * m + j] = acc + b[j];
+        // Four running sums (then added pairwise) keep the CPU's multipliers busy; i runs 0..n-1 all the same.
+        var wo = j * n, a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
+        for (; i + 3 < n; i += 4) {
+          a0 += x[xo + i] * wT[wo + i];
+          a1 += x[xo + i + 1] * wT[wo + i + 1];
+          a2 += x[xo + i + 2] * wT[wo + i + 2];
+          a3 += x[xo + i + 3] * wT[wo + i + 3];
+        }
+        for (; i < n; i++) a0 += x[xo + i] * wT[wo + i];
+        out[t * m + j] = (a0 + a1) + (a2 + a3) + b[j];
       }
     }
   }
@@ -145,26 +153,28 @@
       projectRows(xin, p[name + "w_q.T"], p[name + "b_q"], b.q, start, T, D, D); // (T, d_model)
       projectRows(xin, p[name + "w_k.T"], p[name + "b_k"], b.k, start, T, D, D);
       projectRows(xin, p[name + "w_v.T"], p[name + "b_v"], b.v, start, T, D, D);
+      var Q = b.q, K = b.k, Vv = b.v, heads = b.heads;
       for (h = 0; h < H; h++) {
-        var col = h * dk, w = b.weights[h]; // head h owns columns col..col+d_k-1
+        var col = h * dk, w = b.weights[h], factor = factors[l][h]; // head h owns columns col..col+d_k-1
         for (var tq = start; tq < T; tq++) {
-          var max = -Infinity, s, e;
+          var max = -Infinity, s, e, qo = tq * D + col, ho = qo;
           for (s = 0; s <= tq; s++) { // keys after the query are masked out
-            var dot = 0;
-            for (e = 0; e < dk; e++) dot += b.q[tq * D + col + e] * b.k[s * D + col + e];
-            scores[s] = dot / sqrtDk;
+            var ko = s * D + col, d0 = 0, d1 = 0;
+            for (e = 0; e + 1 < dk; e += 2) { d0 += Q[qo + e] * K[ko + e]; d1 += Q[qo + e + 1] * K[ko + e + 1]; }
+            if (e < dk) d0 += Q[qo + e] * K[ko + e];
+            scores[s] = (d0 + d1) / sqrtDk;
             if (scores[s] > max) max = scores[s];
           }
           var sum = 0;
           for (s = 0; s <= tq; s++) { scores[s] = Math.exp(scores[s] - max); sum += scores[s]; }
-          for (e = 0; e < dk; e++) b.heads[tq * D + col + e] = 0;
+          for (e = 0; e < dk; e++) heads[ho + e] = 0;
           for (s = 0; s <= tq; s++) {
-            var weight = scores[s] / sum;
+            var weight = scores[s] / sum, vo = s * D + col;
             w[tq * N + s] = weight;
-            for (e = 0; e < dk; e++) b.heads[tq * D + col + e] += weight * b.v[s * D + col + e];
+            for (e = 0; e < dk; e++) heads[ho + e] += weight * Vv[vo + e];
           }
           // A head reaches W^O only through its own d_k columns: scaling them scales (or removes) the head.
-          for (e = 0; e < dk; e++) b.heads[tq * D + col + e] *= factors[l][h];
+          for (e = 0; e < dk; e++) heads[ho + e] *= factor;
         }
       }
       projectRows(b.heads, p[name + "w_o.T"], p[name + "b_o"], b.out, start, T, D, D);
