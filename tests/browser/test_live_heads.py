@@ -1,0 +1,409 @@
+"""The live-heads widget on "Heads that learn", driven in Chromium (issue 12).
+
+The JavaScript forward pass is replayed on the committed test vectors (made by
+mha_ref's own model, see mha_site.live_heads) and must match them within 1e-4,
+ablated heads included. The induction claims of the page are then checked
+through the widget's own markup (data-head / data-key / data-weight), by keyboard.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from mha_site.live_heads import ASSET_DIR, VECTORS, token_symbols
+from sitekit import ROOT
+
+pytestmark = pytest.mark.browser
+
+PAGE = "real-heads/"
+TOLERANCE = 1e-4  # the issue's bound for logits and attention weights
+AXE = ROOT / "tests" / "vendor" / "axe.min.js"
+MANIFEST = json.loads((ROOT / ASSET_DIR / "model.json").read_text(encoding="utf-8"))
+SYMBOLS = token_symbols(MANIFEST["config"]["vocab_size"])
+INDUCTION = [f"L{layer}H{head}" for layer, head in MANIFEST["induction_heads"]]
+PREVIOUS = "L{}H{}".format(*MANIFEST["previous_token_head"])
+
+COMPARE_JS = """async (doc) => {
+  const root = document.querySelector('[data-live-heads]');
+  const model = await mhaLiveHeads.loadModel(root.dataset.modelSrc);
+  const V = model.config.vocab_size;
+  const report = [];
+  for (const c of doc.cases) {
+    const r = mhaLiveHeads.forward(model, c.tokens, c.head_mask);
+    const T = c.tokens.length;
+    let logits = 0, weights = 0, compared = 0;
+    for (let t = 0; t < T; t++) for (let j = 0; j < V; j++) {
+      logits = Math.max(logits, Math.abs(r.logits[t * V + j] - c.logits[t][j])); compared++;
+    }
+    c.weights.forEach((layer, l) => layer.forEach((head, h) => head.forEach((row, t) => {
+      for (let s = 0; s < T; s++) {  // keys after the query must carry exactly 0
+        const want = s < row.length ? row[s] : 0;
+        weights = Math.max(weights, Math.abs(r.weights[l][h][t * r.stride + s] - want)); compared++;
+      }
+    })));
+    report.push({name: c.name, logits, weights, compared, expected: T * V + c.weights.length * c.weights[0].length * T * T});
+  }
+  return report;
+}"""
+
+STATE_JS = """() => {
+  const root = document.querySelector('[data-live-heads]');
+  const heads = {};
+  root.querySelectorAll('[data-head][data-key]').forEach(cell => {
+    (heads[cell.dataset.head] = heads[cell.dataset.head] || []).push([Number(cell.dataset.key), Number(cell.dataset.weight)]);
+  });
+  const top = [...root.querySelectorAll('[data-live-prediction] li')].map(li => [li.dataset.token, Number(li.dataset.probability)]);
+  return {query: Number(root.dataset.liveQuery), heads, top};
+}"""
+
+AXE_WIDGET_JS = """async () => {
+  const result = await axe.run('[data-live-heads]', { resultTypes: ['violations'] });
+  return result.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
+}"""
+
+
+TOP_BAR_JS = """() => {
+  const row = document.querySelector('[data-row-head="L1H0"]');
+  const top = row.querySelector('[data-top]'), canvas = row.querySelector('canvas');
+  const ratio = canvas.width / canvas.getBoundingClientRect().width;
+  const cell = top.getBoundingClientRect(), box = canvas.getBoundingClientRect();
+  const x = Math.round((cell.left + cell.width / 2 - box.left) * ratio), y = Math.round((box.height - 4) * ratio);
+  const [r, g, b, a] = canvas.getContext('2d').getImageData(x, y, 1, 1).data;
+  const bg = getComputedStyle(document.body).backgroundColor.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const drawn = [r, g, b].map((v, i) => v * a / 255 + bg[i] * (1 - a / 255));
+  const lum = c => { const [R, G, B] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                     return 0.2126 * R + 0.7152 * G + 0.0722 * B; };
+  const [hi, lo] = [lum(drawn), lum(bg)].sort((p, q) => q - p);
+  return {colour: drawn.map(Math.round), contrast: (hi + 0.05) / (lo + 0.05)};
+}"""
+
+
+def top_bar(page) -> dict:
+    """The colour of the bar drawn for L1H0's top key (composited on the page) and its contrast with the page."""
+    return page.evaluate(TOP_BAR_JS)
+
+
+def open_widget(new_page, **options):
+    page = new_page(**options)
+    page.goto(PAGE, wait_until="networkidle")
+    page.locator("[data-live-heads]").scroll_into_view_if_needed()
+    page.wait_for_selector("[data-live-heads][data-live-ready]")
+    return page
+
+
+def widget_state(page) -> dict:
+    return page.evaluate(STATE_JS)
+
+
+def argmax_key(cells: list[list[float]]) -> tuple[int, float]:
+    key, weight = max(cells, key=lambda kw: kw[1])
+    return int(key), weight
+
+
+def test_js_forward_pass_equals_the_reference(new_page) -> None:
+    document = json.loads((ROOT / VECTORS).read_text(encoding="utf-8"))
+    page = open_widget(new_page)
+    report = page.evaluate(COMPARE_JS, document)
+    assert [r["name"] for r in report] == [c["name"] for c in document["cases"]]
+    assert any(0.0 in row for case in document["cases"] for row in case["head_mask"]), "no ablated head is replayed"
+    for r in report:
+        assert r["compared"] == r["expected"], r
+        assert r["logits"] <= TOLERANCE and r["weights"] <= TOLERANCE, r
+    print("max |JS - reference|:", max(r["logits"] for r in report), "(logits)", max(r["weights"] for r in report), "(weights)")
+    assert page.off_origin == [] and page.console_errors == []
+
+
+INCREMENTAL_JS = """async (doc) => {
+  const root = document.querySelector('[data-live-heads]');
+  const model = await mhaLiveHeads.loadModel(root.dataset.modelSrc);
+  const base = doc.cases[0].tokens, on = doc.cases[0].head_mask, off = doc.cases[1].head_mask;
+  // Edits as a reader makes them: append, delete, change a middle token, shorten, switch a head, grow again.
+  const steps = [[base.slice(0, 10), on], [base.slice(0, 11), on], [base.slice(0, 30), on], [base.slice(0, 29), on],
+    [[...base.slice(0, 5), (base[5] + 1) % 64, ...base.slice(6, 40)], on], [base.slice(0, 20), on],
+    [base.slice(0, 20), off], [base, off], [base, on]];
+  let cache = null, worst = 0, reused = 0;
+  for (const [tokens, keep] of steps) {
+    const r = mhaLiveHeads.forward(model, tokens, keep, cache);
+    cache = r.cache;
+    reused += tokens.length - r.recomputed;
+    const fresh = mhaLiveHeads.forward(model, tokens, keep);
+    const T = tokens.length, V = model.config.vocab_size;
+    for (let i = 0; i < T * V; i++) worst = Math.max(worst, Math.abs(r.logits[i] - fresh.logits[i]));
+    r.weights.forEach((layer, l) => layer.forEach((w, h) => {
+      for (let t = 0; t < T; t++) for (let s = 0; s < T; s++)
+        worst = Math.max(worst, Math.abs(w[t * r.stride + s] - fresh.weights[l][h][t * r.stride + s]));
+    }));
+  }
+  return {worst, reused};
+}"""
+
+
+def test_reusing_earlier_positions_changes_nothing(new_page) -> None:
+    document = json.loads((ROOT / VECTORS).read_text(encoding="utf-8"))
+    page = open_widget(new_page)
+    result = page.evaluate(INCREMENTAL_JS, document)
+    assert result["worst"] == 0.0
+    assert result["reused"] == 80  # positions served from the cache over the nine edits
+    assert page.console_errors == []
+
+
+def test_model_loads_only_when_needed_and_only_on_this_page(new_page) -> None:
+    page = new_page()
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto("", wait_until="networkidle")
+    assert not [url for url in requested if "live-heads" in url], "another page loads the widget"
+    requested.clear()
+    page.goto(PAGE, wait_until="networkidle")
+    assert any(url.endswith("live-heads.js") for url in requested)
+    assert not [url for url in requested if url.endswith(("model.json", "weights.bin"))], "weights fetched on load"
+    assert page.locator(".live-heads__fallback").is_hidden()
+    page.locator("[data-live-heads]").scroll_into_view_if_needed()
+    page.wait_for_selector("[data-live-heads][data-live-ready]")
+    assert [url.rsplit("/", 1)[-1] for url in requested if url.endswith(("model.json", "weights.bin"))] == [
+        "model.json", "weights.bin"]
+    assert page.locator("[data-live-heads]").get_attribute("data-vocab").split() == SYMBOLS == MANIFEST["symbols"]
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_induction_heads_find_the_earlier_copy_and_predict_it(new_page) -> None:
+    rng = random.Random(0)
+    prefix, length = 4, 16
+    segment = [rng.randrange(len(SYMBOLS)) for _ in range(length)]
+    tokens = [rng.randrange(len(SYMBOLS)) for _ in range(prefix)] + segment + segment
+    page = open_widget(new_page)
+    page.locator("[data-live-input]").fill(" ".join(SYMBOLS[t] for t in tokens))
+
+    def sweep() -> tuple[dict[str, float], float]:
+        """Walk the query back through the second copy by keyboard; per head, how often its
+        top key is the token after the query's earlier copy; how often the top prediction is right."""
+        page.locator('[data-live-heads] button[aria-pressed="true"]').focus()
+        page.keyboard.press("End")
+        hits = {head: 0 for head in INDUCTION}
+        right = 0
+        queries = range(len(tokens) - 1, prefix + length, -1)  # every second-copy token but the first
+        for query in queries:
+            state = widget_state(page)
+            assert state["query"] == query
+            assert sorted(state["heads"]) == sorted(f"L{l}H{h}" for l in range(2) for h in range(4))
+            assert all(len(cells) == query + 1 for cells in state["heads"].values())  # keys 0..query
+            for head in INDUCTION:
+                hits[head] += argmax_key(state["heads"][head])[0] == query - length + 1
+            # What followed the query's earlier twin (for the last token: what the copy would go on with).
+            right += state["top"][0][0] == SYMBOLS[tokens[query - length + 1]]
+            page.keyboard.press("ArrowLeft")
+        return {h: n / len(queries) for h, n in hits.items()}, right / len(queries)
+
+    state = widget_state(page)  # default query: the last token, whose earlier twin is followed by position prefix + length
+    for head in INDUCTION:
+        key, weight = argmax_key(state["heads"][head])
+        assert key == prefix + length and weight > 0.5, (head, key, weight)
+    assert state["top"][0][0] == SYMBOLS[tokens[prefix + length]]
+    assert len(state["top"]) == 5 and state["top"][0][1] > 0.5
+
+    hits, right = sweep()
+    assert min(hits.values()) >= 0.75 and right >= 0.9, (hits, right)
+
+    page.locator(f'input[data-live-ablate="{PREVIOUS}"]').check()  # cut the circuit
+    assert page.locator(f'[data-row-head="{PREVIOUS}"]').evaluate("r => r.classList.contains('live-heads__row--off')")
+    hits, right = sweep()
+    assert max(hits.values()) <= 0.3 and right <= 0.3, (hits, right)
+
+    page.locator("button[data-live-reset]").click()
+    for head in INDUCTION[:2]:  # two redundant induction heads off: the others still carry the copy
+        page.locator(f'input[data-live-ablate="{head}"]').check()
+    hits, right = sweep()
+    assert right >= 0.8, right
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_keyboard_alone_operates_the_widget(new_page) -> None:
+    page = open_widget(new_page)
+    box = page.locator("[data-live-input]")
+    box.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("ba be bi bo ba be bi")
+    assert widget_state(page)["query"] == 6
+    page.keyboard.type(" xx")
+    assert box.get_attribute("aria-invalid") == "true"
+    assert "\u201cxx\u201d is not a token" in page.locator(".live-heads__status").inner_text()
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Backspace")
+    page.keyboard.type("3")  # a token's number works too: 3 is "bo"
+    assert box.get_attribute("aria-invalid") is None
+    assert widget_state(page)["query"] == 7
+    assert page.locator('[data-live-heads] button[data-position="7"]').get_attribute("data-token") == "bo"
+
+    for _ in range(5):  # the three examples and "All heads on", then the query token
+        page.keyboard.press("Tab")
+    focused = page.evaluate("() => document.activeElement.dataset.position")
+    assert focused == "7", "Tab should land on the query token"
+    assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    assert widget_state(page)["query"] == 1
+    assert page.evaluate("() => document.activeElement.dataset.position") == "1"
+    page.keyboard.press("Tab")  # out of the tokens: the first head's switch
+    assert page.evaluate("() => document.activeElement.dataset.liveAblate") == "L0H0"
+    page.keyboard.press("Space")
+    assert page.locator('input[data-live-ablate="L0H0"]').is_checked()
+    assert "(switched off)" in page.locator(".live-heads__summary").inner_text()
+
+    page.locator('button[data-live-example="repeat"]').focus()
+    page.keyboard.press("Enter")
+    words = box.input_value().split()
+    state = widget_state(page)
+    assert state["query"] == len(words) - 1 and all(w in SYMBOLS for w in words)
+    assert page.locator('input[data-live-ablate="L0H0"]').is_checked(), "examples keep the switches"
+    page.locator('button[data-live-example="figure"]').click()
+    assert [SYMBOLS.index(w) for w in box.input_value().split()] == MANIFEST["figure_tokens"]
+    assert page.off_origin == [] and page.console_errors == []
+
+
+@pytest.mark.parametrize("scheme, width", [("light", 1280), ("dark", 1280), ("dark", 375), ("light", 375)])
+def test_fits_narrow_screens_and_dark_mode(new_page, scheme: str, width: int) -> None:
+    page = open_widget(new_page, color_scheme=scheme, width=width, height=900)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
+    expected = "slate" if scheme == "dark" else "default"
+    assert page.evaluate("() => document.body.dataset.mdColorScheme") == expected
+    # The query's column is scrolled into view beside the head labels.
+    visible = page.evaluate("""() => {
+      const wrap = document.querySelector('.live-heads__wrap').getBoundingClientRect();
+      const label = document.querySelector('.live-heads__label').getBoundingClientRect();
+      const query = document.querySelector('.live-heads__token[aria-pressed="true"]').getBoundingClientRect();
+      return query.left >= label.right - 1 && query.right <= wrap.right + 1;
+    }""")
+    assert visible
+    # The bar a head weighs most stands out from the page by at least 3:1 (WCAG for graphics): read the drawn pixel.
+    contrast = top_bar(page)["contrast"]
+    assert contrast >= 3, contrast
+    page.locator('input[data-live-ablate="L0H2"]').check()
+    page.locator("[data-live-heads]").screenshot(path=f"/tmp/live-heads-{width}-{scheme}.png")
+    page.add_script_tag(path=str(AXE))
+    assert page.evaluate(AXE_WIDGET_JS) == []
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_palette_toggle_redraws_the_bars(new_page) -> None:
+    page = open_widget(new_page, color_scheme="light")
+    light = top_bar(page)
+    page.locator('label[for="__palette_1"]').click()  # Material's "Switch to dark mode"
+    page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
+    page.wait_for_timeout(100)
+    dark = top_bar(page)
+    assert light["contrast"] >= 3 and dark["contrast"] >= 3, (light, dark)
+    assert sum(dark["colour"]) > sum(light["colour"]) + 300, (light, dark)  # dark bars became light ones
+    assert page.console_errors == []
+
+
+def test_instant_navigation_initialises_once(new_page) -> None:
+    page = new_page()
+    page.goto("causal-mask/", wait_until="networkidle")
+    assert page.evaluate("() => typeof document$ !== 'undefined'"), "Material's instant navigation is off"
+    page.evaluate("() => { window.mhaSamePage = true; }")
+    page.locator("a.md-footer__link--next").click()  # instant navigation to "Heads that learn"
+    page.wait_for_selector("[data-live-heads]")
+    page.locator("[data-live-heads]").scroll_into_view_if_needed()
+    page.wait_for_selector("[data-live-heads][data-live-ready]")
+    page.locator("a.md-footer__link--next").click()
+    page.wait_for_function("() => !document.querySelector('[data-live-heads]')")
+    page.go_back()
+    page.wait_for_selector("[data-live-heads]")
+    page.locator("[data-live-heads]").scroll_into_view_if_needed()
+    page.wait_for_selector("[data-live-heads][data-live-ready]")
+    assert page.evaluate("() => window.mhaSamePage === true"), "the pages were loaded afresh, not swapped in"
+    assert page.locator(".live-heads__app").count() == 1
+    assert page.locator(".live-heads__tokens button").count() == len(MANIFEST["figure_tokens"])
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_without_javascript_the_static_figure_shows(new_page) -> None:
+    page = new_page(java_script=False)
+    page.goto(PAGE, wait_until="networkidle")
+    fallback = page.locator(".live-heads__fallback")
+    assert fallback.is_visible()
+    image = fallback.locator("img")
+    image.scroll_into_view_if_needed()
+    assert image.evaluate("img => img.complete && img.naturalWidth > 0") or image.evaluate(
+        "img => img.decode().then(() => img.naturalWidth > 0)")
+    assert len(image.get_attribute("alt")) > 100
+    assert page.locator(".live-heads__app").count() == 0
+    assert page.off_origin == []
+
+
+KEYSTROKES_JS = """async ([text, changes, rounds]) => {
+  const root = document.querySelector('[data-live-heads]');
+  const input = root.querySelector('[data-live-input]');
+  const words = text.split(' ');
+  const versions = changes === 'end' ? [words.slice(0, 63), words] : [[words[1], ...words.slice(1)], [words[2], ...words.slice(1)]];
+  for (let i = 0; i < rounds; i++) for (const version of versions) {
+    input.value = version.join(' ');
+    input.dispatchEvent(new Event('input'));
+    void root.offsetHeight;  // style and layout of the redrawn rows included
+  }
+}"""
+
+
+def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
+    """T = 64. The budget (50 ms a keystroke on a phone-class CPU, taken as 4x slower than this one) is checked on
+    main-thread CPU time, which other processes on a shared machine do not inflate; wall-clock medians of a full
+    forward pass and of keystrokes, plain and under Chromium's 4x CPU throttling, are printed for the record."""
+    page = open_widget(new_page)
+    tokens = " ".join(SYMBOLS[(7 * i + 3) % len(SYMBOLS)] for i in range(64))
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+
+    def thread_ms() -> float:
+        return 1000 * next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "ThreadTime")
+
+    cpu = {}
+    for changes, rounds in (("end", 40), ("start", 20)):
+        page.evaluate(KEYSTROKES_JS, [tokens, changes, 2])  # warm up
+        before = thread_ms()
+        page.evaluate(KEYSTROKES_JS, [tokens, changes, rounds])
+        cpu[changes] = (thread_ms() - before) / (2 * rounds)
+
+    measure = """async ([text, runs]) => {
+      const root = document.querySelector('[data-live-heads]');
+      const model = await mhaLiveHeads.loadModel(root.dataset.modelSrc);
+      const ids = mhaLiveHeads.parseTokens(text, model.symbols, 64).ids;
+      const median = xs => xs.sort((a, b) => a - b)[xs.length >> 1];
+      const forward = [];
+      for (let i = 0; i < runs + 5; i++) {
+        const t0 = performance.now();
+        mhaLiveHeads.forward(model, ids, null);
+        if (i >= 5) forward.push(performance.now() - t0);
+      }
+      const input = root.querySelector('[data-live-input]');
+      const words = text.split(' ');
+      const type = value => {
+        input.value = value;
+        const t0 = performance.now();
+        input.dispatchEvent(new Event('input'));
+        void root.offsetHeight;
+        return performance.now() - t0;
+      };
+      const append = [], first = [];
+      for (let i = 0; i < 21; i++) {
+        type(words.slice(0, 63).join(' '));
+        append.push(type(text));
+        first.push(type([words[(i % 2) + 1], ...words.slice(1)].join(' ')));
+      }
+      return {forward: median(forward), append: median(append), first: median(first)};
+    }"""
+    plain = page.evaluate(measure, [tokens, 101])
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    throttled = page.evaluate(measure, [tokens, 41])
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+    print(f"T=64 main-thread CPU ms per keystroke: last token {cpu['end']:.1f}, first token (full recompute) "
+          f"{cpu['start']:.1f}; wall medians ms (forward / last-token / first-token keystroke): "
+          + " / ".join(f"{plain[k]:.1f}" for k in ("forward", "append", "first")) + "; 4x throttled: "
+          + " / ".join(f"{throttled[k]:.1f}" for k in ("forward", "append", "first")))
+    assert 4 * cpu["end"] < 50, cpu  # the issue's budget on a phone-class CPU
+    assert cpu["start"] > cpu["end"], cpu  # the full recompute costs more: the cache is what keeps typing cheap
+    assert page.console_errors == []

@@ -1,0 +1,143 @@
+"""The live-heads files (mha_site.live_heads, scripts/build_live_heads.py): committed, consistent, small."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from mha_ref.induction import AttentionOnlyTransformer
+from mha_site import live_heads as lh
+from sitekit import ROOT, load_file_module
+
+WEIGHTS = ROOT / lh.ASSET_DIR / "weights.bin"
+MANIFEST = ROOT / lh.ASSET_DIR / "model.json"
+
+
+def manifest() -> dict:
+    return json.loads(MANIFEST.read_text(encoding="utf-8"))
+
+
+def test_committed_files_pass_the_check() -> None:
+    assert lh.check_files(ROOT) == []
+
+
+def test_script_checks_from_any_directory(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = load_file_module("scripts/build_live_heads.py")
+    assert script.main(["--check"]) == 0
+    assert "current" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_weights_decode_into_the_model() -> None:
+    meta = manifest()
+    state = lh.decode_weights(WEIGHTS.read_bytes(), meta["tensors"])
+    config = meta["config"]
+    reference = AttentionOnlyTransformer(**config).state_dict()
+    assert list(state) == list(reference)
+    assert {n: tuple(t.shape) for n, t in state.items()} == {n: tuple(t.shape) for n, t in reference.items()}
+    assert sum(t.numel() for t in state.values()) * 2 == WEIGHTS.stat().st_size == meta["bytes"]
+    assert all(bool(t.isfinite().all()) and t.dtype == torch.float64 for t in state.values())
+    assert meta["dtype"] == "float16" and meta["float16"]["relative_error_bound"] == 2.0**-11
+    # The rounding bound the manifest states really holds for float16.
+    values = torch.randn(10_000, dtype=torch.float64) * 3
+    blob, tensors = lh.encode_weights({"x": values})
+    back = lh.decode_weights(blob, tensors)["x"]
+    assert bool(((back - values).abs() <= values.abs() * 2.0**-11).all())
+
+
+def test_weights_fit_the_gzip_budget() -> None:
+    size = lh.gzip_size(WEIGHTS.read_bytes())
+    print(f"weights.bin: {WEIGHTS.stat().st_size} bytes, {size} gzipped (level 6)")
+    assert size <= lh.MAX_GZIP_BYTES == 150 * 1024
+
+
+def test_page_lists_the_manifest_vocabulary() -> None:
+    page = (ROOT / "docs" / "real-heads.md").read_text(encoding="utf-8")
+    vocab = re.search(r'data-live-heads[^>]*data-vocab="([^"]+)"', page)
+    assert vocab is not None
+    assert vocab.group(1).split() == lh.token_symbols(manifest()["config"]["vocab_size"]) == manifest()["symbols"]
+
+
+def _copy_inputs(tmp_path: Path) -> Path:
+    for relative in (lh.RESULTS, lh.ASSET_DIR / "weights.bin", lh.ASSET_DIR / "model.json", lh.VECTORS):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, tmp_path / relative)
+    return tmp_path
+
+
+def test_check_catches_a_changed_weight(tmp_path) -> None:
+    root = _copy_inputs(tmp_path)
+    blob = bytearray((root / lh.ASSET_DIR / "weights.bin").read_bytes())
+    blob[1001] ^= 0x40  # one float16 exponent bit of one weight
+    (root / lh.ASSET_DIR / "weights.bin").write_bytes(bytes(blob))
+    problems = lh.check_files(root)
+    assert any("sha256" in p for p in problems)
+    assert any("differ from a float64 forward pass" in p for p in problems)
+
+
+def test_check_catches_a_changed_test_vector(tmp_path) -> None:
+    root = _copy_inputs(tmp_path)
+    path = root / lh.VECTORS
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["cases"][1]["weights"][1][0][40][20] += 3e-6  # above the 1e-6 tolerance
+    path.write_text(json.dumps(document), encoding="utf-8")
+    problems = lh.check_files(root)
+    assert len(problems) == 1 and re.fullmatch(
+        rf"{re.escape(str(path))}: weights differ from a float64 forward pass by (2\.[5-9]|3\.[0-5])\d*e-06 > 1e-06", problems[0]
+    ), problems
+
+
+def test_check_names_missing_files(tmp_path) -> None:
+    root = _copy_inputs(tmp_path)
+    (root / lh.ASSET_DIR / "weights.bin").unlink()
+    assert lh.check_files(root) == [
+        f"missing: {root / lh.ASSET_DIR / 'weights.bin'} (run python scripts/build_live_heads.py)"]
+
+
+def test_vectors_cover_ablation_and_the_previous_token_head() -> None:
+    document = json.loads((ROOT / lh.VECTORS).read_text(encoding="utf-8"))
+    masks = {c["name"]: c["head_mask"] for c in document["cases"]}
+    layer, head = manifest()["previous_token_head"]
+    assert masks["segment written twice, previous-token head off"][layer][head] == 0.0
+    assert any(0.0 in row for row in masks["no repeat, two heads off"])
+    assert len(document["cases"][0]["tokens"]) == manifest()["config"]["context"]
+    assert document["tolerance"] == lh.VECTOR_TOLERANCE
+
+
+def test_reproduction_is_judged_by_scores_and_roles() -> None:
+    record = json.loads((ROOT / lh.RESULTS).read_text(encoding="utf-8"))["seeds"][0]
+    final = record["history"][-1]
+    assert lh.reproduction_problems(final, record) == []
+    swapped = {**final, "previous_token": [list(reversed(final["previous_token"][0])), final["previous_token"][1]]}
+    assert lh.reproduction_problems(swapped, record), "a model with other heads must not pass"
+
+
+@pytest.mark.parametrize("bad", [0, 65, True, "64"])
+def test_token_symbols_refuse_bad_sizes(bad) -> None:
+    with pytest.raises(ValueError, match="vocab_size"):
+        lh.token_symbols(bad)
+
+
+def test_without_a_repeat_the_model_still_guesses_confidently_at_times() -> None:
+    """The page says so in "Give it nothing to copy": outside a second copy its confidence means nothing."""
+    meta = manifest()
+    config = lh.TrainConfig(**json.loads((ROOT / lh.RESULTS).read_text(encoding="utf-8"))["config"])
+    model = lh.load_model(lh.decode_weights(WEIGHTS.read_bytes(), meta["tensors"]), config)
+    generator = torch.Generator().manual_seed(5)
+    tokens = torch.stack([torch.randperm(config.vocab_size, generator=generator)[:24] for _ in range(100)])  # (100, 24)
+    with torch.no_grad():
+        logits, _ = model(tokens)
+    top = logits[:, -1].softmax(-1).max(-1).values  # (100,) the widget's default query: the last token
+    assert float(top.max()) > 0.9
+
+
+def test_page_states_the_check_s_score_margin() -> None:
+    page = " ".join((ROOT / "docs" / "real-heads.md").read_text(encoding="utf-8").split())
+    margin = re.search(r"by less than ([\d.]+) as the asset check enforces", page)
+    assert margin is not None and float(margin.group(1)) == lh.SCORE_TOLERANCE
