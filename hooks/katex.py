@@ -34,7 +34,9 @@ CACHE_VERSION = "2"
 ARITHMATEX = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">'
     r"(?:\\\((?P<inline>.*?)\\\)|\\\[(?P<display>.*?)\\\])"
-    r"</(?P=tag)>",
+    r"</(?P=tag)>"
+    # Punctuation right after inline math stays on its line (see render_arithmatex).
+    r"(?P<punct>[.,;:!?)\]]+)?",
     re.S,
 )
 # Notebook Markdown cells (nbconvert's markup): the math stays as $...$ / $$...$$ text.
@@ -122,7 +124,12 @@ def render_arithmatex(content: str, render) -> str:
         display = match.group("display") is not None
         tex = html.unescape(match.group("display") if display else match.group("inline")).strip()
         tag = match.group("tag")
-        return f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
+        rendered = f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
+        punct = match.group("punct") or ""
+        if punct and not display:
+            # A line break between a formula and its comma or full stop strands the punctuation.
+            return f'<span class="katex-nowrap">{rendered}{punct}</span>'
+        return rendered + punct
 
     return ARITHMATEX.sub(replace, content)
 

@@ -142,10 +142,14 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
         if count and "loading" not in attrs:
             extra.append('loading="lazy"')
         count += 1
-        if not extra:
-            return tag
-        closing = " />" if tag.endswith("/>") else ">"
-        return f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
+        if extra:
+            closing = " />" if tag.endswith("/>") else ">"
+            tag = f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
+        if attrs.get("src", "").endswith(".svg"):
+            # Figures are drawn so their text is >= 11 px at their natural width: on a narrower
+            # screen they keep that width and scroll sideways instead of shrinking.
+            return f'<span class="figure-scroll">{tag}</span>'
+        return tag
 
     return IMG.sub(replace, content)
 

@@ -1,7 +1,7 @@
 // Keyboard access to anything that scrolls sideways: wide formulas, wide tables and
 // long code lines on a narrow screen. A keyboard user can only scroll a region that
 // can take focus, so exactly the regions that overflow get tabindex="0" and a name.
-// Loaded after katex-init.js, so formulas are already rendered when this runs.
+// Formulas are rendered at build time (hooks/katex.py), so they are in place when this runs.
 (() => {
   "use strict";
 
@@ -11,6 +11,8 @@
       return tex ? `formula: ${tex.textContent}` : "formula";
     }],
     [".md-typeset__scrollwrap", () => "table (scrolls sideways)"],
+    [".figure-scroll", () => "figure (scrolls sideways)"],
+    [".jp-OutputArea-output", () => "output (scrolls sideways)"],
     [".highlight pre > code", () => "code (scrolls sideways)"],
   ];
 
