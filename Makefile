@@ -1,5 +1,6 @@
 # The two commands the README promises: `make serve` and `make test`.
 # Both create .venv on first use and install the package with pinned docs and test extras.
+# --no-compile: Python byte-compiles the modules it imports on first use, not all of torch up front.
 
 PYTHON ?= python3
 VENV := .venv
@@ -11,8 +12,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[site,docs,test]"
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
