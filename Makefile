@@ -16,9 +16,9 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
-## one worker except the browser tests (tests/conftest.py groups them); override with
+## one worker except the browser tests (tests/conftest.py's scheduler); override with
 ## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
-PYTEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
+PYTEST_ARGS ?= -n auto --maxprocesses=4
 
 ## Redraw every figure from code or from the committed data (benchmark and training
 ## results are committed: nothing here needs a GPU or minutes of training). Every

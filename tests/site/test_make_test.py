@@ -45,7 +45,7 @@ def run_make_test(tmp_path: Path, setup_status: int, pytest_status: int) -> tupl
 def test_make_test_finds_chromium_then_runs_pytest_on_it(tmp_path):
     status, calls = run_make_test(tmp_path, setup_status=0, pytest_status=0)
     assert status == 0
-    assert calls == ["PY tests/browser_setup.py", "PY -m pytest -n auto --maxprocesses=4 --dist loadgroup", "MHA_CHROMIUM=/fake/chromium"]
+    assert calls == ["PY tests/browser_setup.py", "PY -m pytest -n auto --maxprocesses=4", "MHA_CHROMIUM=/fake/chromium"]
 
 
 @pytest.mark.parametrize("pytest_status", [1, 5])
