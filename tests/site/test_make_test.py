@@ -36,8 +36,10 @@ def run_make_test(tmp_path: Path, setup_status: int, pytest_status: int) -> tupl
     fake.chmod(0o755)
     stamp = tmp_path / "installed"
     stamp.touch()  # newer than pyproject.toml and constraints.txt: no venv step
+    # Without the outer make's MAKEFLAGS (`make test PYTEST_ARGS=...` would pass its override down).
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
     result = subprocess.run(["make", "--no-print-directory", "test", f"PY={fake}", f"STAMP={stamp}"],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MHA_SKIP_BROWSER": ""})
+                            cwd=ROOT, capture_output=True, text=True, env={**env, "MHA_SKIP_BROWSER": ""})
     calls = log.read_text().splitlines() if log.exists() else []
     return result.returncode, [line.replace(str(fake), "PY") for line in calls]
 
