@@ -1,5 +1,6 @@
 # The two commands the README promises: `make serve` and `make test`.
 # Both create .venv on first use and install the package with pinned docs and test extras.
+# --no-compile: Python byte-compiles the modules it imports on first use, not all of torch up front.
 
 PYTHON ?= python3
 VENV := .venv
@@ -11,14 +12,13 @@ export NO_MKDOCS_2_WARNING := 1
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[site,docs,test]"
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
-## one worker except the browser tests (tests/conftest.py groups them); override with
+## one worker except the browser tests (tests/conftest.py's scheduler); override with
 ## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
-PYTEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
+PYTEST_ARGS ?= -n auto --maxprocesses=4
 
 ## Rebuild every generated asset from code or from the committed data (benchmark and training
 ## results are committed: nothing here needs a GPU or minutes of training). Every site asset

@@ -115,20 +115,15 @@ def _needs_site(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     browser_dir = ROOT / "tests" / "browser"
     skip_browser = os.environ.get("MHA_SKIP_BROWSER") == "1"
-    grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
-        in_browser_dir = browser_dir in Path(item.path).parents
-        if in_browser_dir:
+        if browser_dir in Path(item.path).parents:
             item.add_marker(pytest.mark.browser)
-        elif grouping:
-            # Under `--dist loadgroup` a file's tests stay on one worker, so module-scoped
-            # fixtures (a benchmark run, rendered figures) are made once and a page's Sybil
-            # fences share their namespace; browser tests, independent of each other, spread.
-            item.add_marker(pytest.mark.xdist_group(str(item.path)))
         if skip_browser and item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.skip(reason="MHA_SKIP_BROWSER=1: browser tests skipped on purpose"))
-    # Tests that need the built site run last, so the background build overlaps the others.
-    items.sort(key=_needs_site)
+    # Files with a test that needs the built site run last, so the background build overlaps
+    # the others; a file stays in one piece, so its module fixtures are made once.
+    late = {item.path for item in items if _needs_site(item)}
+    items.sort(key=lambda item: item.path in late)
 
 
 @pytest.hookimpl(trylast=True)
@@ -188,6 +183,29 @@ def built_site() -> Path:
 def site_url(built_site: Path) -> str:
     """Base URL (ending in ``/``) of the session's localhost server over the built site."""
     return _shared()[1]
+
+
+# --- how pytest-xdist shares the tests out --------------------------------------------------
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Each test file on one worker, except the browser tests, which spread one by one.
+
+    A file in one piece makes its module fixtures (a benchmark run, rendered figures)
+    once and keeps a page's Sybil fences in one namespace; browser tests are
+    independent and the slowest, so they balance the workers. (``--dist loadgroup``
+    cannot do this with pytest 9: xdist 3.8 marks groups by rewriting ``item._nodeid``,
+    which pytest 9 no longer reads.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrBrowserTest(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path.startswith("tests/browser/") else path
+
+    return FileOrBrowserTest(config, log)
 
 
 # --- the browser ------------------------------------------------------------------------------

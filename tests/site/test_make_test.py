@@ -1,0 +1,92 @@
+"""`make test` and `.ci/run`: a failure anywhere, pytest's exit 5 ("no tests ran") included, is a failure.
+
+The Makefile is run with a fake interpreter (``PY=...``) that records its arguments
+and exits with a chosen status, and ``.ci/run`` with a fake ``make`` first on PATH,
+so these tests exercise the real recipes without installing or testing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sitekit import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+FAKE_PYTHON = """#!/bin/sh
+echo "$0 $*" >> "{log}"
+case "$1" in
+  tests/browser_setup.py) echo /fake/chromium; exit {setup_status} ;;
+  -m) echo "MHA_CHROMIUM=$MHA_CHROMIUM" >> "{log}"; exit {pytest_status} ;;
+esac
+exit 99
+"""
+
+
+def run_make_test(tmp_path: Path, setup_status: int, pytest_status: int) -> tuple[int, list[str]]:
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON.format(log=log, setup_status=setup_status, pytest_status=pytest_status))
+    fake.chmod(0o755)
+    stamp = tmp_path / "installed"
+    stamp.touch()  # newer than pyproject.toml and constraints.txt: no venv step
+    # Without the outer make's MAKEFLAGS (`make test PYTEST_ARGS=...` would pass its override down).
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    result = subprocess.run(["make", "--no-print-directory", "test", f"PY={fake}", f"STAMP={stamp}"],
+                            cwd=ROOT, capture_output=True, text=True, env={**env, "MHA_SKIP_BROWSER": ""})
+    calls = log.read_text().splitlines() if log.exists() else []
+    return result.returncode, [line.replace(str(fake), "PY") for line in calls]
+
+
+def test_make_test_finds_chromium_then_runs_pytest_on_it(tmp_path):
+    status, calls = run_make_test(tmp_path, setup_status=0, pytest_status=0)
+    assert status == 0
+    assert calls == ["PY tests/browser_setup.py", "PY -m pytest -n auto --maxprocesses=4", "MHA_CHROMIUM=/fake/chromium"]
+
+
+@pytest.mark.parametrize("pytest_status", [1, 5])
+def test_make_test_fails_when_pytest_fails_or_runs_no_test(tmp_path, pytest_status):
+    status, calls = run_make_test(tmp_path, setup_status=0, pytest_status=pytest_status)
+    assert status != 0 and calls[1].startswith("PY -m pytest")
+
+
+def test_make_test_stops_before_pytest_without_a_browser(tmp_path):
+    status, calls = run_make_test(tmp_path, setup_status=1, pytest_status=0)
+    assert status != 0 and calls == ["PY tests/browser_setup.py"]
+
+
+def run_ci(tmp_path: Path, make_status: int, **env: str) -> tuple[int, str, str]:
+    (tmp_path / "make").write_text(f'#!/bin/sh\necho "make $*" > "{tmp_path}/make.log"\nexit {make_status}\n')
+    (tmp_path / "make").chmod(0o755)
+    environment = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}", **env}
+    result = subprocess.run(["bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=environment)
+    made = (tmp_path / "make.log").read_text() if (tmp_path / "make.log").exists() else ""
+    return result.returncode, made, result.stderr
+
+
+@pytest.mark.parametrize("make_status", [0, 1, 5])
+def test_ci_runs_make_test_and_keeps_its_status(tmp_path, make_status):
+    status, made, _ = run_ci(tmp_path, make_status, MHA_SKIP_BROWSER="")
+    assert (status, made) == (make_status, "make test\n")
+
+
+def test_ci_refuses_to_skip_the_browser_tests(tmp_path):
+    status, made, err = run_ci(tmp_path, 0, MHA_SKIP_BROWSER="1")
+    assert (status, made) == (1, "")
+    assert "CI must run the browser tests" in err
+
+
+def test_pytest_reports_5_when_a_selection_runs_no_test():
+    """No option in pyproject.toml turns "no tests ran" into success."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "-k", "no_test_has_this_name",
+         "tests/reference/test_import_boundary.py"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout + result.stderr
