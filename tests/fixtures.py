@@ -14,24 +14,26 @@ def example_results(device: str = "cpu") -> dict[str, Any]:
     d_model = 512
     # Each variant's time as a share of the batched one: on the CPU the loop loses at short T and wins at long T.
     loop_share = (lambda t: 1.5 if t <= 256 else 0.9) if device == "cpu" else (lambda t: 3.0)
-    time_share = {"loop": loop_share, "batched": lambda t: 1.0, "sdpa": lambda t: 0.5}
+    time_share = {"loop": loop_share, "batched": lambda t: 1.0, "sdpa": lambda t: 0.5, "tiled": lambda t: 1.2}
     points = [("seq", 1, t, 8) for t in (128, 256, 512, 1024, 2048, 4096)] + [("batch", 2, 1024, 8)]
     points += [("heads", 1, 1024, h) for h in (1, 8)]
     cells = []
     for sweep, batch, tokens, heads in points:
         square = 4 * batch * tokens**2  # bytes of one float32 (B, T, T) tensor
-        scores = {"loop": 2 * square, "batched": 2 * heads * square, "sdpa": 0}
+        scores = {"loop": square, "batched": 2 * heads * square, "sdpa": 0, "tiled": 2 * heads * 4 * batch * tokens * 128}  # the loop holds one head at a time
         flops = (4 * batch * tokens**2 * d_model, 8 * batch * tokens * d_model**2)
         for variant, share in time_share.items():
+            if variant == "tiled" and sweep != "seq":
+                continue
             seconds = 0.1 * batch * (tokens / 1024) ** 2 * share(tokens)
             cells.append({
                 "sweep": sweep, "variant": variant, "dtype": "float32", "status": "ok", "batch": batch,
                 "tokens": tokens, "heads": heads, "d_model": d_model, "flops_attention": flops[0],
                 "flops_projection": flops[1], "median_s": seconds, "max_rel_error": 2.4e-7, "error_bound": 1e-4,
-                "peak_bytes": scores[variant] + 8 * 4 * batch * tokens * d_model,
+                "peak_bytes": scores[variant] + (2 if variant == "loop" else 8) * 4 * batch * tokens * d_model,
                 "achieved_flops_per_s": sum(flops) / seconds, "ceiling_fraction": sum(flops) / seconds / 1e12,
             })
-    labels = {"loop": "per-head loop", "batched": "batched, explicit softmax", "sdpa": "fused SDPA"}
+    labels = {"loop": "per-head loop", "batched": "batched, explicit softmax", "sdpa": "fused SDPA", "tiled": "tiled, online softmax"}
     return {
         "provenance": {
             "device_type": device, "device_name": "a GPU", "cpu_model": "a CPU", "threads": 1,
@@ -44,6 +46,14 @@ def example_results(device: str = "cpu") -> dict[str, Any]:
         "variant_labels": labels,
         "ceiling": {"float32": {"n": 2048, "flops_per_s": 1e12}},
         "cells": cells,
+        "decode": [
+            {"batch": 1, "d_model": d_model, "dtype": "float32", "heads": 8, "prefix": prefix,
+             "cache_bytes": 2 * 4 * prefix * d_model, "max_abs_diff": 5e-7,
+             "cached_median_s": 0.008, "cached_times_s": [0.008] * 3,
+             "recompute_median_s": 0.008 * prefix / 64, "recompute_times_s": [0.008 * prefix / 64] * 3,
+             "recompute_over_cached": prefix / 64}
+            for prefix in (128, 256, 512, 1024, 2048)
+        ],
         "wall_s": 60.0,
     }
 
