@@ -30,26 +30,9 @@ sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another o
 COMMITTED = ROOT / "docs" / "assets" / "bench"
 
 from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
+from mha_site.cli import positive_float, positive_int  # noqa: E402
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -61,16 +44,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
     parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
-    parser.add_argument("--threads", type=_positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
+    parser.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
     parser.add_argument(
         "--clock",
         choices=["wall", "process"],
         default="wall",
         help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
     )
-    parser.add_argument("--repeats", type=_positive_int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
+    parser.add_argument("--repeats", type=positive_int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
     parser.add_argument(
-        "--min-block-s", type=_positive_float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
+        "--min-block-s", type=positive_float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
     )
     parser.add_argument(
         "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"

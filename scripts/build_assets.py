@@ -26,16 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 
 from mha_site.assets import GROUPS, check_device, run  # noqa: E402
+from mha_site.cli import positive_int  # noqa: E402
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,7 +41,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check", action="store_true", help="verify the committed files; write nothing")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="where torch computes the groups that use it (default cpu)")
-    parser.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's own choice)")
+    parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's own choice)")
     parser.add_argument("--list", action="store_true", help="list the asset groups and exit")
     args = parser.parse_args(argv)
     unknown = [name for name in args.names if name not in GROUPS]

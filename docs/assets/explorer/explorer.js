@@ -153,8 +153,9 @@
         }
         return text;
       }
-      var text = "Query " + quoted(ds.symbols[state.query]) + " (token " + (state.query + 1) + " of " +
-        ds.tokens.length + "). ";
+      // Positions are numbered from 0 on this site.
+      var text = "Query " + quoted(ds.symbols[state.query]) + " (position " + state.query + " of 0\u2013" +
+        (ds.tokens.length - 1) + "). ";
       if (!heads.length) return text + "Every head is switched off, so nothing is drawn.";
       text += heads.map(function (h) {
         return describeHead(h) + ": " + rowWords(h, state.query);
@@ -183,7 +184,7 @@
       view.tokens = ds.symbols.map(function (symbol, i) {
         var button = el("button", {
           type: "button", class: "mha-explorer__token", "data-token-index": String(i),
-          title: ds.name === "trained" ? "token " + ds.tokens[i] + ", position " + (i + 1) : "position " + (i + 1),
+          title: ds.name === "trained" ? "token " + ds.tokens[i] + ", position " + i : "position " + i,
         }, symbol);
         button.addEventListener("click", function () { setQuery(i); });
         button.addEventListener("mouseenter", function () { preview(i); });
@@ -342,6 +343,9 @@
       var footY = tokenRow.offsetTop - 2;
       svg.setAttribute("width", String(width));
       svg.setAttribute("height", String(footY + 2));
+      // Exactly as wide as the token row, so that both scroll together inside the stage.
+      svg.style.width = width + "px";
+      svg.style.height = (footY + 2) + "px";
       svg.setAttribute("viewBox", "0 0 " + width + " " + (footY + 2));
       var order = {};
       ds.heads.forEach(function (h, i) { order[h.name] = i; });
@@ -434,7 +438,7 @@
       var tbody = el("tbody");
       ds.symbols.forEach(function (symbol, k) {
         var row = el("tr", { class: k === q ? "is-self" : "" });
-        var name = ds.name === "trained" ? symbol + " \u00b7" + (k + 1) : symbol; // repeated symbols need positions
+        var name = ds.name === "trained" ? symbol + " \u00b7" + k : symbol; // repeated symbols need positions
         row.appendChild(el("th", { scope: "row" }, name + (k === q ? " (itself)" : "")));
         heads.forEach(function (h) {
           var w = h.weights[q][k];
@@ -456,12 +460,38 @@
       var grids = view.grids, heads = shownHeads(), n = ds.tokens.length;
       clear(grids);
       view.cells = {};
+      // Room for the token labels: queries down the left, keys (rotated) along the top, in cell units.
+      var fontSize = 0.8;
+      var longest = Math.max.apply(null, ds.symbols.map(function (s) { return s.length; }));
+      var left = 0.35 + 0.62 * fontSize * longest;
+      var rotate = longest > 1; // keys longer than one character would collide side by side
+      var top = rotate ? left : fontSize + 0.3;
       heads.forEach(function (h) {
         var figure = el("figure", { class: "mha-explorer__grid", "data-head": h.name });
         var svg = svgEl("svg", {
-          viewBox: "-0.1 -0.1 " + (n + 0.2) + " " + (n + 0.2), role: "img",
+          viewBox: -left + " " + -top + " " + (n + left + 0.1) + " " + (n + top + 0.1), role: "img",
           "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
         });
+        var labels = svgEl("g", { class: "mha-grid-labels", "font-size": String(fontSize), "aria-hidden": "true" });
+        ds.symbols.forEach(function (symbol, i) {
+          var current = !state.isolated && i === state.query;
+          var row = svgEl("text", {
+            x: "-0.2", y: String(i + 0.5), "text-anchor": "end", "dominant-baseline": "central",
+            class: "mha-grid-label mha-grid-label--query" + (current ? " is-current" : ""),
+          });
+          row.textContent = symbol;
+          var col = svgEl("text", rotate ? {
+            x: "0", y: "0", "text-anchor": "start", "dominant-baseline": "central",
+            transform: "translate(" + (i + 0.5) + " -0.2) rotate(-90)",
+            class: "mha-grid-label mha-grid-label--key",
+          } : {
+            x: String(i + 0.5), y: "-0.2", "text-anchor": "middle", class: "mha-grid-label mha-grid-label--key",
+          });
+          col.textContent = symbol;
+          labels.appendChild(row);
+          labels.appendChild(col);
+        });
+        svg.appendChild(labels);
         h.weights.forEach(function (row, q) {
           row.forEach(function (w, k) {
             var cell = svgEl("rect", {

@@ -287,14 +287,16 @@
           var name = headName(layer, head);
           var row = el("div", { class: "live-heads__row", "data-row-head": name });
           var label = el("label", { class: "live-heads__label" });
+          // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
           var box = el("input", { type: "checkbox", "data-live-ablate": name });
+          box.checked = true;
           box.addEventListener("change", function () {
-            state.keep[layer][head] = box.checked ? 0 : 1;
+            state.keep[layer][head] = box.checked ? 1 : 0;
             update();
           });
           label.appendChild(box);
-          label.appendChild(el("span", { class: "live-heads__sr-only" }, "Switch off "));
           label.appendChild(el("span", { class: "live-heads__head" }, name));
+          label.appendChild(el("span", { class: "live-heads__on" }, "on"));
           label.appendChild(el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head)));
           var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" });
           var canvas = el("canvas", { class: "live-heads__canvas" });
@@ -343,12 +345,23 @@
       return colours;
     }
 
-    /* Scroll the rows sideways, if needed, so the query's column shows beside the labels (before the next frame). */
+    /* Scroll the rows sideways, if needed, so the query's column shows beside the labels (before the next frame).
+       A query attends only to keys at or before it, so the query is put near the right edge of the strip, with
+       the keys before it in view. Scroll offsets are whole cells, so the first visible token is never cut by the
+       labels; padding after the last cell lets the strip's end land on a whole cell too. */
     function revealQuery() {
       requestAnimationFrame(function () {
-        var m = measure(), left = state.query * m.cell, right = left + m.cell - (m.view - m.label);
-        if (wrap.scrollLeft > left) wrap.scrollLeft = left;
-        else if (wrap.scrollLeft < right) wrap.scrollLeft = right + 2 * m.cell;
+        var m = measure(), T = state.ids.length, strip = m.view - m.label;
+        var overflow = T * m.cell - strip, pad = 0;
+        if (overflow > 0) pad = (m.cell - overflow % m.cell) % m.cell;
+        grid.style.paddingRight = pad > 0.5 ? pad + "px" : "";
+        var maximum = Math.max(0, overflow + pad);
+        var cells = Math.max(1, Math.floor(strip / m.cell)); // whole cells that fit beside the labels
+        var after = Math.min(1, cells - 1); // one masked key after the query, when there is room
+        var target = Math.min(maximum, Math.max(0, (state.query + 1 + after - cells) * m.cell));
+        var left = state.query * m.cell, right = left + m.cell - strip;
+        // Move only when the query is hidden, or keys before it are hidden while the strip could show them.
+        if (wrap.scrollLeft > target + 1 || wrap.scrollLeft < right - 1) wrap.scrollLeft = target;
       });
     }
 
@@ -396,7 +409,7 @@
       }
       metrics = null;
       colours = null;
-      if (state.result) render();
+      if (state.result) { render(); revealQuery(); }
     }
     if (typeof ResizeObserver === "function") {
       observers.push(new ResizeObserver(redrawAll));
@@ -472,7 +485,7 @@
         var info = rows[name], weights = r.weights[info.layer][info.head];
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
-        ablate[name].checked = off;
+        ablate[name].checked = !off;
         var cells = info.cells;
         while (cells.children.length - 1 > T) { cells.removeChild(cells.lastChild); info.drawn.pop(); }
         while (cells.children.length - 1 < T) {
@@ -580,7 +593,7 @@
     var wrap = el("div", { class: "live-heads__wrap" });
     var grid = el("div", { class: "live-heads__grid" });
     var header = el("div", { class: "live-heads__row live-heads__row--tokens" });
-    header.appendChild(el("span", { class: "live-heads__label live-heads__corner" }, "Switch off / query"));
+    header.appendChild(el("span", { class: "live-heads__label live-heads__corner" }, "Head on / query"));
     header.appendChild(el("div", { class: "live-heads__tokens", role: "toolbar",
       "aria-label": "Tokens: pick the query position (arrow keys move it)" }));
     grid.appendChild(header);
