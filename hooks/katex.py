@@ -28,7 +28,7 @@ CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
 OPTIONS = {"throwOnError": True, "strict": "error", "output": "htmlAndMathml", "trust": False}
 # Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 
 # arithmatex's generic output; the TeX inside is HTML-escaped.
 ARITHMATEX = re.compile(
@@ -104,6 +104,10 @@ class Renderer:
         # Material's search plugin skips marked elements and then removes the attribute.
         out = out.replace('<span class="katex-html" aria-hidden="true">',
                           '<span class="katex-html" aria-hidden="true" data-search-exclude="katex">', 1)
+        # Spaces around the TeX annotation (MathML ignores whitespace between its elements), so
+        # the index holds the TeX as a word of its own: a search for W^O finds the formula.
+        out = out.replace('<annotation encoding="application/x-tex">', ' <annotation encoding="application/x-tex">', 1)
+        out = out.replace("</annotation>", "</annotation> ", 1)
         self._cache[key] = out
         self._dirty = True
         return out

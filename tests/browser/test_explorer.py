@@ -314,7 +314,7 @@ def test_the_trained_dataset(new_page) -> None:
     assert arcs(page) == expected(TRAINED, [query])
     assert page.locator(".mha-explorer__description").inner_text() == TRAINED["description"]
     text = caption(page)
-    assert text.startswith(f"Query “{TRAINED['symbols'][query]}” (token {query + 1} of 24)")
+    assert text.startswith(f"Query “{TRAINED['symbols'][query]}” (position {query} of 0–23)")
     assert "induction head (layer 1, head 0, amber, dashed)" in text
     assert page.locator(".mha-explorer__grid").count() == 2
     page.locator('button[data-head-isolate="induction"]').click()

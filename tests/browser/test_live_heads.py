@@ -209,14 +209,14 @@ def test_induction_heads_find_the_earlier_copy_and_predict_it(new_page) -> None:
     hits, right = sweep()
     assert min(hits.values()) >= 0.75 and right >= 0.9, (hits, right)
 
-    page.locator(f'input[data-live-ablate="{PREVIOUS}"]').check()  # cut the circuit
+    page.locator(f'input[data-live-ablate="{PREVIOUS}"]').uncheck()  # cut the circuit (ticked = head on)
     assert page.locator(f'[data-row-head="{PREVIOUS}"]').evaluate("r => r.classList.contains('live-heads__row--off')")
     hits, right = sweep()
     assert max(hits.values()) <= 0.3 and right <= 0.3, (hits, right)
 
     page.locator("button[data-live-reset]").click()
     for head in INDUCTION[:2]:  # two redundant induction heads off: the others still carry the copy
-        page.locator(f'input[data-live-ablate="{head}"]').check()
+        page.locator(f'input[data-live-ablate="{head}"]').uncheck()
     hits, right = sweep()
     assert right >= 0.8, right
     assert page.off_origin == [] and page.console_errors == []
@@ -250,8 +250,9 @@ def test_keyboard_alone_operates_the_widget(new_page) -> None:
     assert page.evaluate("() => document.activeElement.dataset.position") == "1"
     page.keyboard.press("Tab")  # out of the tokens: the first head's switch
     assert page.evaluate("() => document.activeElement.dataset.liveAblate") == "L0H0"
+    assert page.locator('input[data-live-ablate="L0H0"]').is_checked(), "ticked = head on"
     page.keyboard.press("Space")
-    assert page.locator('input[data-live-ablate="L0H0"]').is_checked()
+    assert not page.locator('input[data-live-ablate="L0H0"]').is_checked()
     assert "(switched off)" in page.locator(".live-heads__summary").inner_text()
 
     page.locator('button[data-live-example="repeat"]').focus()
@@ -259,7 +260,7 @@ def test_keyboard_alone_operates_the_widget(new_page) -> None:
     words = box.input_value().split()
     state = widget_state(page)
     assert state["query"] == len(words) - 1 and all(w in SYMBOLS for w in words)
-    assert page.locator('input[data-live-ablate="L0H0"]').is_checked(), "examples keep the switches"
+    assert not page.locator('input[data-live-ablate="L0H0"]').is_checked(), "examples keep the switches"
     page.locator('button[data-live-example="figure"]').click()
     assert [SYMBOLS.index(w) for w in box.input_value().split()] == MANIFEST["figure_tokens"]
     assert page.off_origin == [] and page.console_errors == []
@@ -282,7 +283,7 @@ def test_fits_narrow_screens_and_dark_mode(new_page, scheme: str, width: int) ->
     # The bar a head weighs most stands out from the page by at least 3:1 (WCAG for graphics): read the drawn pixel.
     contrast = top_bar(page)["contrast"]
     assert contrast >= 3, contrast
-    page.locator('input[data-live-ablate="L0H2"]').check()
+    page.locator('input[data-live-ablate="L0H2"]').uncheck()
     page.locator("[data-live-heads]").screenshot(path=f"/tmp/live-heads-{width}-{scheme}.png")
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(AXE_WIDGET_JS) == []

@@ -360,8 +360,12 @@
         var after = Math.min(1, cells - 1); // one masked key after the query, when there is room
         var target = Math.min(maximum, Math.max(0, (state.query + 1 + after - cells) * m.cell));
         var left = state.query * m.cell, right = left + m.cell - strip;
-        // Move only when the query is hidden, or keys before it are hidden while the strip could show them.
-        if (wrap.scrollLeft > target + 1 || wrap.scrollLeft < right - 1) wrap.scrollLeft = target;
+        // Move to the target when the query is hidden, or keys before it are hidden while the strip could show
+        // them; otherwise only round up to a whole cell (a resize can leave the strip part way through one).
+        var next = wrap.scrollLeft;
+        if (next > target + 1 || next < right - 1) next = target;
+        else next = Math.min(maximum, Math.ceil(next / m.cell - 0.02) * m.cell);
+        if (Math.abs(next - wrap.scrollLeft) > 0.5) wrap.scrollLeft = next;
       });
     }
 
