@@ -304,7 +304,7 @@ def test_palette_toggle_redraws_the_bars(new_page) -> None:
 
 def test_instant_navigation_initialises_once(new_page) -> None:
     page = new_page()
-    page.goto("causal-mask/", wait_until="networkidle")
+    page.goto("inference/", wait_until="networkidle")  # the page before "Heads that learn"
     assert page.evaluate("() => typeof document$ !== 'undefined'"), "Material's instant navigation is off"
     page.evaluate("() => { window.mhaSamePage = true; }")
     page.locator("a.md-footer__link--next").click()  # instant navigation to "Heads that learn"
