@@ -176,8 +176,10 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
             [4., 5., 6., 7.]])
     """
     if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
-        raise ValueError(f"split_heads needs x (B, T, d_model), num_heads dividing d_model; "
-                         f"got x of shape {tuple(x.shape)} and num_heads={num_heads}")
+        raise ValueError(
+            "split_heads needs x (B, T, d_model), num_heads dividing d_model; "
+            f"got x of shape {tuple(x.shape)} and num_heads={num_heads}"
+        )
     batch, tokens, d_model = x.shape
     d_k = d_model // num_heads
     x = x.view(batch, tokens, num_heads, d_k)  # (B, T, h, d_k)
@@ -192,7 +194,9 @@ def merge_heads(x: Tensor) -> Tensor:
     True
     """
     if x.ndim != 4:
-        raise ValueError(f"merge_heads needs x (B, h, T, d_k), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"merge_heads needs x (B, h, T, d_k), got shape {tuple(x.shape)}"
+        )
     batch, num_heads, tokens, d_k = x.shape
     x = x.transpose(1, 2)  # (B, T, h, d_k)
     return x.reshape(batch, tokens, num_heads * d_k)  # (B, T, d_model)
@@ -280,7 +284,8 @@ def multi_head_attention(
     b_o: Tensor | None = None,
     context: Tensor | None = None,
     num_kv_heads: int | None = None,
-    cache: "KVCache | None" = None,  # quoted: a page shows this signature without the import
+    # quoted: a page shows this signature without the import
+    cache: "KVCache | None" = None,
     empty_rows: str = "raise",
     check_finite: bool = True,
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -331,7 +336,8 @@ def multi_head_attention(
     )
     # --8<-- [start:mha_body]
     source = x if context is None else context  # keys and values come from here
-    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
+    # key/value heads
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
     k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
     v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
@@ -341,7 +347,9 @@ def multi_head_attention(
     k = k.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     # The head index is one more batch dimension: one matmul scores all heads.
-    heads, weights = scaled_dot_product_attention(q, k, v, mask, empty_rows=empty_rows, check_finite=False)
+    heads, weights = scaled_dot_product_attention(
+        q, k, v, mask, empty_rows=empty_rows, check_finite=False
+    )
     # heads: (B, h, T, d_k); weights: (B, h, T, S)
     output = project(merge_heads(heads), w_o, b_o)  # (B, T, d_model)
     return (output, weights) if return_weights else output
@@ -394,10 +402,12 @@ def multi_head_attention_loop(
     # --8<-- [start:loop_body]
     source = x if context is None else context  # (B, S, d_model)
     d_k = x.shape[-1] // num_heads
-    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
+    # key/value heads
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads
     group = num_heads // h_kv  # query heads per key/value head
     if mask is not None:
-        mask = mask.expand(x.shape[0], num_heads, x.shape[1], source.shape[1])  # (B, h, T, S)
+        # (B, h, T, S)
+        mask = mask.expand(x.shape[0], num_heads, x.shape[1], source.shape[1])
     # A missing bias acts as zeros, so every head can take its slice of it.
     b_q, b_k, b_v = (w.new_zeros(w.shape[1]) if b is None else b
                      for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))
@@ -414,7 +424,8 @@ def multi_head_attention_loop(
             q_i, k_i, v_i, mask_i, empty_rows=empty_rows, check_finite=False
         )
         head_outputs.append(out_i)  # (B, T, d_k)
-        if return_weights:  # otherwise this head's (B, T, S) weights are freed now
+        # Without return_weights this head's (B, T, S) weights are freed now.
+        if return_weights:
             head_weights.append(weights_i)  # (B, T, S)
     concat = torch.cat(head_outputs, dim=-1)  # (B, T, d_model)
     output = project(concat, w_o, b_o)  # (B, T, d_model)

@@ -12,7 +12,7 @@
     }],
     [".md-typeset__scrollwrap", () => "table (scrolls sideways)"],
     [".figure-scroll", () => "figure (scrolls sideways)"],
-    [".jp-OutputArea-output", () => "output (scrolls sideways)"],
+    [".jp-OutputArea-output pre", () => "output (scrolls sideways)"],
     [".highlight pre > code", () => "code (scrolls sideways)"],
   ];
 
