@@ -6,7 +6,7 @@
   "use strict";
 
   const REGIONS = [
-    [".katex-display", (el) => {
+    ["div.arithmatex, .katex-display", (el) => {
       const tex = el.querySelector("annotation");
       return tex ? `formula: ${tex.textContent}` : "formula";
     }],
