@@ -44,6 +44,7 @@ NB_MARKDOWN_CELL = re.compile(r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^
 NB_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 # Pandoc's rule: no space just inside the dollars, no digit right after the closing one.
 NB_INLINE = re.compile(r"(?<![\\$])\$(?=\S)([^$]+?)(?<=\S)(?<!\\)\$(?![\d$])", re.S)
+TOC_INLINE = re.compile(r"\\\((.+?)\\\)", re.S)
 TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
 SKIP_INSIDE = {"code", "pre", "script", "style", "kbd", "samp", "textarea"}
 
@@ -216,9 +217,12 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
             raise PluginError(f"{where}: KaTeX cannot render the formula {tex!r}: {error}") from None
 
     # Notebook headings keep their $...$ in the table of contents: MathML there (no fonts, no CSS).
+    # Markdown headings keep arithmatex's \( ... \) there: the same treatment.
     for item in _toc_items(page.toc or []):
         if "$" in item.title:
             item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False, True), item.title)
+        if "\\(" in item.title:
+            item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False, True), item.title)
 
     content = render_arithmatex(content, render)
     if where.endswith(".ipynb"):
