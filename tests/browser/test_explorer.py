@@ -153,12 +153,20 @@ def test_the_querys_row_shows_as_numbers_on_hover_and_on_focus(new_page) -> None
     assert sorted(bold) == sorted(f"{h}{k}" for h, _, k, _ in expected(SENTENCE, [0]))
 
 
+def wait_hot(page, expected: str | None) -> None:
+    """Wait (focus and hover handlers may run a frame later) until the explorer's data-hot is ``expected``."""
+    page.wait_for_function(
+        "expected => (document.querySelector('.mha-explorer').getAttribute('data-hot') ?? null) === expected",
+        arg=expected, timeout=5000,
+    )
+
+
 def test_arcs_table_and_grids_are_linked(new_page) -> None:
     page = open_explorer(new_page)
     root = page.locator(".mha-explorer")
     arc = page.locator(f'{ARCS}[data-head="subject"]')
     hover_arc(page, f'{ARCS}[data-head="subject"]')
-    assert root.get_attribute("data-hot") == f"subject {IT} {CAT}"
+    wait_hot(page, f"subject {IT} {CAT}")
     cell = page.locator('.mha-explorer__grid[data-head="subject"] .mha-cell-hot')
     assert (cell.get_attribute("visibility"), cell.get_attribute("data-key"), cell.get_attribute("data-query")) == (
         "visible", str(CAT), str(IT))
@@ -168,7 +176,7 @@ def test_arcs_table_and_grids_are_linked(new_page) -> None:
     assert "is-hot" in arc.get_attribute("class")
     # ... and back: a grid cell lights the arc.
     page.mouse.move(0, 0)
-    assert root.get_attribute("data-hot") is None
+    wait_hot(page, None)
     page.locator(f'.mha-explorer__grid[data-head="verb"] rect.mha-cell[data-query="{IT}"][data-key="{WAS}"]').hover()
     assert "is-hot" in page.locator(f'{ARCS}[data-head="verb"]').get_attribute("class")
     assert page.locator(".mha-explorer__tip").inner_text().endswith("0.9877")
@@ -176,10 +184,10 @@ def test_arcs_table_and_grids_are_linked(new_page) -> None:
     token(page, IT).focus()
     page.keyboard.press("Tab")
     assert page.evaluate("() => document.activeElement.dataset.head") == "previous"
-    assert root.get_attribute("data-hot") == f"previous {IT} {BECAUSE}"
+    wait_hot(page, f"previous {IT} {BECAUSE}")
     assert "weight 0.9758" in page.evaluate("() => document.activeElement.getAttribute('aria-label')")
     page.keyboard.press("ArrowRight")
-    assert root.get_attribute("data-hot") == f"subject {IT} {CAT}"
+    wait_hot(page, f"subject {IT} {CAT}")
     # Clicking a grid row chooses that query.
     page.locator(f'.mha-explorer__grid[data-head="previous"] rect.mha-cell[data-query="{SAT}"][data-key="0"]').click()
     assert arcs(page) == expected(SENTENCE, [SAT])
