@@ -23,6 +23,8 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from mha_site.html import element_end
+
 KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
@@ -139,15 +141,6 @@ def render_arithmatex(content: str, render) -> str:
     return ARITHMATEX.sub(replace, content)
 
 
-def _element_end(content: str, start: int, name: str = "div") -> int:
-    """Index just past the element that opens at ``start`` (counts nested ``name`` elements)."""
-    depth = 0
-    for match in re.compile(rf"<(/?){name}\b[^>]*>").finditer(content, start):
-        depth += -1 if match.group(1) else 1
-        if depth == 0:
-            return match.end()
-    raise ValueError(f"unclosed <{name}> at offset {start}")
-
 
 def render_dollar_math(fragment: str, render) -> str:
     """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
@@ -182,7 +175,7 @@ def render_notebook_math(content: str, render) -> str:
     for match in NB_MARKDOWN_CELL.finditer(content):
         if match.start() < position:
             continue  # a cell nested in one already handled
-        end = _element_end(content, match.start())
+        end = element_end(content, match.start())
         out.append(content[position : match.end()])
         out.append(render_dollar_math(content[match.end() : end], render))
         position = end

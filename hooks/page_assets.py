@@ -28,6 +28,8 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from mha_site.html import element_end
+
 # (class that marks the component, stylesheets, scripts); paths from the site root.
 PAGE_ASSETS = [
     ("katex", ["assets/vendor/katex/katex.min.css"], []),
@@ -154,21 +156,13 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
     return IMG.sub(replace, content)
 
 
-def _element_end(content: str, start: int, name: str = "div") -> int:
-    depth = 0
-    for match in re.compile(rf"<(/?){name}\b[^>]*>").finditer(content, start):
-        depth += -1 if match.group(1) else 1
-        if depth == 0:
-            return match.end()
-    raise ValueError(f"unclosed <{name}> at offset {start}")
-
 
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
     start = content.find(FALLBACK)
     if start < 0:
         return content
-    end = _element_end(content, start)
+    end = element_end(content, start)
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
 
 

@@ -21,7 +21,6 @@ import argparse
 import json
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +29,7 @@ sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another o
 COMMITTED = ROOT / "docs" / "assets" / "bench"
 
 from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
-from mha_site.cli import positive_float, positive_int  # noqa: E402
+from mha_site.cli import positive_float, positive_int, writable_folder  # noqa: E402
 
 
 
@@ -80,17 +79,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def writable_folder(folder: Path) -> str | None:
-    """Why results cannot be written into ``folder`` (None: they can); creates it if missing."""
-    if folder.exists() and not folder.is_dir():
-        return f"--out {folder} is a file, not a folder"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bench-write-test-"):
-            pass
-    except OSError as error:
-        return f"--out {folder} is not writable: {error.strerror or error}"
-    return None
+
+def _write_results(doc: dict, target: Path, stem: str, started: float) -> int:
+    """Validate a results document, then write it and the figures drawn from exactly those bytes."""
+    from mha_site.bench.figures import figure_files
+    from mha_site.bench.schema import validate_results
+    from mha_site.files import json_bytes, write_or_check
+
+    doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
+    validate_results(doc)
+    files = {target: json_bytes(doc)}
+    files.update({target.parent / name: svg for name, svg in figure_files(stem, doc).items()})
+    write_or_check(files)
+    print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     small = args.quick or args.tiny
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
 
-    from mha_site.bench.figures import figure_files, folder_figures
+    from mha_site.bench.figures import folder_figures
     from mha_site.files import json_bytes, run_write_or_check, write_or_check
 
     if args.check or args.plots_only:
@@ -121,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
-    from mha_site.bench.schema import validate_results
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
@@ -141,13 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             base, args.supplement.split(","), plan(sizes), DECODE_PREFIXES[sizes], torch.device(args.device), command,
             decode_d_model=D_MODEL[sizes],
         )
-        doc = json.loads(json_bytes(doc))
-        validate_results(doc)
-        files = {target: json_bytes(doc)}
-        files.update({out / name: svg for name, svg in figure_files(stem, doc).items()})
-        write_or_check(files)
-        print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
-        return 0
+        return _write_results(doc, target, stem, started)
 
     def progress(doc: dict) -> None:  # written as it goes, so a run cut short still leaves its cells
         write_or_check({target: json_bytes(doc)})
@@ -170,13 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"cannot write {error.filename or target}: {error.strerror or error}", file=sys.stderr)
         return 1
-    doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
-    validate_results(doc)
-    files = {target: json_bytes(doc)}
-    files.update({out / name: svg for name, svg in figure_files(stem, doc).items()})
-    write_or_check(files)
-    print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
-    return 0
+    return _write_results(doc, target, stem, started)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -72,21 +71,10 @@ def train_all(seeds: list[int], steps: int) -> dict:
     }
 
 
-def writable_folder(folder: Path) -> str | None:
-    """Why results cannot be written into ``folder`` (None: they can); creates it if missing."""
-    if folder.exists() and not folder.is_dir():
-        return f"--out {folder} is a file, not a folder"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".train-write-test-"):
-            pass
-    except OSError as error:
-        return f"--out {folder} is not writable: {error.strerror or error}"
-    return None
-
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from mha_site.cli import writable_folder
     from mha_site.files import json_bytes, run_write_or_check
     from mha_site.heads.figures import all_figures, load_results
 

@@ -1,11 +1,14 @@
-"""Argument types shared by the maintainer's commands in ``scripts/`` (argparse reports their errors)."""
+"""What the maintainer's commands in ``scripts/`` share: argument types (argparse reports their errors)
+and the check that an output folder can be written before minutes of work start."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import tempfile
+from pathlib import Path
 
-__all__ = ["positive_float", "positive_int"]
+__all__ = ["positive_float", "positive_int", "writable_folder"]
 
 
 def positive_int(text: str) -> int:
@@ -44,3 +47,24 @@ def positive_float(text: str) -> float:
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
+
+
+def writable_folder(folder: Path) -> str | None:
+    """Why results cannot be written into ``folder`` (None: they can); creates it if missing.
+
+    >>> import tempfile
+    >>> writable_folder(Path(tempfile.mkdtemp()) / "new") is None
+    True
+    >>> afile = Path(tempfile.mkstemp()[1])
+    >>> writable_folder(afile).endswith("is a file, not a folder")
+    True
+    """
+    if folder.exists() and not folder.is_dir():
+        return f"--out {folder} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        return f"--out {folder} is not writable: {error.strerror or error}"
+    return None
