@@ -4,11 +4,8 @@ figures load lazily with their intrinsic size.
 * ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
   carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
   a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-* Material's instant navigation swaps ``<head>`` children (so the stylesheets follow) and
-  re-runs the scripts inside its container, not those after it. A one-line call in the article,
-  ``__mha_need([...])``, loads a page's scripts once when the reader arrives by instant
-  navigation; on a full page load it does nothing (the ``<script>`` tags at the end of
-  ``<body>`` load them, after Material's bundle, as before).
+* A page's scripts go at the end of ``<body>``, after Material's bundle (they use its
+  ``document$``). Every page is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
   ``loading="lazy"``.
@@ -20,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import posixpath
 import re
 import struct
@@ -43,14 +39,6 @@ PAGE_ASSETS = [
 BEFORE_EXTRA = {"assets/vendor/katex/katex.min.css"}
 EXTRA_CSS = "assets/stylesheets/extra.css"
 MKDOCSTRINGS_CSS = "assets/_mkdocstrings.css"
-
-NEED_FUNCTION = (
-    "<script>function __mha_need(paths){"
-    'if(typeof document$==="undefined")return;'
-    "for(const path of paths){const url=new URL(path,__md_scope).href;"
-    "if([...document.scripts].some(s=>s.src===url))continue;"
-    'const s=document.createElement("script");s.src=url;document.body.append(s)}}</script>'
-)
 
 IMG = re.compile(r"<img\b[^>]*>")
 ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
@@ -192,12 +180,8 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     if "doc-contents" not in stylesheets_markers(output[start:end]):
         # mkdocstrings links its stylesheet on every page; only the API page has its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
-    # On every page, identical, so instant navigation keeps it in <head> (a script it adds there would not run).
-    output = output.replace("</head>", NEED_FUNCTION + "</head>", 1)
     if scripts:
         tags = "".join(f'<script src="{_relative(j, page_url)}"></script>' for j in scripts)
-        end = output.find("</article>")
-        output = f"{output[:end]}<script>__mha_need({json.dumps(scripts)})</script>{output[end:]}"
         body_end = output.rfind("</body>")
         output = output[:body_end] + tags + output[body_end:]
     return output

@@ -4,8 +4,8 @@ One build for the whole session, with or without pytest-xdist:
 
 - the main process (the xdist controller, or the only process) binds a localhost
   server over an empty directory before any test runs, so the site is built with
-  its real ``site_url`` (Material's instant navigation only follows links listed in
-  ``sitemap.xml``, whose addresses come from ``site_url``), and serves it until the
+  its real ``site_url`` (canonical links and ``sitemap.xml`` name the server the tests
+  load), and serves it until the
   session ends; workers learn the directory and address from ``MHA_TEST_SITE``;
 - after collection, the first process that has a test needing the site claims the
   build (an exclusive file create) and starts ``mkdocs build --strict`` in the

@@ -72,6 +72,7 @@ def test_page_passes_site_gates(new_page, path: str, scheme: str, width: int) ->
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
     # Material's document$ hook renders math after load; wait for it to settle.
     page.wait_for_function("() => !document.querySelector('.arithmatex') || document.querySelector('.katex')")
+    page.wait_for_selector("html[data-scroll-checked]", state="attached")  # a11y.js ran (when idle)
     page.wait_for_timeout(200)
 
     assert page.evaluate(UNRENDERED_MATH_JS) == [], "unrendered math"

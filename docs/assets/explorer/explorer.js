@@ -11,8 +11,9 @@
  *   <div class="mha-explorer" data-explorer-src="...heads.json">
  *     <noscript>  static figures, only ever shown without JavaScript
  *     <p class="mha-explorer__caption" aria-live="polite">  rewritten on every change
- * Pages without that markup are left alone. Material's instant navigation swaps
- * pages without reloading scripts, so initialisation runs on every document$ emission.
+ * Pages without that markup are left alone. Initialisation runs on every document$
+ * emission: once per load here, and again per page should Material's instant navigation
+ * (off in mkdocs.yml, for speed) be switched back on.
  */
 (function () {
   "use strict";

@@ -16,23 +16,32 @@
     [".highlight pre > code", () => "code (scrolls sideways)"],
   ];
 
+  // All measurements first, then all attribute changes: reading scrollWidth after a write
+  // would lay the page out again, once per region (hundreds on the lesson).
   function markScrollable(root) {
-    for (const [selector, label] of REGIONS) {
-      root.querySelectorAll(selector).forEach((region) => {
-        const overflows = region.scrollWidth > region.clientWidth + 1;
-        if (overflows && !region.hasAttribute("tabindex")) {
-          region.setAttribute("tabindex", "0");
-          region.setAttribute("role", "region");
-          region.setAttribute("aria-label", label(region));
-          region.dataset.scrollA11y = "true";
-        } else if (!overflows && region.dataset.scrollA11y) {
-          ["tabindex", "role", "aria-label", "data-scroll-a11y"].forEach((name) => region.removeAttribute(name));
-        }
-      });
-    }
+    const regions = REGIONS.flatMap(([selector, label]) =>
+      [...root.querySelectorAll(selector)].map((region) => [region, label]));
+    const overflowing = regions.map(([region]) => region.scrollWidth > region.clientWidth + 1);
+    regions.forEach(([region, label], i) => {
+      if (overflowing[i] && !region.hasAttribute("tabindex")) {
+        region.setAttribute("tabindex", "0");
+        region.setAttribute("role", "region");
+        region.setAttribute("aria-label", label(region));
+        region.dataset.scrollA11y = "true";
+      } else if (!overflowing[i] && region.dataset.scrollA11y) {
+        ["tabindex", "role", "aria-label", "data-scroll-a11y"].forEach((name) => region.removeAttribute(name));
+      }
+    });
   }
 
-  document$.subscribe(({ body }) => markScrollable(body));
+  // Not part of the first render: run when the browser is idle (within a second at most).
+  const whenIdle = window.requestIdleCallback
+    ? (task) => requestIdleCallback(task, { timeout: 1000 })
+    : (task) => setTimeout(task, 200);
+  document$.subscribe(({ body }) => whenIdle(() => {
+    markScrollable(body);
+    document.documentElement.dataset.scrollChecked = ""; // for tests: the pass has run
+  }));
 
   let pending = null;
   window.addEventListener("resize", () => {

@@ -13,9 +13,10 @@
  * Markup it looks for (see docs/real-heads.md):
  *   <div data-live-heads data-model-src="...model.json" data-vocab="ba be ...">
  *     <div class="live-heads__fallback">  static figures, hidden once the widget is built
- * The weights are fetched only when the widget scrolls into view or is used. Material's
- * instant navigation swaps pages without reloading scripts, so set-up runs on every
- * document$ emission (and this file, re-run by a later visit, keeps its first copy).
+ * The weights are fetched only when the widget scrolls into view or is used. Set-up runs
+ * on every document$ emission (once per load here; per page should Material's instant
+ * navigation, off in mkdocs.yml, be switched back on), and a second copy of this file keeps
+ * the first.
  */
 (function () {
   "use strict";
@@ -407,7 +408,7 @@
 
     var observers = [];
     function redrawAll() {
-      if (!root.isConnected) { // instant navigation replaced the page: stop watching it
+      if (!root.isConnected) { // the page was replaced (instant navigation): stop watching it
         observers.forEach(function (observer) { observer.disconnect(); });
         return;
       }

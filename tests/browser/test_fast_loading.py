@@ -1,0 +1,88 @@
+"""What the site does to load fast (issue 11), checked as a reader meets it.
+
+* The light/dark switch is ours (overrides/partials/palette.html), not Material's palette
+  component, which adds ``<meta name="color-scheme">`` at run time (a full restyle each time).
+  It must still follow the system, remember a choice, work by mouse and keyboard, and set the
+  scheme before the article is parsed (no flash of a light page on a dark system).
+* Search fetches its index on first use (overrides/main.html), and then finds pages.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Before any page script runs: note the body's scheme when the <article> element arrives.
+RECORD_SCHEME_AT_ARTICLE = """
+new MutationObserver((records, observer) => {
+  if (document.querySelector('article')) {
+    window.mhaSchemeAtArticle = document.body.dataset.mdColorScheme;
+    observer.disconnect();
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+@pytest.mark.parametrize("scheme, expected", [("dark", "slate"), ("light", "default")])
+def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme, expected) -> None:
+    page = new_page(color_scheme=scheme)
+    page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
+    page.goto("", wait_until="networkidle")
+    assert page.evaluate("window.mhaSchemeAtArticle") == expected
+    assert page.evaluate("document.body.dataset.mdColorScheme") == expected
+    assert page.evaluate("document.documentElement.style.colorScheme") == scheme
+    # Only the label that offers the other scheme shows, and it says so.
+    other = "light" if scheme == "dark" else "dark"
+    visible = page.locator(".md-header__option label:visible")
+    assert visible.count() == 1 and visible.get_attribute("title") == f"Switch to {other} mode"
+    assert page.locator("meta[name=color-scheme]").count() == 0, "Material's palette component ran"
+    assert page.console_errors == []
+
+
+def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> None:
+    page = new_page(color_scheme="light")
+    page.goto("causal-mask/", wait_until="networkidle")
+    page.locator('label[title="Switch to dark mode"]').click()
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+    assert page.evaluate("document.documentElement.style.colorScheme") == "dark"
+    assert page.locator('label[title="Switch to light mode"]').is_visible()
+
+    page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
+    page.goto("", wait_until="networkidle")  # another page: the choice beats the light system
+    assert page.evaluate("window.mhaSchemeAtArticle") == "slate"
+
+    page.locator("#__palette_1").focus()  # the checked option, as Tab reaches it
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
+    assert page.evaluate("document.activeElement.id") == "__palette_0"
+    page.reload(wait_until="networkidle")
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
+    assert page.console_errors == []
+
+
+def test_search_fetches_its_index_on_first_use_and_finds_pages(new_page) -> None:
+    page = new_page()
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto("", wait_until="networkidle")
+    page.wait_for_timeout(300)
+    assert not [url for url in requested if "search_index" in url], "index fetched at load"
+
+    page.keyboard.press("/")  # Material's key for search
+    page.keyboard.type("causal")
+    page.wait_for_selector(".md-search-result__item")
+    assert [url for url in requested if url.endswith("/search/search_index.json")]
+    titles = page.locator(".md-search-result__article h1").all_inner_texts()
+    assert any("causal mask" in title.lower() for title in titles), titles
+    assert page.console_errors == []
+
+
+def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
+    page = new_page(width=375)  # the search field sits behind the header's search button
+    page.goto("real-heads/", wait_until="networkidle")
+    page.locator("label.md-header__button[for='__search']").first.click()
+    page.keyboard.type("induction")
+    page.wait_for_selector(".md-search-result__item")
+    assert page.locator(".md-search-result__item").count() >= 1
+    assert page.console_errors == []
