@@ -30,7 +30,7 @@ CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
 OPTIONS = {"throwOnError": True, "strict": "error", "output": "htmlAndMathml", "trust": False}
 # Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 
 # arithmatex's generic output; the TeX inside is HTML-escaped.
 ARITHMATEX = re.compile(
@@ -103,14 +103,13 @@ class Renderer:
         except quickjs.JSException as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
             raise KaTeXError(message) from None
-        # The search index keeps the TeX (MathML annotation), not KaTeX's glyph-by-glyph HTML;
-        # Material's search plugin skips marked elements and then removes the attribute.
-        out = out.replace('<span class="katex-html" aria-hidden="true">',
-                          '<span class="katex-html" aria-hidden="true" data-search-exclude="katex">', 1)
-        # Spaces around the TeX annotation (MathML ignores whitespace between its elements), so
-        # the index holds the TeX as a word of its own: a search for W^O finds the formula.
-        out = out.replace('<annotation encoding="application/x-tex">', ' <annotation encoding="application/x-tex">', 1)
-        out = out.replace("</annotation>", "</annotation> ", 1)
+        # The search index keeps one plain copy of each formula: the text of KaTeX's HTML
+        # ("WO" for W^O). The MathML copy (its text, then the TeX annotation) is marked for
+        # Material's search plugin to skip; it skips until the marked element's closing tag,
+        # and nothing inside <math> is another <math> (a marked <span> would stop being skipped
+        # at the first nested </span>).
+        out = out.replace('<math xmlns="http://www.w3.org/1998/Math/MathML"',
+                          '<math data-search-exclude="katex" xmlns="http://www.w3.org/1998/Math/MathML"', 1)
         self._cache[key] = out
         self._dirty = True
         return out

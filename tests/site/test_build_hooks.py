@@ -27,7 +27,8 @@ def test_katex_renders_html_and_mathml_without_javascript_in_the_page(renderer):
     out = renderer.render(r"\frac{QK^\top}{\sqrt{d_k}}", display=True)
     assert out.startswith('<span class="katex-display">')
     assert "<math" in out and r'<annotation encoding="application/x-tex">\frac{QK^\top}{\sqrt{d_k}}</annotation>' in out
-    assert 'class="katex-html" aria-hidden="true" data-search-exclude' in out
+    # Search indexes the HTML's text once; the MathML copy (text and TeX) is marked to skip.
+    assert '<math data-search-exclude="katex"' in out and "katex-html" in out
     inline = renderer.render("d_k", display=False)
     assert inline.startswith('<span class="katex">') and "katex-display" not in inline
     assert "<math" in renderer.render("W^O", display=False, mathml_only=True)
