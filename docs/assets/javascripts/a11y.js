@@ -2,6 +2,10 @@
 // long code lines on a narrow screen. A keyboard user can only scroll a region that
 // can take focus, so exactly the regions that overflow get tabindex="0" and a name.
 // Formulas are rendered at build time (hooks/katex.py), so they are in place when this runs.
+//
+// A region is measured when it comes within a screen of the viewport, not at load: long
+// pages render their sections only near the viewport (content-visibility in extra.css),
+// and measuring every region up front would lay the whole page out again.
 (() => {
   "use strict";
 
@@ -15,37 +19,52 @@
     [".jp-OutputArea-output pre", () => "output (scrolls sideways)"],
     [".highlight pre > code", () => "code (scrolls sideways)"],
   ];
+  const labels = new Map();   // region -> function giving its name
+  const nearby = new Set();   // regions within a screen of the viewport
 
   // All measurements first, then all attribute changes: reading scrollWidth after a write
-  // would lay the page out again, once per region (hundreds on the lesson).
-  function markScrollable(root) {
-    const regions = REGIONS.flatMap(([selector, label]) =>
-      [...root.querySelectorAll(selector)].map((region) => [region, label]));
-    const overflowing = regions.map(([region]) => region.scrollWidth > region.clientWidth + 1);
-    regions.forEach(([region, label], i) => {
+  // would lay the page out again, once per region.
+  function mark(regions) {
+    const overflowing = regions.map((region) => region.scrollWidth > region.clientWidth + 1);
+    regions.forEach((region, i) => {
       if (overflowing[i] && !region.hasAttribute("tabindex")) {
         region.setAttribute("tabindex", "0");
         region.setAttribute("role", "region");
-        region.setAttribute("aria-label", label(region));
+        region.setAttribute("aria-label", labels.get(region)(region));
         region.dataset.scrollA11y = "true";
       } else if (!overflowing[i] && region.dataset.scrollA11y) {
         ["tabindex", "role", "aria-label", "data-scroll-a11y"].forEach((name) => region.removeAttribute(name));
       }
     });
+    document.documentElement.dataset.scrollChecked = ""; // a pass has run (tests wait for it)
   }
 
-  // Not part of the first render: run when the browser is idle (within a second at most).
-  const whenIdle = window.requestIdleCallback
-    ? (task) => requestIdleCallback(task, { timeout: 1000 })
-    : (task) => setTimeout(task, 200);
-  document$.subscribe(({ body }) => whenIdle(() => {
-    markScrollable(body);
-    document.documentElement.dataset.scrollChecked = ""; // for tests: the pass has run
-  }));
+  const observer = "IntersectionObserver" in window
+    ? new IntersectionObserver((entries) => {
+      for (const entry of entries) nearby[entry.isIntersecting ? "add" : "delete"](entry.target);
+      mark(entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target));
+    }, { rootMargin: "100% 0px" })
+    : null;
+
+  function collect(root) {
+    labels.clear();
+    nearby.clear();
+    if (observer) observer.disconnect();
+    for (const [selector, label] of REGIONS) {
+      root.querySelectorAll(selector).forEach((region) => labels.set(region, label));
+    }
+    if (observer) labels.forEach((_, region) => observer.observe(region));
+    else mark([...labels.keys()]);
+  }
+
+  // Every region at once, wherever it is (the accessibility tests check the whole page).
+  window.mhaCheckAllScrollRegions = () => mark([...labels.keys()]);
+
+  document$.subscribe(({ body }) => collect(body));
 
   let pending = null;
   window.addEventListener("resize", () => {
     clearTimeout(pending);
-    pending = setTimeout(() => markScrollable(document.body), 150);
+    pending = setTimeout(() => mark([...nearby]), 150);
   });
 })();
