@@ -122,3 +122,18 @@ def test_other_pages_have_no_sections(new_page) -> None:
     page = new_page()
     page.goto("", wait_until="networkidle")
     assert page.locator("section.mha-section").count() == 0
+
+
+def test_tables_keep_materials_look_and_are_not_wrapped_again(new_page) -> None:
+    page = new_page()
+    page.goto("benchmark/", wait_until="networkidle")
+    tables = page.locator("article table")
+    assert tables.count() >= 5
+    assert page.locator(".md-typeset__scrollwrap .md-typeset__scrollwrap").count() == 0
+    assert page.locator(".md-typeset__scrollwrap > .md-typeset__table > table.mha-table").count() == tables.count()
+    style = tables.first.evaluate("""t => { const s = getComputedStyle(t), c = getComputedStyle(t.querySelector('td'));
+        return [s.display, s.fontSize, s.borderTopStyle, c.paddingLeft, c.borderTopStyle]; }""")
+    root_px = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
+    assert style[0] == "inline-block" and style[1] == f"{0.64 * root_px:g}px", style
+    assert style[2] == "solid" and style[4] == "solid" and float(style[3].removesuffix("px")) > 5, style
+    assert page.console_errors == []

@@ -111,3 +111,25 @@ def test_explorer_fallback_is_not_fetched_when_scripts_run():
     out = page_assets.fallback_in_noscript(content)
     assert out == ('<div class="mha-explorer"><noscript><div class="mha-explorer__fallback"><div><img src="x.svg">'
                    '</div></div></noscript><p class="mha-explorer__caption">c</p></div>')
+
+
+def test_every_material_table_rule_is_carried_over_to_our_tables(built_site):
+    """tables.css (hooks/page_assets.py) restates each selector Material writes for
+    table:not([class]) for the tables the build wraps itself (mha_site.tables)."""
+    import re
+
+    material = next((built_site / "assets" / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
+    ours = (built_site / "assets" / "stylesheets" / "tables.css").read_text(encoding="utf-8")
+    theirs = sorted(s.strip() for rule in re.findall(r"([^{}]*)\{[^{}]*\}", material)
+                    for s in rule.split(",") if "table:not([class])" in s)
+    carried = sorted(s.strip().replace("table.mha-table", "table:not([class])")
+                     for rule in re.findall(r"([^{}]*)\{[^{}]*\}", ours.split("*/", 1)[1]) for s in rule.split(","))
+    assert theirs and carried == [s.removeprefix("@media print{") for s in theirs]
+
+
+def test_markdown_tables_are_wrapped_at_build_time(built_site):
+    for page in ["", "benchmark/", "inference/", "api/"]:
+        html = (built_site / page / "index.html").read_text(encoding="utf-8")
+        article = html[html.find("<article"):html.find("</article>")]
+        assert "<table>" not in article, page
+        assert article.count('<table class="mha-table">') == article.count('<div class="md-typeset__table">') > 0, page
