@@ -14,13 +14,6 @@ figures load lazily with their intrinsic size.
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
-* On the API reference (mkdocstrings markup) each top-level ``<h2>`` and what follows it, up
-  to the next one, becomes a ``<section class="mha-section">``, which reference.css gives
-  ``content-visibility: auto``: the browser styles, lays out and paints a module's section
-  only when it nears the viewport. Lighthouse mobile, median of 2: performance 64 -> 96,
-  total blocking time 2.2 s -> 0.2 s. Not on the other pages: on the lesson the same change
-  left Lighthouse with no first contentful paint to report (NO_FCP), and on the benchmark
-  page it did not lower the blocking time (issue 11's note).
 """
 
 from __future__ import annotations
@@ -34,7 +27,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from mha_site.html import element_end, top_level_starts
+from mha_site.html import element_end
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
 # Written by on_post_build from Material's own table rules (mha_site.tables).
@@ -169,24 +162,8 @@ def fallback_in_noscript(content: str) -> str:
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
 
 
-def wrap_sections(content: str) -> str:
-    """Wrap each top-level ``<h2>`` and the elements after it, up to the next, in a section.
-
-    >>> wrap_sections("<h1>T</h1><p>a</p><h2>B</h2><p>b</p><details><h2>x</h2></details><h2>C</h2>")
-    '<h1>T</h1><p>a</p><section class="mha-section"><h2>B</h2><p>b</p><details><h2>x</h2></details></section><section class="mha-section"><h2>C</h2></section>'
-    """
-    starts = top_level_starts(content, "h2")
-    if not starts:
-        return content
-    bounds = [*starts, len(content)]
-    sections = "".join(f'<section class="mha-section">{content[a:b]}</section>' for a, b in zip(bounds, bounds[1:]))
-    return content[: starts[0]] + sections
-
-
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
     content = wrap_tables(fallback_in_noscript(content))
-    if "doc-contents" in stylesheets_markers(content):
-        content = wrap_sections(content)
     return size_images(content, page.file.url, Path(config["docs_dir"]))
 
 

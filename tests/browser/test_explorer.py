@@ -41,10 +41,16 @@ AXE_EXPLORER_JS = """async () => {
 }"""
 
 
+def wait_until_built(page) -> None:
+    """The explorer builds itself when it nears the viewport: bring it there and wait."""
+    page.locator(".mha-explorer").scroll_into_view_if_needed()
+    page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+
+
 def open_explorer(new_page, **options):
     page = new_page(**options)
     page.goto("", wait_until="networkidle")
-    page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+    wait_until_built(page)
     return page
 
 
@@ -288,7 +294,7 @@ def test_arcs_animate_on_query_change_only_and_never_with_reduced_motion(browser
     try:
         page = context.new_page()
         page.goto("", wait_until="networkidle")
-        page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+        wait_until_built(page)
         running = f"() => [...document.querySelectorAll('{ARCS}')].filter(a => a.getAnimations().length).length"
         entering = f"() => document.querySelectorAll('{ARCS}.mha-arc--enter').length"
         page.locator(f'button[data-token-index="{CAT}"]').click()
@@ -306,7 +312,7 @@ def test_arcs_animate_on_query_change_only_and_never_with_reduced_motion(browser
     try:
         page = context.new_page()
         page.goto("", wait_until="networkidle")
-        page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+        wait_until_built(page)
         page.locator(f'button[data-token-index="{CAT}"]').click()
         assert page.evaluate(f"() => [...document.querySelectorAll('{ARCS}')].some(a => a.getAnimations().length)") is False
     finally:
@@ -336,11 +342,11 @@ def test_leaving_and_coming_back_leaves_one_working_explorer(new_page) -> None:
     """Footer link away and the browser's back button (a fresh load or the back/forward cache)."""
     page = new_page()
     page.goto("", wait_until="networkidle")
-    page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+    wait_until_built(page)
     page.locator("a.md-footer__link--next").click()
     page.wait_for_function("() => !document.querySelector('.mha-explorer')")
     page.go_back()
-    page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+    wait_until_built(page)
     assert page.locator(".mha-explorer__app").count() == 1
     assert arcs(page) == expected(SENTENCE, [IT])
     token(page, CAT).click()
@@ -369,7 +375,7 @@ def test_with_javascript_the_static_figures_are_never_fetched(new_page) -> None:
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto("", wait_until="networkidle")
-    page.wait_for_selector(".mha-explorer[data-explorer-ready]")
+    wait_until_built(page)
     page.mouse.wheel(0, 20000)
     page.wait_for_timeout(300)
     assert [url for url in requested if "/assets/explorer/" in url and url.endswith(".svg")] == []

@@ -88,42 +88,6 @@ def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
     assert page.console_errors == []
 
 
-def test_api_sections_render_near_the_viewport_and_scroll_regions_still_work(new_page) -> None:
-    """The API page's module sections carry content-visibility: auto; a code block far down
-    that overflows a phone is made keyboard-scrollable once it comes near the viewport."""
-    page = new_page(width=375, height=800)
-    page.goto("api/", wait_until="networkidle")
-    page.wait_for_selector("html[data-scroll-checked]", state="attached")
-    sections = page.locator("article section.mha-section")
-    assert sections.count() >= 3
-    assert sections.last.evaluate("el => getComputedStyle(el).contentVisibility") == "auto"
-    assert page.locator("article section.mha-section h2").count() == sections.count()
-    overflowing = """() => {
-        const blocks = [...document.querySelectorAll('section.mha-section .highlight pre > code')];
-        document.querySelectorAll('section.mha-section').forEach(s => s.style.contentVisibility = 'visible');
-        const wide = blocks.map((el, i) => [i, el.scrollWidth > el.clientWidth + 1]).filter(([, w]) => w).map(([i]) => i);
-        document.querySelectorAll('section.mha-section').forEach(s => s.style.contentVisibility = '');
-        return wide;
-    }"""
-    wide = page.evaluate(overflowing)
-    assert wide, "no API code block overflows at 375 px"
-    code = page.locator("section.mha-section .highlight pre > code").nth(wide[-1])
-    assert code.get_attribute("tabindex") is None  # far down the page: not measured at load
-    code.scroll_into_view_if_needed()
-    page.wait_for_function("el => el.getAttribute('tabindex') === '0'", arg=code.element_handle())
-    assert code.get_attribute("role") == "region"
-    code.focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("el => el.scrollLeft > 0", arg=code.element_handle())
-    assert page.console_errors == []
-
-
-def test_other_pages_have_no_sections(new_page) -> None:
-    page = new_page()
-    page.goto("", wait_until="networkidle")
-    assert page.locator("section.mha-section").count() == 0
-
-
 def test_tables_keep_materials_look_and_are_not_wrapped_again(new_page) -> None:
     page = new_page()
     page.goto("benchmark/", wait_until="networkidle")
@@ -136,4 +100,26 @@ def test_tables_keep_materials_look_and_are_not_wrapped_again(new_page) -> None:
     root_px = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
     assert style[0] == "inline-block" and style[1] == f"{0.64 * root_px:g}px", style
     assert style[2] == "solid" and style[4] == "solid" and float(style[3].removesuffix("px")) > 5, style
+    assert page.console_errors == []
+
+
+def test_scroll_regions_are_marked_as_they_near_the_viewport(new_page) -> None:
+    """a11y.js measures a region when it comes within a screen of the viewport: a wide formula
+    far down the lesson is made keyboard-scrollable once the reader gets near it."""
+    page = new_page(width=375, height=800)
+    page.goto("", wait_until="networkidle")
+    page.wait_for_selector("html[data-scroll-checked]", state="attached")
+    wide = page.evaluate("""() => [...document.querySelectorAll('div.arithmatex')]
+        .map((el, i) => [i, el.scrollWidth > el.clientWidth + 1]).filter(([, w]) => w).map(([i]) => i)""")
+    assert wide, "no formula overflows at 375 px"
+    formula = page.locator("div.arithmatex").nth(wide[-1])
+    assert formula.bounding_box()["y"] > 3 * 800, "pick a formula beyond the first screens"
+    assert formula.get_attribute("tabindex") is None
+    formula.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.getAttribute('tabindex') === '0'", arg=formula.element_handle())
+    assert formula.get_attribute("role") == "region"
+    assert formula.get_attribute("aria-label").startswith("formula: ")
+    formula.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("el => el.scrollLeft > 0", arg=formula.element_handle())
     assert page.console_errors == []

@@ -612,8 +612,22 @@
       .then(function () { root.removeAttribute("data-explorer-loading"); });
   }
 
+  // Build each explorer when it comes within a screen of the viewport, not while the page
+  // loads: its data and drawing then stay out of the first seconds on a long page.
+  var nearby = "IntersectionObserver" in window
+    ? new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        nearby.unobserve(entry.target);
+        init(entry.target);
+      });
+    }, { rootMargin: "100% 0px" })
+    : null;
+
   function initAll() {
-    document.querySelectorAll(".mha-explorer[data-explorer-src]").forEach(init);
+    document.querySelectorAll(".mha-explorer[data-explorer-src]").forEach(function (root) {
+      if (nearby) nearby.observe(root); else init(root);
+    });
   }
 
   if (window.document$ && typeof window.document$.subscribe === "function") {

@@ -3,9 +3,8 @@
 // can take focus, so exactly the regions that overflow get tabindex="0" and a name.
 // Formulas are rendered at build time (hooks/katex.py), so they are in place when this runs.
 //
-// A region is measured when it comes within a screen of the viewport, not at load: long
-// pages render their sections only near the viewport (content-visibility in extra.css),
-// and measuring every region up front would lay the whole page out again.
+// A region is measured when it comes within a screen of the viewport, not at load:
+// measuring every region of a long page up front is a long task of its own.
 (() => {
   "use strict";
 
