@@ -30,7 +30,7 @@ from gzip_server import make_server  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 LIGHTHOUSE = ROOT / ".tools" / "node_modules" / ".bin" / "lighthouse"
 TIMEOUT_S = 240
-PAGES = ["", "causal-mask/", "real-heads/", "benchmark/", "notebooks/mha-walkthrough/", "api/"]
+PAGES = ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "notebooks/mha-walkthrough/", "api/"]
 
 # Issue 11's goal, for every page (Lighthouse 12.2.3, mobile preset, gzip-served).
 BUDGETS = {
