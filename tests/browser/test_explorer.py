@@ -187,6 +187,10 @@ def test_arcs_table_and_grids_are_linked(new_page) -> None:
     assert "is-hot" in page.locator(f'{ARCS}[data-head="verb"]').get_attribute("class")
     assert page.locator(".mha-explorer__tip").inner_text().endswith("0.9877")
     # Keyboard: Tab from the query reaches the arcs; arrows step through them, each linked the same way.
+    # The pointer leaves first: if focusing scrolls the page, a cell sliding under a resting
+    # pointer would light up by hover and take the highlight from the focused arc.
+    page.mouse.move(0, 0)
+    wait_hot(page, None)
     token(page, IT).focus()
     page.keyboard.press("Tab")
     assert page.evaluate("() => document.activeElement.dataset.head") == "previous"
