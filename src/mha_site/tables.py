@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from mha_site.html import element_end
+
 __all__ = ["TABLE_CLASS", "table_rules", "wrap_tables"]
 
 TABLE_CLASS = "mha-table"
@@ -31,22 +33,13 @@ def wrap_tables(content: str) -> str:
     """
     out, position = [], 0
     for match in re.finditer(r"<table>", content):
-        end = _table_end(content, match.start())
+        end = element_end(content, match.start(), "table")
         out += [content[position:match.start()],
                 f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table class="{TABLE_CLASS}">',
                 content[match.end():end], "</div></div>"]
         position = end
     out.append(content[position:])
     return "".join(out)
-
-
-def _table_end(content: str, start: int) -> int:
-    depth = 0
-    for match in re.finditer(r"<(/?)table\b[^>]*>", content[start:]):
-        depth += -1 if match.group(1) else 1
-        if depth == 0:
-            return start + match.end()
-    raise ValueError(f"unclosed <table> at offset {start}")
 
 
 def _blocks(css: str) -> list[tuple[str, str]]:

@@ -630,11 +630,6 @@
     });
   }
 
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(initAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", initAll);
-  } else {
-    initAll();
-  }
+  // Material's bundle, which defines document$, runs before this script on every page.
+  document$.subscribe(initAll);
 })();

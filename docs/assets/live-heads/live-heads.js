@@ -453,7 +453,7 @@
         var i = tokenRow.children.length;
         var button = el("button", { type: "button", class: "live-heads__token", "data-position": String(i), tabindex: "-1" });
         button.appendChild(el("span", { class: "live-heads__symbol" }));
-        button.appendChild(el("span", { class: "live-heads__sr-only" }, " at position "));
+        button.appendChild(el("span", { class: "mha-sr-only" }, " at position "));
         button.appendChild(el("span", { class: "live-heads__index" }, String(i)));
         tokenRow.appendChild(button);
       }
@@ -649,11 +649,6 @@
 
   window.mhaLiveHeads = { loadModel: loadModel, decode: decode, forward: forward, parseTokens: parseTokens, halfToFloat: halfToFloat };
 
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(initAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", initAll);
-  } else {
-    initAll();
-  }
+  // Material's bundle, which defines document$, runs before this script on every page.
+  document$.subscribe(initAll);
 })();

@@ -160,11 +160,6 @@
     });
   });
 
-  if (typeof document$ !== "undefined") {
-    document$.subscribe(() => initAll(document));
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", () => initAll(document));
-  } else {
-    initAll(document);
-  }
+  // Material's bundle, which defines document$, runs before this script on every page.
+  document$.subscribe(() => initAll(document));
 })();
