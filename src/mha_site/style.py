@@ -50,6 +50,8 @@ __all__ = [
     "TEXT_COLOUR",
     "WEIGHT_CMAP",
     "figure_to_svg",
+    "flatten_groups",
+    "inline_uses",
     "merge_mesh_cells",
     "new_figure",
     "plain_tick_labels",
@@ -241,10 +243,276 @@ def merge_mesh_cells(svg: bytes) -> bytes:
     return _MESH_GROUP.sub(merge, svg)
 
 
+# matplotlib draws every glyph of every label, and every tick mark and line marker, as a
+# <use> of a shared outline in <defs>. A browser gives each <use> its own shadow copy of the
+# outline to style and lay out: the causal page's heatmap figure had 1,141 of them, styled in
+# one 170-280 ms task on a phone-speed CPU (Chromium trace at 4x CPU slowdown) before the page
+# could respond.
+_USE_RUN = re.compile(rb"(?:<use [^>]*/>\s*)+")
+_USE = re.compile(rb"<use ([^>]*)/>")
+_ATTR = re.compile(rb'([\w:-]+)="([^"]*)"')
+_OUTLINE = re.compile(rb"<path id=\"([^\"]+)\" ([^>]*)/>\s*")
+_PATH_TOKEN = re.compile(rb"[A-Za-z]|-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
+_TRANSFORM = re.compile(rb"(translate|scale|rotate|matrix)\(([^)]*)\)")
+_POINTS_PER_COMMAND = {b"M": 1, b"L": 1, b"Q": 2, b"C": 3, b"z": 0}
+_USE_ATTRS = {b"xlink:href", b"x", b"y", b"transform", b"style", b"clip-path"}
+#: Outline coordinates are rounded to this many decimals (matplotlib's glyph outlines are
+#: whole font units already; markers are in points, so 1e-4 pt).
+_PLACES = 4
+
+
+def _matrix(transform: bytes) -> np.ndarray:
+    """The 3 x 3 affine matrix of an SVG ``transform`` attribute (translate, scale, rotate, matrix)."""
+    result = np.eye(3)
+    for kind, args in _TRANSFORM.findall(transform):
+        v = [float(a) for a in args.replace(b",", b" ").split()]
+        if kind == b"translate":
+            m = np.array([[1, 0, v[0]], [0, 1, v[1] if len(v) > 1 else 0.0], [0, 0, 1]])
+        elif kind == b"scale":
+            m = np.diag([v[0], v[1] if len(v) > 1 else v[0], 1.0])
+        elif kind == b"rotate" and len(v) == 1:
+            c, s = np.cos(np.radians(v[0])), np.sin(np.radians(v[0]))
+            m = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+        elif kind == b"matrix":
+            m = np.array([[v[0], v[2], v[4]], [v[1], v[3], v[5]], [0, 0, 1]])
+        else:
+            raise ValueError(f"unsupported transform {transform!r}")
+        result = result @ m
+    return result
+
+
+def _number(units: int) -> bytes:
+    text = f"{units / 10**_PLACES:.{_PLACES}f}".rstrip("0").rstrip(".")
+    return (text if text not in ("", "-0") else "0").encode()
+
+
+def _outline(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
+    """``d`` as (command, points) with points in 1e-4 units; None if it uses anything but M L Q C z."""
+    tokens = _PATH_TOKEN.findall(d)
+    commands: list[tuple[bytes, list[tuple[int, int]]]] = []
+    i = 0
+    while i < len(tokens):
+        command = tokens[i]
+        if command not in _POINTS_PER_COMMAND:
+            return None
+        n = 2 * _POINTS_PER_COMMAND[command]
+        numbers = tokens[i + 1:i + 1 + n]
+        if len(numbers) != n or any(t[:1].isalpha() for t in numbers):
+            return None
+        values = [round(float(t) * 10**_PLACES) for t in numbers]
+        commands.append((command, list(zip(values[::2], values[1::2]))))
+        i += 1 + n
+    return commands if not commands or commands[0][0] == b"M" else None  # a space has no outline
+
+
+def _relative(commands: list[tuple[bytes, list[tuple[int, int]]]], offset: tuple[int, int]) -> bytes:
+    """The outline moved by ``offset``: one absolute moveto, then relative commands.
+
+    Every copy of one outline then differs only in its first two numbers, so gzip stores
+    the rest once; relative steps between rounded points add up exactly, with no drift.
+    """
+    parts: list[bytes] = []
+    current = start = (0, 0)
+    for index, (command, points) in enumerate(commands):
+        if command == b"z":
+            parts.append(b"z")
+            current = start
+            continue
+        if index == 0:
+            x, y = points[0][0] + offset[0], points[0][1] + offset[1]
+            parts.append(b"M %s %s" % (_number(x), _number(y)))
+            current = start = (points[0][0], points[0][1])
+            continue
+        base = current
+        parts.append(command.lower() + b" " + b" ".join(
+            b"%s %s" % (_number(px - base[0]), _number(py - base[1])) for px, py in points))
+        current = points[-1]
+        if command == b"M":
+            start = current
+    return b" ".join(parts)
+
+
+def _style(*styles: bytes) -> bytes:
+    """CSS declarations merged left to right (a later one wins), as matplotlib writes them."""
+    merged: dict[bytes, bytes] = {}
+    for style in styles:
+        for declaration in style.split(b";"):
+            if b":" in declaration:
+                key, value = declaration.split(b":", 1)
+                merged[key.strip()] = value.strip()
+    return b"; ".join(b"%s: %s" % item for item in merged.items())
+
+
+def inline_uses(svg: bytes) -> bytes:
+    """Replace every run of ``<use>`` of an outline by one ``<path>`` per look; drop unused outlines.
+
+    A run's uses that share a look (linear transform, style, clip) become one path drawn
+    with that transform, so text keeps its exact outlines and strokes keep their widths:
+    the picture is the same, with one element where there were many, each of which the
+    browser had to clone. Runs holding anything else are left as they are.
+
+    >>> svg = (b'<defs><path id="g" d="M 0 0 L 64 0 L 0 64 z" transform="scale(0.015625)"/></defs>'
+    ...        b'<g><use xlink:href="#g"/><use xlink:href="#g" transform="translate(2 0)"/></g>')
+    >>> inline_uses(svg)
+    b'<g><path d="M 0 0 l 64 0 l -64 64 z M 128 0 l 64 0 l -64 64 z" transform="scale(0.015625)"/></g>'
+    """
+    outlines = {ident: dict(_ATTR.findall(attrs)) for ident, attrs in _OUTLINE.findall(svg)}
+    parsed = {ident: _outline(attrs.get(b"d", b"")) for ident, attrs in outlines.items()}
+
+    def look_of(use_attrs: bytes) -> tuple[tuple, tuple[int, int], bytes] | None:
+        attrs = dict(_ATTR.findall(use_attrs))
+        ident = attrs.get(b"xlink:href", b"").lstrip(b"#")
+        outline = outlines.get(ident)
+        if set(attrs) - _USE_ATTRS or outline is None or parsed[ident] is None or set(outline) - {b"d", b"transform", b"style"}:
+            return None
+        placed = (_matrix(attrs.get(b"transform", b""))
+                  @ _matrix(b"translate(%s %s)" % (attrs.get(b"x", b"0"), attrs.get(b"y", b"0")))
+                  @ _matrix(outline.get(b"transform", b"")))
+        linear = placed[:2, :2]
+        if abs(np.linalg.det(linear)) < 1e-12:
+            return None
+        shift = np.linalg.solve(linear, placed[:2, 2])  # the offset in the outline's own units
+        offset = (round(shift[0] * 10**_PLACES), round(shift[1] * 10**_PLACES))
+        key = (tuple(np.round(linear, 9).ravel()), _style(attrs.get(b"style", b""), outline.get(b"style", b"")),
+               attrs.get(b"clip-path", b""))
+        return key, offset, ident
+
+    def replace(run: re.Match) -> bytes:
+        looks = [look_of(attrs) for attrs in _USE.findall(run.group(0))]
+        if any(look is None for look in looks):
+            return run.group(0)
+        groups: list[tuple[tuple, list[bytes]]] = []
+        for key, offset, ident in looks:
+            if not parsed[ident]:
+                continue  # a space: nothing to draw
+            if not groups or groups[-1][0] != key:
+                groups.append((key, []))
+            groups[-1][1].append(_relative(parsed[ident], offset))
+        paths = []
+        for (linear, style, clip), ds in groups:
+            a, b, c, d = linear
+            attrs = b' d="%s"' % b" ".join(ds)
+            if (a, b, c, d) != (1.0, 0.0, 0.0, 1.0):
+                attrs += (b' transform="scale(%s)"' % _float(a) if b == c == 0 and a == d
+                          else b' transform="matrix(%s %s %s %s 0 0)"' % (_float(a), _float(c), _float(b), _float(d)))
+            if clip:
+                attrs += b' clip-path="%s"' % clip
+            if style:
+                attrs += b' style="%s"' % style
+            paths.append(b"<path%s/>" % attrs)
+        trailing = run.group(0)[len(run.group(0).rstrip()):]
+        return b"".join(paths) + trailing
+
+    svg = _USE_RUN.sub(replace, svg)
+    used = set(re.findall(rb'href="#([^"]+)"', svg))
+    svg = _OUTLINE.sub(lambda m: m.group(0) if m.group(1) in used else b"", svg)
+    return re.sub(rb"<defs>\s*</defs>\s*", b"", svg)
+
+
+# After inline_uses, each label is <g id="text_N"><g transform><path/></g></g>, each hatched cell
+# <g id="patch_N"><path/></g>, each tick mark <g id="line2d_N"><g><path/></g></g>, and each tick
+# <g id="xtick_N"> holds a mark and a label: groups with no look of their own.
+_PLACED_PATH = re.compile(rb'<g transform="([^"]*)"(?: style="([^"]*)")?>\s*'
+                          rb'<path d="([^"]*)"(?: transform="([^"]*)")?(?: style="([^"]*)")?/>\s*</g>')
+_WRAPPED_PATHS = re.compile(rb'<g(?: id="(?:text|patch|line2d|xtick|ytick)_\d+")?>((?:\s*(?:<!--[^<>]*-->|<path [^>]*/>))+)\s*</g>')
+_SIBLING_PATHS = re.compile(rb'<path d="([^"]*)"([^>]*)/>(?:\s*<path d="[^"]*"\2/>)+')
+_ONLY_SCALE = re.compile(rb"scale\(([-\d.e]+)\)")
+
+
+def _moved(d: bytes, shift: tuple[int, int]) -> bytes | None:
+    """``d`` with every absolute point moved by ``shift`` (1e-4 units); None if not M L Q C z (either case)."""
+    tokens = _PATH_TOKEN.findall(d)
+    out: list[bytes] = []
+    absolute = False
+    pair: list[int] = []
+    for token in tokens:
+        if token[:1].isalpha():
+            if token.upper() not in (b"M", b"L", b"Q", b"C", b"Z") or pair:
+                return None
+            absolute = token.isupper()
+            out.append(token)
+            continue
+        value = round(float(token) * 10**_PLACES)
+        pair.append(value)
+        if len(pair) == 2:
+            if absolute:
+                pair = [pair[0] + shift[0], pair[1] + shift[1]]
+            out += [_number(pair[0]), _number(pair[1])]
+            pair = []
+    return None if pair else b" ".join(out)
+
+
+def _linear_transform(linear: np.ndarray) -> bytes:
+    (a, c), (b, d) = linear
+    if b == c == 0:
+        return b"scale(%s)" % _float(a) if a == d else b"scale(%s %s)" % (_float(a), _float(d))
+    return b"matrix(%s %s %s %s 0 0)" % (_float(a), _float(b), _float(c), _float(d))
+
+
+def flatten_groups(svg: bytes) -> bytes:
+    """Fold groups that only hold paths, and draw side-by-side paths of one fill as one.
+
+    A placed label's translation moves into its outline's coordinates, so labels that share
+    a size, angle and colour (a heatmap's cell values) become one ``<path>``. Only paths
+    without stroke or opacity are joined: their union paints exactly what they painted
+    one after another.
+
+    >>> inner = b'<path d="M 0 0 l 64 0 l 0 64 z" transform="scale(0.015625)"/>'
+    >>> label = b'<g id="text_%d"><g transform="translate(%d 0) scale(2)" style="fill: #fff">' + inner + b'</g></g>'
+    >>> flatten_groups(label % (1, 1) + label % (2, 3))
+    b'<path d="M 32 0 l 64 0 l 0 64 z M 96 0 l 64 0 l 0 64 z" transform="scale(2) scale(0.015625)" style="fill: #fff"/>'
+    """
+    user_space_patterns = all(b'patternUnits="userSpaceOnUse"' in tag for tag in re.findall(rb"<pattern [^>]*>", svg))
+
+    def place(match: re.Match) -> bytes:
+        outer, outer_style, d, own, own_style = match.groups()
+        own = own or b""
+        placed = _matrix(outer) @ _matrix(own)
+        linear = placed[:2, :2]
+        if abs(np.linalg.det(linear)) < 1e-12:
+            return match.group(0)
+        shift = np.linalg.solve(linear, placed[:2, 2])
+        moved = _moved(d, (round(shift[0] * 10**_PLACES), round(shift[1] * 10**_PLACES)))
+        if moved is None:
+            return match.group(0)
+        scale = _ONLY_SCALE.fullmatch(own)
+        if scale:  # keep the outline's own scale last, so glyph outlines stay recognisable
+            transform = _linear_transform(linear / float(scale.group(1))) + b" " + own
+        else:
+            transform = _linear_transform(linear)
+        attrs = b' d="%s"' % moved
+        if transform != b"scale(1)":
+            attrs += b' transform="%s"' % transform
+        style = _style(outer_style or b"", own_style or b"")
+        if style:
+            attrs += b' style="%s"' % style
+        return b"<path%s/>" % attrs
+
+    def join(run: re.Match) -> bytes:
+        rest = run.group(2)
+        if b"stroke" in rest or b"opacity" in rest or (b"url(" in rest and not user_space_patterns):
+            return run.group(0)
+        ds = re.findall(rb'<path d="([^"]*)"', run.group(0))
+        return b'<path d="%s"%s/>' % (b" ".join(ds), rest)
+
+    previous = None
+    while previous != svg:
+        previous = svg
+        svg = _PLACED_PATH.sub(place, svg)
+        svg = _WRAPPED_PATHS.sub(rb"\1", svg)
+    return _SIBLING_PATHS.sub(join, svg)
+
+
+def _float(value: float) -> bytes:
+    return (f"{value:.9f}".rstrip("0").rstrip(".") or "0").encode()
+
+
 def figure_to_svg(fig: Figure, title: str) -> bytes:
     """Render ``fig`` to deterministic SVG bytes with ``title`` as its ``<title>`` text.
 
-    Heatmap cells are merged per colour (:func:`merge_mesh_cells`).
+    Heatmap cells are merged per colour (:func:`merge_mesh_cells`) and shared outlines
+    (glyphs, tick marks, markers) are drawn in place (:func:`inline_uses`), then
+    single-path groups are folded and same-fill neighbours joined (:func:`flatten_groups`).
 
     >>> fig = new_figure(2, 1)
     >>> _ = fig.add_subplot().plot([0, 1], [1, 0])
@@ -254,4 +522,4 @@ def figure_to_svg(fig: Figure, title: str) -> bytes:
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Title": title, "Creator": "mha-lesson"})
-    return merge_mesh_cells(buffer.getvalue())
+    return merge_mesh_cells(flatten_groups(inline_uses(buffer.getvalue())))

@@ -5,7 +5,8 @@ How a page shows a figure (decided in :mod:`mha_site.style`): at its natural siz
 narrowest desktop text column, less the figure card's padding), so the browser never
 shrinks it there. The tests read each committed SVG as a browser would: the glyphs
 of every piece of text (matplotlib writes text as ``<use>`` of glyph outlines, one
-em = 100 glyph units) and every transform above them, and compute the text's
+em = 100 glyph units; :func:`mha_site.style.inline_uses` draws them in place as paths
+ending in ``scale(0.015625)``) and every transform above them, and compute the text's
 rendered height in CSS px from the SVG's ``width`` and ``viewBox``.
 """
 
@@ -33,6 +34,8 @@ PENDING_RASTER: set[str] = set()
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+#: matplotlib's glyph outlines are in 1/64 font units; this scale brings an em to 100 units.
+GLYPH_SCALE = "scale(0.015625)"
 _TRANSFORM = re.compile(r"(matrix|translate|scale|rotate)\(([^)]*)\)")
 
 
@@ -77,6 +80,10 @@ def svg_text_sizes(svg: bytes) -> tuple[float, list[float]]:
         here = above @ _linear(element.get("transform"))
         if element.tag == f"{SVG_NS}use" and (element.get(XLINK_HREF) or "").lstrip("#") in glyphs:
             em_units = 100 * math.sqrt(abs(np.linalg.det(here)))  # a glyph outline's em is 100 units
+            sizes.append(em_units * shown_px / view_width)
+        elif element.tag == f"{SVG_NS}path" and (element.get("transform") or "").endswith(GLYPH_SCALE):
+            # glyphs drawn in place (mha_site.style.inline_uses): font units, scaled last by GLYPH_SCALE
+            em_units = 100 * math.sqrt(abs(np.linalg.det(here))) / 0.015625
             sizes.append(em_units * shown_px / view_width)
         for child in element:
             if child.tag != f"{SVG_NS}defs":
@@ -125,6 +132,14 @@ def test_every_figure_fits_the_column_and_its_text_is_at_least_11_px(path: Path)
 def test_no_figure_embeds_a_raster_image(path: Path):
     """An embedded PNG's bytes depend on the machine's zlib, so no figure could check byte for byte everywhere."""
     assert b"<image" not in path.read_bytes()
+
+
+@pytest.mark.parametrize("path", SVGS, ids=lambda path: path.name)
+def test_no_figure_makes_the_browser_clone_outlines(path: Path):
+    """Each ``<use>`` is a shadow copy a phone styles on the page's main thread (mha_site.style.inline_uses)."""
+    svg = path.read_bytes()
+    assert b"<use" not in svg
+    assert svg.count(b"<g") <= 150, "single-path groups are folded (mha_site.style.flatten_groups)"
 
 
 def _cmap_colours(name: str) -> set[str]:
