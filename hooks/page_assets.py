@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from mha_site.code_tokens import drop_plain_token_spans
 from mha_site.html import element_end
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
@@ -163,7 +164,7 @@ def fallback_in_noscript(content: str) -> str:
 
 
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
-    content = wrap_tables(fallback_in_noscript(content))
+    content = drop_plain_token_spans(wrap_tables(fallback_in_noscript(content)))
     return size_images(content, page.file.url, Path(config["docs_dir"]))
 
 

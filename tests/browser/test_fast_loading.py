@@ -123,3 +123,36 @@ def test_scroll_regions_are_marked_as_they_near_the_viewport(new_page) -> None:
     page.keyboard.press("ArrowRight")
     page.wait_for_function("el => el.scrollLeft > 0", arg=formula.element_handle())
     assert page.console_errors == []
+
+
+# The colour a token span would have inside the page's first code block, against the block's own.
+TOKEN_COLOURS = """
+() => {
+  const code = document.querySelector('article pre > code');
+  const colour = (cls) => {
+    const span = document.createElement('span');
+    span.className = cls;
+    span.textContent = 'x';
+    code.appendChild(span);
+    const value = getComputedStyle(span).color;
+    span.remove();
+    return value;
+  };
+  return {code: getComputedStyle(code).color, n: colour('n'), o: colour('o'), p: colour('p'),
+          w: colour('w'), k: colour('k'), mi: colour('mi'),
+          plainSpans: document.querySelectorAll('article pre span.n, article pre span.o, '
+                                                 + 'article pre span.p, article pre span.w').length};
+}
+"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_code_tokens_without_spans_look_as_they_would_with_them(new_page, scheme) -> None:
+    """The build drops name, operator, punctuation and whitespace spans (mha_site.code_tokens):
+    extra.css draws those tokens in the code colour, so a span would change nothing."""
+    page = new_page(color_scheme=scheme)
+    page.goto("causal-mask/", wait_until="networkidle")
+    colours = page.evaluate(TOKEN_COLOURS)
+    assert colours["plainSpans"] == 0
+    assert colours["n"] == colours["o"] == colours["p"] == colours["w"] == colours["code"], colours
+    assert colours["k"] != colours["code"] and colours["mi"] != colours["code"], "keywords and numbers keep colour"

@@ -133,3 +133,36 @@ def test_markdown_tables_are_wrapped_at_build_time(built_site):
         article = html[html.find("<article"):html.find("</article>")]
         assert "<table>" not in article, page
         assert article.count('<table class="mha-table">') == article.count('<div class="md-typeset__table">') > 0, page
+
+
+def test_plain_code_tokens_lose_their_spans_and_keep_their_text():
+    import re
+
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    from mha_site.code_tokens import drop_plain_token_spans
+
+    html = highlight("def f(x: int) -> int:\n    return x ** 2  # square\n", PythonLexer(), HtmlFormatter())
+    out = drop_plain_token_spans(html)
+
+    def text(markup: str) -> str:
+        return re.sub(r"<[^>]+>", "", markup)
+
+    assert text(out) == text(html)
+    assert not re.search(r'<span class="[nopw]">', out) and "<span></span>" not in out
+    for kept in ["k", "nf", "nb", "mi", "c1"]:  # keyword, function name, builtin, number, comment
+        assert html.count(f'<span class="{kept}">') == out.count(f'<span class="{kept}">') > 0, kept
+
+
+def test_built_code_blocks_hold_no_plain_token_spans(built_site):
+    import re
+
+    for page in ["", "causal-mask/", "api/", "notebooks/mha-walkthrough/"]:
+        html = (built_site / page / "index.html").read_text(encoding="utf-8")
+        blocks = re.findall(r"<pre\b.*?</pre>", html, flags=re.S)
+        assert blocks, page
+        # A span that holds only text is gone (mkdocstrings' <span class="n"><span title=...> stays).
+        assert not any(re.search(r'<span class="[nopw]">[^<]*</span>', block) for block in blocks), page
+        assert any('<span class="k">' in block or '<span class="kn">' in block for block in blocks), page
