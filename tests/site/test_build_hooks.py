@@ -92,6 +92,8 @@ def test_page_assets_follow_the_components_on_the_page():
     css, js = page_assets.assets_for('<span class="katex"></span><div class="mha-explorer" x>')
     assert css == ["assets/vendor/katex/katex.min.css", "assets/explorer/explorer.css"]
     assert js == ["assets/explorer/explorer.js"]
+    assert page_assets.assets_for('<div class="live-heads" data-live-heads>') == (
+        ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"])
 
 
 def test_figures_get_intrinsic_size_and_lazy_loading(tmp_path):
@@ -166,3 +168,20 @@ def test_built_code_blocks_hold_no_plain_token_spans(built_site):
         # A span that holds only text is gone (mkdocstrings' <span class="n"><span title=...> stays).
         assert not any(re.search(r'<span class="[nopw]">[^<]*</span>', block) for block in blocks), page
         assert any('<span class="k">' in block or '<span class="kn">' in block for block in blocks), page
+
+
+def test_every_script_is_loaded_after_the_first_paint(built_site):
+    """hooks/page_assets.py: no page lets the parser run a script file; one loader runs the
+    bundle first, then a11y.js, then the page's own scripts."""
+    import json
+    import re
+
+    for page in ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
+        html = (built_site / page / "index.html").read_text(encoding="utf-8")
+        assert "<script src" not in html, page
+        loaders = re.findall(r"const scripts = (\[[^\]]*\])\.map", html)
+        assert len(loaders) == 1, page
+        sources = [src.rsplit("/", 1)[-1] for src in json.loads(loaders[0])]
+        assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
+        if page == "real-heads/":
+            assert sources[2:] == ["live-heads.js"]
