@@ -77,7 +77,7 @@ def shape_flow(B: int = 2, T: int = 10, d_model: int = 512, h: int = 8, device: 
         ("scores = Q K^T / sqrt(d_k)", "(B, h, T, T)", tuple(scores.shape)),
         ("weights = softmax over keys", "(B, h, T, T)", tuple(weights.shape)),
         ("heads = weights @ V", "(B, h, T, d_k)", tuple(heads.shape)),
-        ("merge: transpose(1, 2)\n.reshape(B, T, h d_k)", "(B, T, d_model)", tuple(merged.shape)),
+        ("merge: transpose(1, 2)\n.reshape(B, T, h * d_k)", "(B, T, d_model)", tuple(merged.shape)),
         ("output = concat W^O", "(B, T, d_model)", tuple(output.shape)),
     ]
 

@@ -139,7 +139,8 @@ TOKEN_COLOURS = """
     return value;
   };
   return {code: getComputedStyle(code).color, n: colour('n'), o: colour('o'), p: colour('p'),
-          w: colour('w'), k: colour('k'), mi: colour('mi'),
+          w: colour('w'), k: colour('k'), mi: colour('mi'), ow: colour('ow'), kc: colour('kc'),
+          constant: colour('no'),
           plainSpans: document.querySelectorAll('article pre span.n, article pre span.o, '
                                                  + 'article pre span.p, article pre span.w').length};
 }
@@ -156,6 +157,8 @@ def test_code_tokens_without_spans_look_as_they_would_with_them(new_page, scheme
     assert colours["plainSpans"] == 0
     assert colours["n"] == colours["o"] == colours["p"] == colours["w"] == colours["code"], colours
     assert colours["k"] != colours["code"] and colours["mi"] != colours["code"], "keywords and numbers keep colour"
+    assert colours["ow"] == colours["k"], "in, is, not, and, or read as keywords"
+    assert colours["kc"] == colours["constant"] != colours["code"], "True, False, None read as constants"
 
 
 # Every change made to <html>'s class or attributes after the <article> element exists.
