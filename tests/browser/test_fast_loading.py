@@ -238,3 +238,19 @@ def test_notebook_figures_keep_their_natural_size_and_scroll_at_375_px(new_page)
         assert shown["img"] == shown["natural"] > shown["client"] and shown["scroll"] > shown["client"], shown
     page.wait_for_selector(".jupyter-wrapper .figure-scroll[tabindex='0'][role=region]")  # a11y.js: keyboard scroll
     assert page.console_errors == []
+
+
+def test_a_figure_wider_than_the_screen_says_it_scrolls(new_page) -> None:
+    """The figures' white background hides extra.css's scroll shadows, so an overflowing
+    figure (marked by a11y.js) says in words that it scrolls; one that fits says nothing."""
+    hint = "getComputedStyle(document.querySelector('.figure-scroll'), '::after').content"
+    phone = new_page(width=375)
+    phone.goto("causal-mask/", wait_until="networkidle")
+    phone.locator(".figure-scroll").first.scroll_into_view_if_needed()
+    phone.wait_for_selector(".figure-scroll[data-scroll-a11y]")
+    assert "Scroll sideways for the whole figure" in phone.evaluate(hint)
+    desktop = new_page(width=1280)
+    desktop.goto("causal-mask/", wait_until="networkidle")
+    desktop.locator(".figure-scroll").first.scroll_into_view_if_needed()
+    desktop.wait_for_timeout(300)
+    assert desktop.evaluate(hint) == "none"
