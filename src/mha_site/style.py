@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import re
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -254,31 +255,68 @@ _ATTR = re.compile(rb'([\w:-]+)="([^"]*)"')
 _OUTLINE = re.compile(rb"<path id=\"([^\"]+)\" ([^>]*)/>\s*")
 _PATH_TOKEN = re.compile(rb"[A-Za-z]|-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
 _TRANSFORM = re.compile(rb"(translate|scale|rotate|matrix)\(([^)]*)\)")
-_POINTS_PER_COMMAND = {b"M": 1, b"L": 1, b"Q": 2, b"C": 3, b"z": 0}
+_POINTS_PER_COMMAND = {b"M": 1, b"L": 1, b"Q": 2, b"C": 3, b"Z": 0}
 _USE_ATTRS = {b"xlink:href", b"x", b"y", b"transform", b"style", b"clip-path"}
 #: Outline coordinates are rounded to this many decimals (matplotlib's glyph outlines are
 #: whole font units already; markers are in points, so 1e-4 pt).
 _PLACES = 4
 
 
-def _matrix(transform: bytes) -> np.ndarray:
-    """The 3 x 3 affine matrix of an SVG ``transform`` attribute (translate, scale, rotate, matrix)."""
-    result = np.eye(3)
+# An affine map as SVG writes it, matrix(a b c d e f): x' = a x + c y + e, y' = b x + d y + f.
+# Plain Python floats, not numpy: every operation is one IEEE rounding, with no BLAS or FMA
+# path that could differ between CPUs, so the SVG bytes are the same on every machine.
+Affine = tuple[float, float, float, float, float, float]
+_IDENTITY: Affine = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_QUARTER_TURNS = {0: (1.0, 0.0), 1: (0.0, 1.0), 2: (-1.0, 0.0), 3: (0.0, -1.0)}  # (cos, sin), exact
+
+
+def _then(m: Affine, n: Affine) -> Affine:
+    """``m`` applied after ``n`` (the SVG transform list "m n")."""
+    a, b, c, d, e, f = m
+    p, q, r, s, t, u = n
+    return (a * p + c * q, b * p + d * q, a * r + c * s, b * r + d * s, a * t + c * u + e, b * t + d * u + f)
+
+
+def _matrix(transform: bytes) -> Affine:
+    """The affine map of an SVG ``transform`` attribute (translate, scale, rotate, matrix)."""
+    result = _IDENTITY
     for kind, args in _TRANSFORM.findall(transform):
         v = [float(a) for a in args.replace(b",", b" ").split()]
         if kind == b"translate":
-            m = np.array([[1, 0, v[0]], [0, 1, v[1] if len(v) > 1 else 0.0], [0, 0, 1]])
+            step = (1.0, 0.0, 0.0, 1.0, v[0], v[1] if len(v) > 1 else 0.0)
         elif kind == b"scale":
-            m = np.diag([v[0], v[1] if len(v) > 1 else v[0], 1.0])
+            step = (v[0], 0.0, 0.0, v[1] if len(v) > 1 else v[0], 0.0, 0.0)
         elif kind == b"rotate" and len(v) == 1:
-            c, s = np.cos(np.radians(v[0])), np.sin(np.radians(v[0]))
-            m = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+            turns = v[0] / 90
+            cos, sin = (_QUARTER_TURNS[int(turns) % 4] if turns.is_integer()
+                        else (math.cos(math.radians(v[0])), math.sin(math.radians(v[0]))))
+            step = (cos, sin, -sin, cos, 0.0, 0.0)
         elif kind == b"matrix":
-            m = np.array([[v[0], v[2], v[4]], [v[1], v[3], v[5]], [0, 0, 1]])
+            step = tuple(v)
         else:
             raise ValueError(f"unsupported transform {transform!r}")
-        result = result @ m
+        result = _then(result, step)
     return result
+
+
+def _placement(m: Affine) -> tuple[tuple[float, float, float, float], tuple[int, int]] | None:
+    """``m`` as its linear part and, in the units before it (1e-4), the offset it adds; None if flat."""
+    a, b, c, d, e, f = m
+    det = a * d - b * c
+    if abs(det) < 1e-12:
+        return None
+    shift = ((d * e - c * f) / det, (a * f - b * e) / det)  # solves linear @ shift = (e, f)
+    return (a, b, c, d), (round(shift[0] * 10**_PLACES), round(shift[1] * 10**_PLACES))
+
+
+def _linear_transform(linear: tuple[float, float, float, float]) -> bytes:
+    """A ``transform`` value for a linear map; empty for the identity."""
+    a, b, c, d = linear
+    if b == c == 0:
+        if a == d:
+            return b"" if a == 1 else b"scale(%s)" % _float(a)
+        return b"scale(%s %s)" % (_float(a), _float(d))
+    return b"matrix(%s %s %s %s 0 0)" % (_float(a), _float(b), _float(c), _float(d))
 
 
 def _number(units: int) -> bytes:
@@ -286,23 +324,31 @@ def _number(units: int) -> bytes:
     return (text if text not in ("", "-0") else "0").encode()
 
 
-def _outline(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
-    """``d`` as (command, points) with points in 1e-4 units; None if it uses anything but M L Q C z."""
+def _commands(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
+    """``d`` as (command, points), points in 1e-4 units; None if it uses anything but M L Q C Z (either case)."""
     tokens = _PATH_TOKEN.findall(d)
     commands: list[tuple[bytes, list[tuple[int, int]]]] = []
     i = 0
     while i < len(tokens):
         command = tokens[i]
-        if command not in _POINTS_PER_COMMAND:
+        if command.upper() not in _POINTS_PER_COMMAND:
             return None
-        n = 2 * _POINTS_PER_COMMAND[command]
+        n = 2 * _POINTS_PER_COMMAND[command.upper()]
         numbers = tokens[i + 1:i + 1 + n]
         if len(numbers) != n or any(t[:1].isalpha() for t in numbers):
             return None
         values = [round(float(t) * 10**_PLACES) for t in numbers]
         commands.append((command, list(zip(values[::2], values[1::2]))))
         i += 1 + n
-    return commands if not commands or commands[0][0] == b"M" else None  # a space has no outline
+    return commands
+
+
+def _outline(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
+    """A shared outline's commands: absolute, starting with a moveto (a space has none at all)."""
+    commands = _commands(d)
+    if commands is None or (commands and commands[0][0] != b"M") or any(c.islower() and c != b"z" for c, _ in commands):
+        return None
+    return commands
 
 
 def _relative(commands: list[tuple[bytes, list[tuple[int, int]]]], offset: tuple[int, int]) -> bytes:
@@ -314,7 +360,7 @@ def _relative(commands: list[tuple[bytes, list[tuple[int, int]]]], offset: tuple
     parts: list[bytes] = []
     current = start = (0, 0)
     for index, (command, points) in enumerate(commands):
-        if command == b"z":
+        if command in (b"z", b"Z"):
             parts.append(b"z")
             current = start
             continue
@@ -365,16 +411,13 @@ def inline_uses(svg: bytes) -> bytes:
         outline = outlines.get(ident)
         if set(attrs) - _USE_ATTRS or outline is None or parsed[ident] is None or set(outline) - {b"d", b"transform", b"style"}:
             return None
-        placed = (_matrix(attrs.get(b"transform", b""))
-                  @ _matrix(b"translate(%s %s)" % (attrs.get(b"x", b"0"), attrs.get(b"y", b"0")))
-                  @ _matrix(outline.get(b"transform", b"")))
-        linear = placed[:2, :2]
-        if abs(np.linalg.det(linear)) < 1e-12:
+        placement = _placement(_then(_then(_matrix(attrs.get(b"transform", b"")),
+                                           _matrix(b"translate(%s %s)" % (attrs.get(b"x", b"0"), attrs.get(b"y", b"0")))),
+                                     _matrix(outline.get(b"transform", b""))))
+        if placement is None:
             return None
-        shift = np.linalg.solve(linear, placed[:2, 2])  # the offset in the outline's own units
-        offset = (round(shift[0] * 10**_PLACES), round(shift[1] * 10**_PLACES))
-        key = (tuple(np.round(linear, 9).ravel()), _style(attrs.get(b"style", b""), outline.get(b"style", b"")),
-               attrs.get(b"clip-path", b""))
+        linear, offset = placement  # offset: in the outline's own units
+        key = (linear, _style(attrs.get(b"style", b""), outline.get(b"style", b"")), attrs.get(b"clip-path", b""))
         return key, offset, ident
 
     def replace(run: re.Match) -> bytes:
@@ -390,11 +433,10 @@ def inline_uses(svg: bytes) -> bytes:
             groups[-1][1].append(_relative(parsed[ident], offset))
         paths = []
         for (linear, style, clip), ds in groups:
-            a, b, c, d = linear
             attrs = b' d="%s"' % b" ".join(ds)
-            if (a, b, c, d) != (1.0, 0.0, 0.0, 1.0):
-                attrs += (b' transform="scale(%s)"' % _float(a) if b == c == 0 and a == d
-                          else b' transform="matrix(%s %s %s %s 0 0)"' % (_float(a), _float(c), _float(b), _float(d)))
+            transform = _linear_transform(linear)
+            if transform:
+                attrs += b' transform="%s"' % transform
             if clip:
                 attrs += b' clip-path="%s"' % clip
             if style:
@@ -420,33 +462,15 @@ _ONLY_SCALE = re.compile(rb"scale\(([-\d.e]+)\)")
 
 
 def _moved(d: bytes, shift: tuple[int, int]) -> bytes | None:
-    """``d`` with every absolute point moved by ``shift`` (1e-4 units); None if not M L Q C z (either case)."""
-    tokens = _PATH_TOKEN.findall(d)
+    """``d`` with every absolute point moved by ``shift`` (1e-4 units); None if not M L Q C Z (either case)."""
+    commands = _commands(d)
+    if commands is None:
+        return None
     out: list[bytes] = []
-    absolute = False
-    pair: list[int] = []
-    for token in tokens:
-        if token[:1].isalpha():
-            if token.upper() not in (b"M", b"L", b"Q", b"C", b"Z") or pair:
-                return None
-            absolute = token.isupper()
-            out.append(token)
-            continue
-        value = round(float(token) * 10**_PLACES)
-        pair.append(value)
-        if len(pair) == 2:
-            if absolute:
-                pair = [pair[0] + shift[0], pair[1] + shift[1]]
-            out += [_number(pair[0]), _number(pair[1])]
-            pair = []
-    return None if pair else b" ".join(out)
-
-
-def _linear_transform(linear: np.ndarray) -> bytes:
-    (a, c), (b, d) = linear
-    if b == c == 0:
-        return b"scale(%s)" % _float(a) if a == d else b"scale(%s %s)" % (_float(a), _float(d))
-    return b"matrix(%s %s %s %s 0 0)" % (_float(a), _float(b), _float(c), _float(d))
+    for command, points in commands:
+        dx, dy = shift if command.isupper() else (0, 0)
+        out += [command] + [b"%s %s" % (_number(x + dx), _number(y + dy)) for x, y in points]
+    return b" ".join(out)
 
 
 def flatten_groups(svg: bytes) -> bytes:
@@ -467,21 +491,19 @@ def flatten_groups(svg: bytes) -> bytes:
     def place(match: re.Match) -> bytes:
         outer, outer_style, d, own, own_style = match.groups()
         own = own or b""
-        placed = _matrix(outer) @ _matrix(own)
-        linear = placed[:2, :2]
-        if abs(np.linalg.det(linear)) < 1e-12:
+        placement = _placement(_then(_matrix(outer), _matrix(own)))
+        moved = placement and _moved(d, placement[1])
+        if not moved:
             return match.group(0)
-        shift = np.linalg.solve(linear, placed[:2, 2])
-        moved = _moved(d, (round(shift[0] * 10**_PLACES), round(shift[1] * 10**_PLACES)))
-        if moved is None:
-            return match.group(0)
+        linear = placement[0]
         scale = _ONLY_SCALE.fullmatch(own)
         if scale:  # keep the outline's own scale last, so glyph outlines stay recognisable
-            transform = _linear_transform(linear / float(scale.group(1))) + b" " + own
+            k = float(scale.group(1))
+            transform = b" ".join(t for t in (_linear_transform(tuple(v / k for v in linear)), own) if t)
         else:
             transform = _linear_transform(linear)
         attrs = b' d="%s"' % moved
-        if transform != b"scale(1)":
+        if transform:
             attrs += b' transform="%s"' % transform
         style = _style(outer_style or b"", own_style or b"")
         if style:

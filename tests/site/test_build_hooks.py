@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
 from types import SimpleNamespace
 
 import pytest
 from mkdocs.exceptions import PluginError
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
+from mha_site.code_tokens import drop_plain_token_spans
 from sitekit import load_file_module
 
 katex = load_file_module("hooks/katex.py")
@@ -118,8 +124,6 @@ def test_explorer_fallback_is_not_fetched_when_scripts_run():
 def test_every_material_table_rule_is_carried_over_to_our_tables(built_site):
     """tables.css (hooks/page_assets.py) restates each selector Material writes for
     table:not([class]) for the tables the build wraps itself (mha_site.tables)."""
-    import re
-
     material = next((built_site / "assets" / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
     ours = (built_site / "assets" / "stylesheets" / "tables.css").read_text(encoding="utf-8")
     theirs = sorted(s.strip() for rule in re.findall(r"([^{}]*)\{[^{}]*\}", material)
@@ -138,14 +142,6 @@ def test_markdown_tables_are_wrapped_at_build_time(built_site):
 
 
 def test_plain_code_tokens_lose_their_spans_and_keep_their_text():
-    import re
-
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    from mha_site.code_tokens import drop_plain_token_spans
-
     html = highlight("def f(x: int) -> int:\n    return x ** 2  # square\n", PythonLexer(), HtmlFormatter())
     out = drop_plain_token_spans(html)
 
@@ -159,8 +155,6 @@ def test_plain_code_tokens_lose_their_spans_and_keep_their_text():
 
 
 def test_built_code_blocks_hold_no_plain_token_spans(built_site):
-    import re
-
     for page in ["", "causal-mask/", "api/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         blocks = re.findall(r"<pre\b.*?</pre>", html, flags=re.S)
@@ -173,9 +167,6 @@ def test_built_code_blocks_hold_no_plain_token_spans(built_site):
 def test_every_script_is_loaded_after_the_first_paint(built_site):
     """hooks/page_assets.py: no page lets the parser run a script file; one loader runs the
     bundle first, then a11y.js, then the page's own scripts."""
-    import json
-    import re
-
     for page in ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         assert "<script src" not in html, page
