@@ -366,3 +366,15 @@ def test_the_built_site_prints_the_claims_and_no_placeholder(built_site: Path, c
         assert html.escape(values[f"claim.{key}"], quote=False) in lesson_html, key
     assert html.escape(values["claim.cpu_fused_memory"], quote=False) in benchmark_html
     assert ("No GPU results yet" in benchmark_html) == ("cuda" not in committed)
+
+
+def test_provenance_takes_the_commit_from_the_copier_only_when_git_cannot_say(monkeypatch):
+    from mha_site.bench import measure
+
+    monkeypatch.setenv(measure.SOURCE_COMMIT_VARIABLE, "abc1234")
+    assert measure.provenance(torch.device("cpu"), "x")["git_commit"] != "abc1234 (copied tree, commit named by the copier)"
+    monkeypatch.setattr(measure, "_git", lambda *args: None)
+    info = measure.provenance(torch.device("cpu"), "x")
+    assert info["git_commit"] == "abc1234 (copied tree, commit named by the copier)" and info["git_dirty"] is None
+    monkeypatch.delenv(measure.SOURCE_COMMIT_VARIABLE)
+    assert measure.provenance(torch.device("cpu"), "x")["git_commit"] == "none (no commit yet)"

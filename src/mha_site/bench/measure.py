@@ -181,6 +181,10 @@ def peak_bytes(fn: Callable[[], object], device: torch.device) -> int:
     return int(peak)
 
 
+#: Names the commit of a tree copied without .git; read only when git cannot say.
+SOURCE_COMMIT_VARIABLE = "MHA_SOURCE_COMMIT"
+
+
 def _git(*args: str) -> str | None:
     try:
         done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10, cwd=Path(__file__).parent)
@@ -207,10 +211,14 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
     ('python scripts/bench.py', 'cpu', True)
     """
     status = _git("status", "--porcelain")
+    commit = _git("rev-parse", "HEAD")
+    if commit is None and os.environ.get(SOURCE_COMMIT_VARIABLE):
+        # A copy of a clean checkout without its .git (a borrowed GPU machine): the copier names the commit.
+        commit = os.environ[SOURCE_COMMIT_VARIABLE].strip() + " (copied tree, commit named by the copier)"
     info: dict[str, Any] = {
         "command": command,
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "git_commit": _git("rev-parse", "HEAD") or "none (no commit yet)",
+        "git_commit": commit or "none (no commit yet)",
         "git_dirty": bool(status) if status is not None else None,
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
