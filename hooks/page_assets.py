@@ -200,6 +200,7 @@ SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')
 # which paints nothing). Material's bundle starts its components on DOMContentLoaded (document$);
 # the event has fired by then, so it is sent again if, and only if, document$ has not emitted.
 SCRIPT_LOADER = """<script>{
+  window.mhaScripts = "pending";  // "loaded" once the last one has run (the browser tests wait for it)
   const start = () => {
     const scripts = %s.map((src) => Object.assign(document.createElement("script"), { src, async: false }));
     scripts[0].addEventListener("load", () => {
@@ -207,6 +208,7 @@ SCRIPT_LOADER = """<script>{
       window.document$.subscribe(() => { started = true; }).unsubscribe();
       if (!started) document.dispatchEvent(new Event("DOMContentLoaded"));
     });
+    scripts[scripts.length - 1].addEventListener("load", () => { window.mhaScripts = "loaded"; });
     document.body.append(...scripts);
   };
   if (document.visibilityState === "hidden") start();

@@ -232,6 +232,29 @@ def browser():
         instance.close()
 
 
+def _wait_for_scripts_after_navigation(page) -> None:
+    """Make ``page.goto`` and ``page.reload`` return only once the page's scripts have run.
+
+    Pages load Material's bundle and their own scripts after the first paint
+    (hooks/page_assets.py), and "networkidle" can come before the page has even been parsed
+    (seen at 4x CPU slowdown, and in CI on another machine): a key pressed then reaches no
+    handler. The loader sets ``window.mhaScripts`` to "loaded" after its last script; pages
+    without the loader never set it, so for them a parsed document is enough.
+    """
+    ready = "() => document.readyState === 'complete' && (window.mhaScripts ?? 'loaded') === 'loaded'"
+
+    def waiting(navigate):
+        def navigate_then_wait(*args, **kwargs):
+            response = navigate(*args, **kwargs)
+            page.wait_for_function(ready)
+            return response
+
+        return navigate_then_wait
+
+    page.goto = waiting(page.goto)
+    page.reload = waiting(page.reload)
+
+
 @pytest.fixture
 def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
     """Factory: ``new_page(color_scheme="light", width=1280, height=900, java_script=True)``.
@@ -265,6 +288,8 @@ def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
                 route.abort()
 
         context.route("**/*", route)
+        if java_script:
+            _wait_for_scripts_after_navigation(page)
         page.on("console", lambda message: page.console_errors.append(message.text) if message.type == "error" else None)
         page.on("pageerror", lambda error: page.console_errors.append(f"uncaught: {error}"))
         return page

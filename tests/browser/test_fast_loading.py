@@ -66,6 +66,9 @@ def test_search_fetches_its_index_on_first_use_and_finds_pages(new_page) -> None
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto("", wait_until="networkidle")
+    # new_page's goto returns once the loader's last script has run (the bundle's key handlers
+    # exist): without that wait, CI pressed "/" before Material was listening
+    assert page.evaluate("window.mhaScripts") == "loaded"
     page.wait_for_timeout(300)
     assert not [url for url in requested if "search_index" in url], "index fetched at load"
 
