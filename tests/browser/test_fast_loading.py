@@ -257,3 +257,61 @@ def test_a_figure_wider_than_the_screen_says_it_scrolls(new_page) -> None:
     desktop.locator(".figure-scroll").first.scroll_into_view_if_needed()
     desktop.wait_for_timeout(300)
     assert desktop.evaluate(hint) == "none"
+
+
+# Every block that extra.css lets the browser skip (content-visibility: auto), marked on the
+# first call so that later calls find the same blocks, with their heights.
+SKIPPABLE_HEIGHTS = """() => {
+  if (!document.querySelector('[data-skippable]'))
+    document.querySelectorAll('article *').forEach(el => {
+      if (getComputedStyle(el).contentVisibility === 'auto') el.dataset.skippable = '';
+    });
+  return [...document.querySelectorAll('[data-skippable]')].map(el =>
+    [el.tagName + '.' + el.className + ' ' + el.textContent.trim().slice(0, 40),
+     Math.round(el.getBoundingClientRect().height * 10) / 10]);
+}"""
+
+
+@pytest.mark.parametrize("path, width", [("", 375), ("", 1280), ("api/", 375), ("benchmark/", 1280)])
+def test_blocks_off_screen_are_skipped_and_shown_at_their_own_height(new_page, path, width) -> None:
+    page = new_page(width=width)
+    page.goto(path, wait_until="networkidle")
+    # checkVisibility({contentVisibilityAuto: true}) is false inside a block the browser skips
+    skipped = page.evaluate("""() => [...document.querySelectorAll('article *')]
+        .filter(el => getComputedStyle(el).contentVisibility === 'auto' && el.firstElementChild)
+        .map(el => !el.firstElementChild.checkVisibility({ contentVisibilityAuto: true }))""")
+    assert not skipped[0] and skipped[-1], "the first block is on screen and rendered; the last is skipped"
+
+    # A viewport as tall as the page puts every block near the screen: each is rendered.
+    tall = page.evaluate("document.documentElement.scrollHeight") * 2
+    page.set_viewport_size({"width": width, "height": min(tall, 120_000)})
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    shown = page.evaluate(SKIPPABLE_HEIGHTS)
+    assert len(shown) >= 20, shown
+    page.add_style_tag(content="* { content-visibility: visible !important; }")
+    uncontained = page.evaluate(SKIPPABLE_HEIGHTS)
+    assert [name for name, _ in shown] == [name for name, _ in uncontained]
+    # containment stops margins collapsing through a block: a block that relied on that would grow
+    changed = [(a, b) for a, b in zip(shown, uncontained) if abs(a[1] - b[1]) > 0.5]
+    assert changed == [], changed
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("anchor", ["output-projection", "further-questions"])
+@pytest.mark.parametrize("how", ["link from outside", "table of contents"])
+def test_a_link_to_a_section_lands_on_it_although_blocks_above_are_skipped(new_page, anchor, how) -> None:
+    # the lesson at 375 px: the longest page, so the most guessed heights above the target
+    page = new_page(width=375 if how == "link from outside" else 1280)
+    if how == "link from outside":
+        page.goto(f"#{anchor}", wait_until="networkidle")
+    else:
+        page.goto("", wait_until="networkidle")
+        page.locator(f".md-sidebar--secondary a[href='#{anchor}']").click()
+    page.wait_for_timeout(800)  # blocks near the screen have rendered at their real heights
+    top = page.locator(f"#{anchor}").evaluate("h => h.getBoundingClientRect().top")
+    header = page.locator(".md-header").evaluate("h => h.getBoundingClientRect().height")
+    room_below = page.evaluate("document.documentElement.scrollHeight - innerHeight - scrollY")
+    # at the top, under the header; or as high as it goes, the page scrolled to its end
+    assert 0 <= top - header <= 40 or (top > header and room_below < 1), (top, header, room_below)
+    assert page.evaluate("scrollY") > 5000
+    assert page.console_errors == []

@@ -67,3 +67,33 @@
     pending = setTimeout(() => mark([...nearby]), 150);
   });
 })();
+
+// Links to a section land on it. Blocks the browser skips (content-visibility in
+// extra.css) take their real height only when they near the screen, so a jump to a
+// section near the end of a long page can stop short: the page was shorter when the
+// browser scrolled. Once the blocks around the target have rendered, finish the jump.
+(() => {
+  "use strict";
+
+  function finishJump() {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (!target) return;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      const margin = parseFloat(getComputedStyle(target).scrollMarginTop) || 0;
+      const off = target.getBoundingClientRect().top - margin;
+      const room = document.documentElement.scrollHeight - innerHeight - scrollY;
+      if (Math.abs(off) > 2 && room > 1) target.scrollIntoView();
+    }));
+  }
+
+  // After an in-page jump: at once (an instant scroll has ended before "hashchange"), and
+  // when a smooth scroll ends; if none ends within a second, the reader's own scrolling
+  // is left alone.
+  addEventListener("hashchange", () => {
+    finishJump();
+    addEventListener("scrollend", finishJump, { once: true });
+    setTimeout(() => removeEventListener("scrollend", finishJump), 1000);
+  });
+  finishJump();
+})();
