@@ -112,8 +112,16 @@ def test_scroll_regions_are_marked_as_they_near_the_viewport(new_page) -> None:
     page = new_page(width=375, height=800)
     page.goto("", wait_until="networkidle")
     page.wait_for_selector("html[data-scroll-checked]", state="attached")
-    wide = page.evaluate("""() => [...document.querySelectorAll('div.arithmatex')]
-        .map((el, i) => [i, el.scrollWidth > el.clientWidth + 1]).filter(([, w]) => w).map(([i]) => i)""")
+    # which formulas overflow, measured with every block rendered (then skipped again)
+    wide = page.evaluate("""() => {
+      const all = document.createElement('style');
+      all.textContent = 'article * { content-visibility: visible !important; }';
+      document.head.append(all);
+      const wide = [...document.querySelectorAll('div.arithmatex')]
+        .map((el, i) => [i, el.scrollWidth > el.clientWidth + 1]).filter(([, w]) => w).map(([i]) => i);
+      all.remove();
+      return wide;
+    }""")
     assert wide, "no formula overflows at 375 px"
     formula = page.locator("div.arithmatex").nth(wide[-1])
     assert formula.bounding_box()["y"] > 3 * 800, "pick a formula beyond the first screens"
@@ -213,7 +221,9 @@ def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page,
       paint: performance.getEntriesByName('first-paint')[0].startTime,
       bundle: performance.getEntriesByType('resource').find((r) => /bundle\\.[0-9a-f]+\\.min\\.js$/.test(r.name)).startTime,
     })""")
-    assert timing["bundle"] >= timing["paint"], timing
+    # first-paint is when the frame was presented, which can trail the frame itself under load;
+    # fetched by the preload scanner, as before the loader, the bundle started hundreds of ms earlier
+    assert timing["bundle"] >= timing["paint"] - 50, timing
     page.locator("article pre").first.scroll_into_view_if_needed()
     page.wait_for_selector("article .md-code__button", state="attached")  # made by the bundle
     widget, ready = (".mha-explorer", "data-explorer-ready") if path == "" else ("[data-live-heads]", "data-live-ready")

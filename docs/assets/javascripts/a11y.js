@@ -23,7 +23,15 @@
 
   // All measurements first, then all attribute changes: reading scrollWidth after a write
   // would lay the page out again, once per region.
-  function mark(regions) {
+  // A region in a block the browser still skips (content-visibility in extra.css) has no
+  // laid-out content to measure; it is measured when the block is rendered (below).
+  const rendered = (region) => {
+    const probe = region.firstElementChild || region;
+    return !probe.checkVisibility || probe.checkVisibility({ contentVisibilityAuto: true });
+  };
+
+  function mark(candidates) {
+    const regions = candidates.filter(rendered);
     const overflowing = regions.map((region) => region.scrollWidth > region.clientWidth + 1);
     regions.forEach((region, i) => {
       if (overflowing[i] && !region.hasAttribute("tabindex")) {
@@ -56,7 +64,12 @@
     else mark([...labels.keys()]);
   }
 
-  // Every region at once, wherever it is (the accessibility tests check the whole page).
+  // A skipped block that starts rendering: measure the regions in it that are near the viewport.
+  document.addEventListener("contentvisibilityautostatechange", (event) => {
+    if (!event.skipped) mark([...nearby].filter((region) => event.target.contains(region)));
+  }, true);
+
+  // Every rendered region at once, wherever it is (the accessibility tests check the whole page).
   window.mhaCheckAllScrollRegions = () => mark([...labels.keys()]);
 
   document$.subscribe(({ body }) => collect(body));
