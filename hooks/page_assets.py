@@ -47,6 +47,11 @@ PAGE_ASSETS = [
     ("doc-contents", ["assets/stylesheets/reference.css"], []),
     (TABLE_CLASS, [TABLES_CSS], []),
 ]
+# KaTeX's fonts for plain and italic maths, asked for with the page's head. Otherwise the browser
+# asks for a font only once a formula using it is laid out: after the first paint, now that
+# blocks off screen are skipped (extra.css), and the text around the first formulas then
+# reflowed as the fonts arrived (layout shift 0.13 on the causal-mask page, 0.09 on inference).
+KATEX_FONTS = ["assets/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "assets/vendor/katex/fonts/KaTeX_Math-Italic.woff2"]
 # Stylesheets that go before extra.css (so extra.css may refine them); the rest go after it.
 BEFORE_EXTRA = {"assets/vendor/katex/katex.min.css"}
 EXTRA_CSS = "assets/stylesheets/extra.css"
@@ -187,6 +192,12 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     if extra_link not in output:
         raise PluginError(f"{page.file.src_uri}: {EXTRA_CSS} is not linked; hooks/page_assets.py orders page CSS around it")
     before = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c in BEFORE_EXTRA)
+    if "katex" in stylesheets_markers(output[start:end]):
+        # crossorigin: fonts are fetched in CORS mode, and a preload must match to be reused
+        before = "".join(
+            f'<link rel="preload" href="{_relative(font, page_url)}" as="font" type="font/woff2" crossorigin>'
+            for font in KATEX_FONTS
+        ) + before
     after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
     output = output.replace(extra_link, before + extra_link + after, 1)
     if "doc-contents" not in stylesheets_markers(output[start:end]):
