@@ -352,3 +352,14 @@ def test_the_first_screen_does_not_move_as_fonts_and_blocks_arrive(new_page, pat
     preloaded = [url for url in fonts if url.endswith(("KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2"))]
     assert len(preloaded) == 2, f"each preloaded font fetched once (the preload is reused): {preloaded}"
     assert page.console_errors == []
+
+
+def test_on_paper_no_block_is_skipped(new_page) -> None:
+    page = new_page()
+    page.goto("", wait_until="networkidle")
+    count = "() => [...document.querySelectorAll('article *')].filter(el => getComputedStyle(el).contentVisibility === 'auto').length"
+    assert page.evaluate(count) > 50
+    page.emulate_media(media="print")
+    assert page.evaluate(count) == 0
+    last = page.locator("article > ul").last.inner_text()
+    assert len(last) > 100, last  # a skipped block has no text to print
