@@ -171,8 +171,21 @@ def fallback_in_noscript(content: str) -> str:
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
 
 
+PRE = re.compile(r"<pre>(.*?)</pre>", re.S)
+
+
+def count_code_lines(content: str) -> str:
+    r"""Give each bare ``<pre>`` its line breaks plus one as ``--lines``: extra.css sizes a code
+    block it skips (content-visibility) from it, so the guess is never shorter than the code.
+
+    >>> count_code_lines("<pre><code>a\nb\n</code></pre><pre class='x'>c</pre>")
+    '<pre style="--lines: 3"><code>a\nb\n</code></pre><pre class=\'x\'>c</pre>'
+    """
+    return PRE.sub(lambda m: f'<pre style="--lines: {m.group(1).count(chr(10)) + 1}">{m.group(1)}</pre>', content)
+
+
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
-    content = drop_plain_token_spans(wrap_tables(fallback_in_noscript(content)))
+    content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
     return size_images(content, page.file.url, Path(config["docs_dir"]))
 
 
