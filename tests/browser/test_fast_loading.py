@@ -221,9 +221,9 @@ def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page,
       paint: performance.getEntriesByName('first-paint')[0].startTime,
       bundle: performance.getEntriesByType('resource').find((r) => /bundle\\.[0-9a-f]+\\.min\\.js$/.test(r.name)).startTime,
     })""")
-    # first-paint is when the frame was presented, which can trail the frame itself under load;
+    # first-paint is when the frame was presented, which can trail the frame itself under load (70 ms in CI);
     # fetched by the preload scanner, as before the loader, the bundle started hundreds of ms earlier
-    assert timing["bundle"] >= timing["paint"] - 50, timing
+    assert timing["bundle"] >= timing["paint"] - 150, timing
     page.locator("article pre").first.scroll_into_view_if_needed()
     page.wait_for_selector("article .md-code__button", state="attached")  # made by the bundle
     widget, ready = (".mha-explorer", "data-explorer-ready") if path == "" else ("[data-live-heads]", "data-live-ready")

@@ -77,6 +77,8 @@ def test_page_passes_site_gates(new_page, path: str, scheme: str, width: int) ->
     # sees it once scrolled through, so render every block extra.css lets the browser skip
     # until it nears the screen, then mark all.
     page.add_style_tag(content="article * { content-visibility: visible !important; }")
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_timeout(200)  # the rendering blocks' state-change events have been handled
     page.evaluate("window.mhaCheckAllScrollRegions()")
     page.wait_for_timeout(200)
 
