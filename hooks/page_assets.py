@@ -214,7 +214,7 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
     output = output.replace(extra_link, before + extra_link + after, 1)
     if "doc-contents" not in stylesheets_markers(output[start:end]):
-        # mkdocstrings links its stylesheet on every page; only the API page has its markup.
+        # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
     return scripts_after_first_paint(output, [_relative(j, page_url) for j in scripts])
 

@@ -282,7 +282,7 @@ SKIPPABLE_HEIGHTS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("path, width", [("", 375), ("", 1280), ("api/", 375), ("benchmark/", 1280)])
+@pytest.mark.parametrize("path, width", [("", 375), ("", 1280), ("api/layer/", 375), ("benchmark/", 1280)])
 def test_blocks_off_screen_are_skipped_and_shown_at_their_own_height(new_page, path, width) -> None:
     page = new_page(width=width)
     page.goto(path, wait_until="networkidle")

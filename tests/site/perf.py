@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from gzip_server import make_server  # noqa: E402
+from sitekit import page_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGHTHOUSE = ROOT / ".tools" / "node_modules" / ".bin" / "lighthouse"
 TIMEOUT_S = 240
-PAGES = ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "notebooks/mha-walkthrough/", "api/"]
+PAGES = page_paths()  # every page built from docs/, as the site-wide tests see them
 
 # Issue 11's goal, for every page (Lighthouse 12.2.3, mobile preset, gzip-served).
 BUDGETS = {

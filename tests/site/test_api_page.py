@@ -14,7 +14,8 @@ import mha_ref
 
 from sitekit import ROOT, load_file_module
 
-API_PAGE = ROOT / "docs" / "api.md"
+API_PAGES = sorted((ROOT / "docs" / "api").glob("*.md"))
+DIRECTIVE = re.compile(r"^::: (mha_ref(?:\.\w+)?)\s*$", flags=re.M)
 
 
 def _extension():
@@ -29,11 +30,13 @@ def package() -> griffe.Module:
     return griffe.load("mha_ref", search_paths=[str(ROOT / "src")], extensions=griffe.load_extensions(rst.RstDocstrings))
 
 
-def test_every_module_of_the_package_is_on_the_page():
-    page = API_PAGE.read_text(encoding="utf-8")
-    documented = set(re.findall(r"^::: (mha_ref(?:\.\w+)?)\s*$", page, flags=re.M))
+def test_every_module_of_the_package_is_on_exactly_one_page_and_in_the_overview():
+    documented = [name for page in API_PAGES for name in DIRECTIVE.findall(page.read_text(encoding="utf-8"))]
     modules = {f"mha_ref.{info.name}" for info in pkgutil.iter_modules(mha_ref.__path__)}
-    assert modules | {"mha_ref"} == documented, "add the missing module to docs/api.md"
+    assert sorted(documented) == sorted(modules | {"mha_ref"}), "each module goes on one page under docs/api/"
+    overview = (ROOT / "docs" / "api" / "index.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| \[`(\w+)`\]\[mha_ref\.\1\] \|", overview, flags=re.M)
+    assert sorted(f"mha_ref.{name}" for name in listed) == sorted(modules), "the overview's table lists every module once"
 
 
 def test_doctests_become_pycon_blocks_without_directives():
@@ -88,17 +91,39 @@ def test_comment_docstrings_document_module_constants(package):
     assert package["demo_heads.NUM_FREQUENCIES"].docstring.value.startswith("Number of (cos, sin) pairs")
 
 
-def test_built_page_renders_docstrings_cleanly(built_site: Path):
-    soup = BeautifulSoup((built_site / "api" / "index.html").read_text(encoding="utf-8"), "html.parser")
-    article = soup.find("article")
-    ids = {element["id"] for element in article.find_all(id=True)}
+def _built_api_articles(built_site: Path) -> dict[str, BeautifulSoup]:
+    pages = {}
+    for source in API_PAGES:
+        folder = built_site / "api" / ("" if source.stem == "index" else source.stem)
+        soup = BeautifulSoup((folder / "index.html").read_text(encoding="utf-8"), "html.parser")
+        pages[source.stem] = soup.find("article")
+    return pages
+
+
+def test_built_pages_render_docstrings_cleanly(built_site: Path):
+    articles = _built_api_articles(built_site)
+    ids = {element["id"] for article in articles.values() for element in article.find_all(id=True)}
     for info in pkgutil.iter_modules(mha_ref.__path__):
         assert f"mha_ref.{info.name}" in ids
     assert "mha_ref.attention.multi_head_attention" in ids
-    # No docstring text turned into an element that would swallow the rest of the page.
-    assert article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"]) == []
-    for code in article.find_all(["pre", "code"]):
-        code.decompose()
-    prose = article.get_text()
-    assert ":func:" not in prose and ":class:" not in prose and ">>>" not in prose
-    assert article.select('a.autorefs-internal[href="#mha_ref.attention.multi_head_attention"]')
+    for name, article in articles.items():
+        # No docstring text turned into an element that would swallow the rest of the page.
+        assert article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"]) == [], name
+        # One heading level at a time: the page's h1, then a module per h2.
+        levels = [int(h.name[1]) for h in article.find_all(["h1", "h2", "h3", "h4", "h5", "h6"])]
+        assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:])), (name, levels)
+        for code in article.find_all(["pre", "code"]):
+            code.decompose()
+        prose = article.get_text()
+        assert ":func:" not in prose and ":class:" not in prose and ">>>" not in prose, name
+    # A cross-reference within a page stays on it; one to another page names that page.
+    assert articles["layer"].select('a.autorefs-internal[href="#mha_ref.attention.multi_head_attention"]')
+    assert articles["lesson-examples"].select('a.autorefs-internal[href="../layer/#mha_ref.attention.multi_head_attention"]')
+
+
+def test_api_pages_are_small(built_site: Path):
+    """Issue 11: the single API page had 6,059 elements; split, no page has more than 3,000."""
+    for source in API_PAGES:
+        folder = built_site / "api" / ("" if source.stem == "index" else source.stem)
+        soup = BeautifulSoup((folder / "index.html").read_text(encoding="utf-8"), "html.parser")
+        assert len(soup.find_all(True)) < 3000, source.name

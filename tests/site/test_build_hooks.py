@@ -155,7 +155,7 @@ def test_plain_code_tokens_lose_their_spans_and_keep_their_text():
 
 
 def test_built_code_blocks_hold_no_plain_token_spans(built_site):
-    for page in ["", "causal-mask/", "api/", "notebooks/mha-walkthrough/"]:
+    for page in ["", "causal-mask/", "api/layer/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         blocks = re.findall(r"<pre\b.*?</pre>", html, flags=re.S)
         assert blocks, page

@@ -10,21 +10,30 @@ from bs4 import BeautifulSoup
 
 from markdown_fences import mkdocs_config
 
-COURSE = ["index.md", "causal-mask.md", "inference.md", "real-heads.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", "api.md"]
+API = ["api/index.md", "api/layer.md", "api/lesson-examples.md", "api/causal-and-inference.md", "api/induction.md", "api/benchmark.md"]
+COURSE = ["index.md", "causal-mask.md", "inference.md", "real-heads.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", *API]
 
 
 def _url(source: str) -> str:
     """Site path of a page (directory URLs): 'causal-mask.md' -> '/causal-mask/'."""
-    stem = source.rsplit(".", 1)[0]
-    return "/" if stem == "index" else f"/{stem}/"
+    stem = source.rsplit(".", 1)[0].removesuffix("index").rstrip("/")
+    return f"/{stem}/" if stem else "/"
 
 
 def _soup(built_site: Path, url: str) -> BeautifulSoup:
     return BeautifulSoup((built_site / url.strip("/") / "index.html").read_text(encoding="utf-8"), "html.parser")
 
 
+def _flatten(entries: list) -> list[str]:
+    pages = []
+    for entry in entries:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        pages.extend(_flatten(value) if isinstance(value, list) else [value])
+    return pages
+
+
 def test_nav_follows_the_course_order():
-    assert [next(iter(entry.values())) for entry in mkdocs_config()["nav"]] == COURSE
+    assert _flatten(mkdocs_config()["nav"]) == COURSE
 
 
 @pytest.mark.parametrize("position", range(len(COURSE)), ids=COURSE)
