@@ -12,6 +12,8 @@ figures load lazily with their intrinsic size.
   JavaScript gets the explorer and never downloads them.
 * Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
   bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
+* Quizzes get two height guesses (``mha_site.quiz_heights``), read by extra.css when it
+  skips a quiz that is off screen.
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
@@ -31,6 +33,7 @@ from mkdocs.exceptions import PluginError
 
 from mha_site.code_tokens import drop_plain_token_spans
 from mha_site.html import element_end
+from mha_site.quiz_heights import size_quizzes
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
 # Written by on_post_build from Material's own table rules (mha_site.tables).
@@ -186,6 +189,8 @@ def count_code_lines(content: str) -> str:
 
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
     content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
+    if 'class="quiz"' in content:
+        content = size_quizzes(content)
     return size_images(content, page.file.url, Path(config["docs_dir"]))
 
 

@@ -307,6 +307,29 @@ def test_blocks_off_screen_are_skipped_and_shown_at_their_own_height(new_page, p
     assert page.console_errors == []
 
 
+QUIZ_GUESSES = """() => [...document.querySelectorAll('article .quiz')].map(quiz => {
+  const skippable = getComputedStyle(quiz).contentVisibility === 'auto';
+  const guess = parseFloat(getComputedStyle(quiz).containIntrinsicBlockSize.split(' ').pop());
+  quiz.style.contentVisibility = 'visible';  // laid out for real, whether near the screen or not
+  return [quiz.id, skippable, guess, quiz.getBoundingClientRect().height];
+})"""
+
+
+@pytest.mark.parametrize("width", [320, 412, 699, 700, 1280])
+def test_a_skipped_quiz_is_given_room_for_all_of_it(new_page, width) -> None:
+    """A quiz off screen takes a guessed height (mha_site.quiz_heights, extra.css); a guess shorter
+    than the quiz lets its content spill over the next block when a script lays it out (issue 11)."""
+    page = new_page(width=width)
+    page.goto("", wait_until="networkidle")
+    quizzes = page.evaluate(QUIZ_GUESSES)
+    assert len(quizzes) == 11 and sum(skippable for _, skippable, _, _ in quizzes) >= 8, quizzes
+    for name, skippable, guess, height in quizzes:
+        if skippable:
+            # never short; not so tall that the page looks much longer than it is
+            assert height <= guess <= 3 * height, (name, guess, height)
+    assert page.console_errors == []
+
+
 @pytest.mark.parametrize("anchor", ["output-projection", "further-questions"])
 @pytest.mark.parametrize("how", ["link from outside", "table of contents"])
 def test_a_link_to_a_section_lands_on_it_although_blocks_above_are_skipped(new_page, anchor, how) -> None:
