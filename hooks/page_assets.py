@@ -155,7 +155,8 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
         if extra:
             closing = " />" if tag.endswith("/>") else ">"
             tag = f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
-        if attrs.get("src", "").endswith(".svg"):
+        already_boxed = content[: match.start()].endswith('<div class="figure-scroll">')  # the notebook's show()
+        if attrs.get("src", "").endswith(".svg") and not already_boxed:
             # Figures are drawn so their text is >= 11 px at their natural width: on a narrower
             # screen they keep that width and scroll sideways instead of shrinking.
             return f'<span class="figure-scroll">{tag}</span>'

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -233,9 +235,9 @@ def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page,
 
 
 def test_notebook_figures_keep_their_natural_size_and_scroll_at_375_px(new_page) -> None:
-    """The notebook's show() inlines each figure percent-encoded (gzip still finds its repeated
-    glyph outlines, which base64 hid: the page went from 83 to 53 KB gzip) in a figure-scroll box,
-    so on a phone it keeps its natural size, and its 11 px text, and scrolls sideways."""
+    """The notebook's show() inlines each figure percent-encoded in a figure-scroll box;
+    hooks/notebook_page.py moves it to an SVG file loaded lazily. On a phone it keeps its
+    natural size, and its 11 px text, and scrolls sideways."""
     page = new_page(width=375)
     page.goto("notebooks/mha-walkthrough/", wait_until="networkidle")
     boxes = page.locator(".jupyter-wrapper .figure-scroll")
@@ -246,9 +248,12 @@ def test_notebook_figures_keep_their_natural_size_and_scroll_at_375_px(new_page)
         shown = box.evaluate("""(e) => ({img: e.querySelector('img').getBoundingClientRect().width,
                                          natural: +e.querySelector('img').getAttribute('width'),
                                          scroll: e.scrollWidth, client: e.clientWidth,
-                                         src: e.querySelector('img').src.slice(0, 24)})""")
-        assert shown["src"] == "data:image/svg+xml,%3C%3", shown
+                                         src: e.querySelector('img').getAttribute('src'),
+                                         loading: e.querySelector('img').loading,
+                                         loaded: e.querySelector('img').naturalWidth > 0})""")
+        assert re.fullmatch(r"figure-[0-9a-f]{10}\.svg", shown["src"]) and shown["loading"] == "lazy", shown
         assert shown["img"] == shown["natural"] > shown["client"] and shown["scroll"] > shown["client"], shown
+        box.locator("img").evaluate("img => img.decode()")  # the file arrived and is an image
     page.wait_for_selector(".jupyter-wrapper .figure-scroll[tabindex='0'][role=region]")  # a11y.js: keyboard scroll
     assert page.console_errors == []
 
