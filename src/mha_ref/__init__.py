@@ -1,4 +1,4 @@
-"""mha_ref: a small, readable reference implementation of multi-head attention.
+"""A small, readable reference implementation of multi-head attention.
 
 Every formula, figure and number on the mha-lesson site is computed by, or checked
 against, this package.

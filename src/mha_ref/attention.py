@@ -6,7 +6,8 @@ Weight matrices are applied on the right (``x @ w``), so head ``i`` owns the
 columns ``i * d_k : (i + 1) * d_k`` of ``w_q``, ``w_k`` and ``w_v`` and the rows
 of the same range in ``w_o``.
 
-The lines between ``--8<--`` markers are included verbatim in the lesson page.
+The lesson page shows parts of this file, copied in when the site is built, so the code
+you read there is the code that runs here.
 """
 
 from __future__ import annotations

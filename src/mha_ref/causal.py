@@ -8,7 +8,8 @@ and its tests check: a reproducible layer on the lesson's sentence, the change i
 every output when one token is perturbed, the comparison with PyTorch's own
 ``is_causal`` flag, and the mask convention ``torch.nn.MultiheadAttention`` expects.
 
-The lines between ``--8<--`` markers are included verbatim in the causal-mask page.
+The causal-mask page shows parts of this file, copied in when the site is built, so the
+code you read there is the code that runs here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ The scores below measure those heads on ``[x, x]`` rows (a random block ``x``
 written twice). The training run, ablation and pruning live in
 ``mha_site.heads.experiment``; this module is what the page shows.
 
-The lines between ``--8<--`` markers are included in the "Heads that learn" page.
+The "Heads that learn" page shows parts of this file, copied in when the site is built.
 """
 
 from __future__ import annotations

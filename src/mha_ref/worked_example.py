@@ -6,7 +6,8 @@ decimals. :func:`worked_example` runs the layer one step at a time and returns
 every intermediate matrix, so the lesson page can print each of them; a test
 checks that the final output is exactly :func:`mha_ref.multi_head_attention`'s.
 
-The lines between ``--8<--`` markers are included verbatim in the lesson page.
+The lesson page shows parts of this file, copied in when the site is built, so the code
+you read there is the code that runs here.
 """
 
 from __future__ import annotations

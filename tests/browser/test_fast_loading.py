@@ -391,3 +391,20 @@ def test_on_paper_no_block_is_skipped(new_page) -> None:
     assert page.evaluate(count) == 0
     last = page.locator("article > ul").last.inner_text()
     assert len(last) > 100, last  # a skipped block has no text to print
+
+
+@pytest.mark.parametrize("path", ["api/layer/#mha_ref.attention.multi_head_attention", "#further-questions"])
+def test_back_to_top_waits_for_the_readers_own_scrolling(new_page, path) -> None:
+    """Blocks above a linked section take their real height as they render, and the browser
+    moves the page up to keep the section in view; Material read that as the reader scrolling
+    up and put its Back-to-top button over the heading (a11y.js now lets it show only after input)."""
+    page = new_page(width=375)
+    page.goto(path, wait_until="networkidle")
+    page.wait_for_timeout(1500)
+    assert page.locator(".md-top").evaluate("b => b.hidden"), "the button covers the heading just reached"
+    page.mouse.move(180, 400)
+    page.mouse.wheel(0, 600)
+    page.wait_for_timeout(300)
+    page.mouse.wheel(0, -300)
+    page.wait_for_function("!document.querySelector('.md-top').hidden")  # the reader scrolled up
+    assert page.console_errors == []

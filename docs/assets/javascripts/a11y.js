@@ -110,3 +110,25 @@
   });
   finishJump();
 })();
+
+// Material shows its "Back to top" button when the page scrolls up. Blocks the browser skipped
+// (content-visibility in extra.css) take their real height as they near the screen, and the
+// browser then moves the scroll position to keep the text in view: after a link to a section,
+// the page moved up by 80-290 px by itself and the button covered the heading just reached.
+// So the button shows only after the reader's own input (wheel, touch, key, pointer).
+(() => {
+  "use strict";
+
+  const button = document.querySelector(".md-top");
+  if (!button) return;
+  let lastInput = -Infinity;
+  for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
+    addEventListener(type, () => { lastInput = performance.now(); }, { capture: true, passive: true });
+  }
+  new MutationObserver(() => {
+    if (!button.hidden && performance.now() - lastInput > 1500) {
+      button.hidden = true;
+      button.setAttribute("tabindex", "-1");
+    }
+  }).observe(button, { attributes: true, attributeFilter: ["hidden"] });
+})();
