@@ -60,8 +60,8 @@
     for (const [selector, label] of REGIONS) {
       root.querySelectorAll(selector).forEach((region) => labels.set(region, label));
     }
-    if (observer) labels.forEach((_, region) => observer.observe(region));
-    else mark([...labels.keys()]);
+    if (observer && labels.size) labels.forEach((_, region) => observer.observe(region));
+    else mark([...labels.keys()]);  // no observer, or nothing to observe: one pass now
   }
 
   // A skipped block that starts rendering: measure the regions in it that are near the viewport.
