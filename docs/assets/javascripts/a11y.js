@@ -125,10 +125,12 @@
   for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
     addEventListener(type, () => { lastInput = performance.now(); }, { capture: true, passive: true });
   }
-  new MutationObserver(() => {
+  const guard = () => {
     if (!button.hidden && performance.now() - lastInput > 1500) {
       button.hidden = true;
       button.setAttribute("tabindex", "-1");
     }
-  }).observe(button, { attributes: true, attributeFilter: ["hidden"] });
+  };
+  new MutationObserver(guard).observe(button, { attributes: true, attributeFilter: ["hidden"] });
+  guard();  // Material may have shown it before this script ran
 })();
