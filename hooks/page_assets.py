@@ -155,7 +155,7 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
         if extra:
             closing = " />" if tag.endswith("/>") else ">"
             tag = f"{tag[: -len(closing.strip())].rstrip()} {' '.join(extra)}{closing}"
-        already_boxed = content[: match.start()].endswith('<div class="figure-scroll">')  # the notebook's show()
+        already_boxed = content.endswith('<div class="figure-scroll">', 0, match.start())  # the notebook's show()
         if attrs.get("src", "").endswith(".svg") and not already_boxed:
             # Figures are drawn so their text is >= 11 px at their natural width: on a narrower
             # screen they keep that width and scroll sideways instead of shrinking.
