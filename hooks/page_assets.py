@@ -13,7 +13,8 @@ figures load lazily with their intrinsic size.
 * Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
   bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
 * Quizzes get two height guesses (``mha_site.quiz_heights``), read by extra.css when it
-  skips a quiz that is off screen.
+  skips a quiz that is off screen. The blocks extra.css may skip are marked at build time
+  (``mha_site.skipping``), and the first paint waits for the first of them.
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
@@ -34,6 +35,7 @@ from mkdocs.exceptions import PluginError
 from mha_site.code_tokens import drop_plain_token_spans
 from mha_site.html import element_end
 from mha_site.quiz_heights import size_quizzes
+from mha_site.skipping import mark_skippable_blocks
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
 # Written by on_post_build from Material's own table rules (mha_site.tables).
@@ -192,7 +194,8 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
     content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
     if 'class="quiz"' in content:
         content = size_quizzes(content)
-    return size_images(content, page.file.url, Path(config["docs_dir"]))
+    content, page.mha_first_skipped = mark_skippable_blocks(size_images(content, page.file.url, Path(config["docs_dir"])))
+    return content
 
 
 def _relative(path: str, page_url: str) -> str:
@@ -222,7 +225,18 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     if "doc-contents" not in stylesheets_markers(output[start:end]):
         # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
+    first_skipped = getattr(page, "mha_first_skipped", None)
+    if first_skipped:
+        output = output.replace("</head>", FIRST_PAINT_WAITS % first_skipped, 1)
     return scripts_after_first_paint(output, [_relative(j, page_url) for j in scripts])
+
+
+# The first paint waits until the parser reaches the first block the browser may skip
+# (mha_site.skipping), so the blocks before it, the first screen, are styled and laid out in one
+# pass. Painted as the parser went, the lesson's first screen was laid out again in each of
+# the next frames: tasks of 250 to 370 ms after the first paint at Lighthouse's 4x slowdown.
+# A browser without render-blocking `expect` links ignores it.
+FIRST_PAINT_WAITS = '<link rel="expect" href="#%s" blocking="render"></head>'
 
 
 SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')

@@ -176,3 +176,57 @@ def test_every_script_is_loaded_after_the_first_paint(built_site):
         assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
         if page == "real-heads/":
             assert sources[2:] == ["live-heads.js"]
+
+
+def test_skippable_blocks_are_chosen_at_build_time():
+    """mha_site.skipping: which top-level blocks get ``mha-skip`` (extra.css skips them)."""
+    from mha_site.skipping import mark_skippable_blocks
+
+    first_screen = "<h1>T</h1>" + "<p>intro</p>" * 9  # ten blocks: never skipped
+    body = (
+        '<p>prose</p><h2 id="s">S</h2><p>a <img src="f.svg"> figure</p>'
+        '<div class="quiz" id="q1" style="--quiz-narrow: 9em"><p>Why?</p></div>'
+        '<div class="highlight"><pre style="--lines: 2"><code>x\n</code></pre></div>'
+        '<div class="highlight"><pre style="--lines: 2"><code>y\n</code></pre></div>'
+        '<div class="tabbed-set"><p>tab</p></div><ul><li>i</li></ul><div class="arithmatex">m</div>'
+        '<details><summary>s</summary><p>d</p></details><div class="admonition note"><p>n</p></div>'
+    )
+    last_four = "<p>end</p>" * 4
+    marked, first = mark_skippable_blocks(first_screen + body + last_four)
+    assert marked.startswith(first_screen) and marked.endswith(last_four), "first ten and last four stay"
+    assert first == "mha-first-skipped" and marked.count('id="mha-first-skipped"') == 1
+    assert '<p class="mha-skip" id="mha-first-skipped">prose</p>' in marked
+    assert '<h2 id="s">' in marked, "headings are never skipped (the table of contents reads them)"
+    assert '<p>a <img src="f.svg"> figure</p>' in marked
+    assert '<div class="quiz mha-skip" id="q1" style="--quiz-narrow: 9em">' in marked
+    # a code block's <pre> is skipped, not its wrapper; not the one right before tabs
+    assert marked.count('<pre class="mha-skip" style="--lines: 2">') == 1
+    assert '<pre style="--lines: 2"><code>y' in marked and '<div class="tabbed-set"><p>' in marked
+    for start_tag in ('<ul class="mha-skip">', '<div class="arithmatex mha-skip">',
+                      '<details class="mha-skip">', '<div class="admonition note mha-skip">'):
+        assert start_tag in marked, start_tag
+    # the first skipped block keeps its own id, and nothing is marked on a short page
+    assert mark_skippable_blocks(first_screen + '<div class="quiz" id="q"></div>' + last_four)[1] == "q"
+    assert mark_skippable_blocks(first_screen + last_four) == (first_screen + last_four, None)
+
+
+def test_the_first_paint_waits_for_the_first_skippable_block_only(built_site):
+    """hooks/page_assets.py: a page with skippable blocks holds its first paint until the parser
+    reaches the first of them (the first screen before it is laid out once), and extra.css picks
+    skipped blocks by class, with no selector that counts positions or looks at children."""
+    waited = 0
+    for page in ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "api/layer/", "notebooks/mha-walkthrough/"]:
+        html = (built_site / page / "index.html").read_text(encoding="utf-8")
+        head, body = html.split("</head>", 1)
+        expected = re.findall(r'<link rel="expect" href="#([^"]+)" blocking="render">', head)
+        skipped = re.search(r'<[a-z]+ class="(?:[^"]* )?mha-skip"[^>]*>', body)
+        if not skipped:
+            assert expected == [], page
+            continue
+        waited += 1
+        assert expected == [re.search(r' id="([^"]+)"', skipped.group(0)).group(1)], (page, expected, skipped.group(0))
+        assert body.count(f'id="{expected[0]}"') == 1, page
+    assert waited >= 5
+    css = (built_site / "assets/stylesheets/extra.css").read_text(encoding="utf-8")
+    for rule in re.findall(r"([^{}]*)\{[^{}]*content-visibility: auto", css):
+        assert not re.search(r"nth-(last-)?child|:has\(", rule), rule

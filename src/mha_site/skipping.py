@@ -1,0 +1,167 @@
+"""Which blocks of a page the browser may skip while they are off screen, decided at build time.
+
+extra.css gives a block marked ``mha-skip`` ``content-visibility: auto``: far from the screen
+it is neither styled nor laid out, and stands in at a guessed height. The choice of blocks was
+a selector at first (``article > :is(p:not(:has(img)), ...):not(:nth-child(-n + 10))
+:not(:nth-last-child(-n + 4))``). The positional and ``:has`` parts made Chromium restyle
+every child of the article each time the parser added one, and once more when the article
+ended: about 900 elements in one task after the first paint on the lesson (20 to 80 ms with no
+throttling, 80 to 320 ms at Lighthouse's 4x slowdown). A class written here costs nothing to
+match.
+
+The rules, for the top-level blocks of a page's content:
+
+* never the first ten blocks: they make the first screen, and a block skipped there is drawn
+  at its guessed height and then jumps to its real one;
+* never the last four: content that spilled out of a short guess lay over the footer, where
+  accessibility checkers measured it;
+* paragraphs without images, lists, display formulas, admonitions, ``details``, table boxes and
+  quizzes; a code block's ``<pre>`` (not its wrapper, whose margins would stop collapsing),
+  unless tabs follow it (skipped, the code lay under the tab labels when they were measured);
+* never headings (the table of contents reads their positions) and never tabs (their labels are
+  what those checkers measure).
+
+``mark_skippable_blocks`` also names the first such block: the page holds its first paint until
+the parser has reached it (``hooks/page_assets.py``), so the first screen is laid out once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+__all__ = ["FIRST_SKIPPED_ID", "SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
+
+SKIP_CLASS = "mha-skip"
+FIRST_SKIPPED_ID = "mha-first-skipped"  # given to the first skipped block when it has no id
+ALWAYS_RENDERED_FIRST = 10
+ALWAYS_RENDERED_LAST = 4
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+SKIPPABLE_TAGS = {"p", "ul", "ol", "details"}
+SKIPPABLE_CLASSES = {"arithmatex", "admonition", "md-typeset__scrollwrap", "quiz"}
+CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
+ID_ATTR = re.compile(r'\sid="([^"]*)"')
+TAG_NAME = re.compile(r"<[a-zA-Z][a-zA-Z0-9]*")
+
+
+@dataclass
+class TopBlock:
+    """One top-level element of a page's content: where its start tag is, what it holds."""
+
+    tag: str
+    start: int  # offset of its start tag in the content
+    tag_end: int  # offset just past its start tag
+    has_image: bool = False
+    pre: tuple[int, int] | None = None  # its first <pre>'s start tag, for code blocks
+    classes: set[str] = field(default_factory=set)
+
+
+class _TopBlocks(HTMLParser):
+    def __init__(self, content: str) -> None:
+        super().__init__(convert_charrefs=True)
+        # HTMLParser counts lines at "\n" only (str.splitlines would also split at "\u2028")
+        self.line_starts = [0] + [index + 1 for index, char in enumerate(content) if char == "\n"]
+        self.depth = 0
+        self.blocks: list[TopBlock] = []
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
+        start = self._offset()
+        tag_end = start + len(self.get_starttag_text() or "")
+        if self.depth == 0:
+            classes = set((dict(attr_list).get("class") or "").split())
+            self.blocks.append(TopBlock(tag, start, tag_end, classes=classes))
+        elif tag == "img":
+            self.blocks[-1].has_image = True
+        elif tag == "pre" and self.blocks and self.blocks[-1].pre is None:
+            self.blocks[-1].pre = (start, tag_end)
+        if tag not in VOID:
+            self.depth += 1
+
+    def handle_startendtag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.handle_starttag(tag, attr_list)
+            if tag not in VOID:
+                self.depth -= 1
+        elif tag == "img":
+            self.blocks[-1].has_image = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID:
+            self.depth = max(0, self.depth - 1)
+
+
+def top_blocks(content: str) -> list[TopBlock]:
+    """The top-level elements of ``content``, in order.
+
+    >>> [(b.tag, b.has_image) for b in top_blocks('<h1 id="t">T</h1><p>a <img src="x.svg"> b</p>\\n<ul><li>c</li></ul>')]
+    [('h1', False), ('p', True), ('ul', False)]
+    """
+    parser = _TopBlocks(content)
+    parser.feed(content)
+    parser.close()
+    return parser.blocks
+
+
+def _skipped_tag(block: TopBlock, next_block: TopBlock | None) -> tuple[int, int] | None:
+    """The start tag (start, end) that gets the class, or None when the block is never skipped."""
+    if "highlight" in block.classes:
+        tabs_follow = next_block is not None and "tabbed-set" in next_block.classes
+        return None if tabs_follow or block.pre is None else block.pre
+    if block.tag == "p" and block.has_image:
+        return None
+    if block.tag in SKIPPABLE_TAGS or block.classes & SKIPPABLE_CLASSES:
+        return (block.start, block.tag_end)
+    return None
+
+
+def _with_class(start_tag: str, name: str) -> str:
+    """``start_tag`` with ``name`` added to its classes.
+
+    >>> _with_class('<pre style="--lines: 2">', "s"), _with_class('<div class="quiz" id="q">', "s")
+    ('<pre class="s" style="--lines: 2">', '<div class="quiz s" id="q">')
+    """
+    existing = CLASS_ATTR.search(start_tag)
+    if existing:
+        return f"{start_tag[:existing.end(1)]} {name}{start_tag[existing.end(1):]}"
+    after_name = TAG_NAME.match(start_tag).end()
+    return f'{start_tag[:after_name]} class="{name}"{start_tag[after_name:]}'
+
+
+def mark_skippable_blocks(content: str) -> tuple[str, str | None]:
+    """``content`` with ``mha-skip`` on each block the browser may skip, and the first one's id.
+
+    >>> page = "".join(f"<p>{i}</p>" for i in range(12)) + '<div class="highlight"><pre><code>x</code></pre></div>' + "<p>e</p>" * 4
+    >>> marked, first = mark_skippable_blocks(page)
+    >>> marked.count('class="mha-skip"'), first, '<pre class="mha-skip">' in marked
+    (3, 'mha-first-skipped', True)
+    >>> '<p class="mha-skip" id="mha-first-skipped">10</p>' in marked
+    True
+    """
+    blocks = top_blocks(content)
+    targets: list[tuple[int, int]] = []
+    for index, block in enumerate(blocks):
+        if index < ALWAYS_RENDERED_FIRST or index >= len(blocks) - ALWAYS_RENDERED_LAST:
+            continue
+        span = _skipped_tag(block, blocks[index + 1] if index + 1 < len(blocks) else None)
+        if span:
+            targets.append(span)
+    if not targets:
+        return content, None
+    pieces, position, first_id = [], 0, None
+    for start, end in targets:
+        start_tag = _with_class(content[start:end], SKIP_CLASS)
+        if first_id is None:
+            own_id = ID_ATTR.search(start_tag)
+            first_id = own_id.group(1) if own_id else FIRST_SKIPPED_ID
+            if not own_id:
+                start_tag = f'{start_tag[:-1]} id="{FIRST_SKIPPED_ID}">'
+        pieces += [content[position:start], start_tag]
+        position = end
+    pieces.append(content[position:])
+    return "".join(pieces), first_id
