@@ -195,14 +195,16 @@ def test_skippable_blocks_are_chosen_at_build_time():
     marked, first = mark_skippable_blocks(first_screen + body + last_four)
     assert marked.startswith(first_screen) and marked.endswith(last_four), "first ten and last four stay"
     assert first == "mha-first-skipped" and marked.count('id="mha-first-skipped"') == 1
-    assert '<p class="mha-skip" id="mha-first-skipped">prose</p>' in marked
+    one_line = 'style="--guess-narrow: 1.6em; --guess-wide: 1.6em"'
+    assert f'<p class="mha-skip" {one_line} id="mha-first-skipped">prose</p>' in marked
     assert '<h2 id="s">' in marked, "headings are never skipped (the table of contents reads them)"
     assert '<p>a <img src="f.svg"> figure</p>' in marked
     assert '<div class="quiz mha-skip" id="q1" style="--quiz-narrow: 9em">' in marked
     # a code block's <pre> is skipped, not its wrapper; not the one right before tabs
     assert marked.count('<pre class="mha-skip" style="--lines: 2">') == 1
     assert '<pre style="--lines: 2"><code>y' in marked and '<div class="tabbed-set"><p>' in marked
-    for start_tag in ('<ul class="mha-skip">', '<div class="arithmatex mha-skip">',
+    for start_tag in ('<ul class="mha-skip" style="--guess-narrow: 2.1em; --guess-wide: 2.1em">',
+                      '<div class="arithmatex mha-skip" style="--guess-narrow: 4.4em; --guess-wide: 4.4em">',
                       '<details class="mha-skip">', '<div class="admonition note mha-skip">'):
         assert start_tag in marked, start_tag
     # the first skipped block keeps its own id, and nothing is marked on a short page
