@@ -394,6 +394,23 @@ def test_a_link_to_a_section_lands_on_it_although_blocks_above_are_skipped(new_p
     # at the top, under the header; or as high as it goes, the page scrolled to its end
     assert 0 <= top - header <= 40 or (top > header and room_below < 1), (top, header, room_below)
     assert page.evaluate("scrollY") > 5000
+    # the page's own scrolling up after the jump is not the reader's: no Back to top over it
+    assert page.locator(".md-top").evaluate("b => b.hidden"), "Back to top covers the heading just reached"
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_a_link_lands_on_its_section_when_content_above_grows_after_the_jump(new_page, width) -> None:
+    """The live-heads box on real-heads/ grows by about 730 px once its script has run, after the
+    browser has jumped to #pruning below it: the heading ended below the screen at 375 px.
+    a11y.js finishes the jump again as the article resizes, until the reader gives input."""
+    page = new_page(width=width, height=812)
+    page.goto("real-heads/#pruning", wait_until="networkidle")
+    page.wait_for_timeout(1500)
+    top = page.locator("#pruning").evaluate("h => h.getBoundingClientRect().top")
+    header = page.locator(".md-header").evaluate("h => h.getBoundingClientRect().height")
+    assert 0 <= top - header <= 40, (top, header)
+    assert page.locator(".md-top").evaluate("b => b.hidden")
     assert page.console_errors == []
 
 

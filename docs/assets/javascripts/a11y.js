@@ -81,10 +81,20 @@
   });
 })();
 
+// When the reader last gave input (wheel, touch, key, pointer), and when the page last jumped
+// to a section (a link, a hash in the address). Read by the two parts below.
+const mhaReader = { input: -Infinity, jump: -Infinity };
+for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
+  addEventListener(type, () => { mhaReader.input = performance.now(); }, { capture: true, passive: true });
+}
+
 // Links to a section land on it. Blocks the browser skips (content-visibility in
 // extra.css) take their real height only when they near the screen, so a jump to a
 // section near the end of a long page can stop short: the page was shorter when the
 // browser scrolled. Once the blocks around the target have rendered, finish the jump.
+// Content above the target can also grow after the jump (the live-heads box on real-heads/
+// grew by 730 px once its script ran, and left the heading below the screen): until the
+// reader gives input, or for 5 s, the jump is finished again whenever the article resizes.
 (() => {
   "use strict";
 
@@ -96,41 +106,60 @@
       const margin = parseFloat(getComputedStyle(target).scrollMarginTop) || 0;
       const off = target.getBoundingClientRect().top - margin;
       const room = document.documentElement.scrollHeight - innerHeight - scrollY;
-      if (Math.abs(off) > 2 && room > 1) target.scrollIntoView();
+      if (Math.abs(off) > 2 && room > 1) {
+        mhaReader.jump = performance.now();
+        target.scrollIntoView();
+      }
     }));
+  }
+
+  let holdUntil = 0;
+  function hold() {
+    mhaReader.jump = performance.now();
+    holdUntil = mhaReader.jump + 5000;
+  }
+  const article = document.querySelector("article");
+  if (article && "ResizeObserver" in window) {
+    new ResizeObserver(() => {
+      if (performance.now() < holdUntil && mhaReader.input < mhaReader.jump) finishJump();
+    }).observe(article);
   }
 
   // After an in-page jump: at once (an instant scroll has ended before "hashchange"), and
   // when a smooth scroll ends; if none ends within a second, the reader's own scrolling
   // is left alone.
   addEventListener("hashchange", () => {
+    hold();
     finishJump();
     addEventListener("scrollend", finishJump, { once: true });
     setTimeout(() => removeEventListener("scrollend", finishJump), 1000);
   });
+  if (location.hash) hold();
   finishJump();
 })();
 
 // Material shows its "Back to top" button when the page scrolls up. Blocks the browser skipped
 // (content-visibility in extra.css) take their real height as they near the screen, and the
 // browser then moves the scroll position to keep the text in view: after a link to a section,
-// the page moved up by 80-290 px by itself and the button covered the heading just reached.
-// So the button shows only after the reader's own input (wheel, touch, key, pointer).
+// the page moved up by 25-660 px by itself and the button covered the heading just reached.
+// So the button shows only after the reader's own input (wheel, touch, key, pointer) within
+// the last 1.5 s, and not while the page is finishing a jump that came after that input
+// (a click on a table-of-contents link is input too, but the scrolling after it is not the
+// reader's).
 (() => {
   "use strict";
 
   const button = document.querySelector(".md-top");
   if (!button) return;
-  let lastInput = -Infinity;
-  for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
-    addEventListener(type, () => { lastInput = performance.now(); }, { capture: true, passive: true });
-  }
   const guard = () => {
-    if (!button.hidden && performance.now() - lastInput > 1500) {
+    const now = performance.now();
+    const readers = now - mhaReader.input <= 1500 && mhaReader.input > mhaReader.jump;
+    if (!button.hidden && !readers) {
       button.hidden = true;
       button.setAttribute("tabindex", "-1");
     }
   };
+  addEventListener("hashchange", () => { mhaReader.jump = performance.now(); guard(); }, { capture: true });
   new MutationObserver(guard).observe(button, { attributes: true, attributeFilter: ["hidden"] });
   guard();  // Material may have shown it before this script ran
 })();
