@@ -10,6 +10,7 @@ into the page body. This hook keeps the cells and drops the rest:
 * code cells become Material code blocks (``<div class="highlight"><pre><code>``), so they
   share the site's token colours (checked for contrast once, in ``extra.css``) and get
   Material's copy button;
+* the clipboard widget and its plain-text copy of each cell go;
 * empty collapser ``<div>``s and the focus stops on non-scrolling input wrappers go;
 * figures the notebook inlined as ``data:image/svg+xml`` URLs become files next to the page,
   loaded lazily (``figures_to_files``): inline, they were 464 of the page's 542 KB of HTML,
@@ -28,6 +29,9 @@ from urllib.parse import unquote
 STYLE_OR_SCRIPT = re.compile(r"<(style|script)\b[^>]*>.*?</\1>\s*", re.S | re.I)
 COMMENT = re.compile(r"<!--.*?-->\s*", re.S)
 CLIPBOARD = re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy\b.*?</clipboard-copy>\s*</div>\s*', re.S)
+# The widget's copy of each cell's source, as plain text: with the widget's CSS gone it showed
+# under every code cell as a run-on paragraph (review). Material's copy button reads the cell.
+CLIPBOARD_TEXT = re.compile(r'<div class="clipboard-copy-txt"[^>]*>[^<]*</div>\s*')
 CODE_CELL = re.compile(r'<div class="highlight-ipynb hl-(?P<lang>[\w-]+)"><pre>(?P<code>.*?)</pre>', re.S)
 EMPTY_COLLAPSER = re.compile(r'<div class="jp-Collapser [^"]*">\s*</div>\s*')
 FOCUSABLE_WRAPPER = re.compile(r'(<div class="jp-Cell-inputWrapper") tabindex="0"')
@@ -42,6 +46,7 @@ def clean_notebook_html(content: str) -> str:
     content = STYLE_OR_SCRIPT.sub("", content)
     content = COMMENT.sub("", content)
     content = CLIPBOARD.sub("", content)
+    content = CLIPBOARD_TEXT.sub("", content)
     content = CODE_CELL.sub(
         lambda m: f'<div class="language-{m["lang"]} highlight"><pre><code>'
         f'{m["code"].removeprefix("<span></span>")}</code></pre>',

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -83,6 +85,7 @@ def test_notebook_page_keeps_cells_and_drops_template_css_scripts_and_widgets():
         '<div class="jupyter-wrapper"><div class="jp-Cell-inputWrapper" tabindex="0">'
         '<div class="jp-Collapser jp-InputCollapser jp-Cell-inputCollapser">\n</div>'
         '<div class="zeroclipboard-container">\n<clipboard-copy ,="" for="cell-1"><div>x</div></clipboard-copy>\n</div>\n'
+        '<div class="clipboard-copy-txt" id="cell-1">import torch\n</div>\n'
         '<div class="highlight-ipynb hl-python"><pre><span></span><span class="kn">import</span> torch\n</pre></div>'
         '</div></div>'
     )
@@ -90,6 +93,19 @@ def test_notebook_page_keeps_cells_and_drops_template_css_scripts_and_widgets():
     assert "<style" not in out and "<script" not in out and "<!--" not in out and "clipboard" not in out
     assert '<div class="language-python highlight"><pre><code><span class="kn">import</span> torch\n</code></pre></div>' in out
     assert 'tabindex' not in out and "jp-Collapser" not in out
+
+
+def test_the_notebook_page_shows_each_cell_source_once(built_site):
+    """The clipboard widget's plain-text copy of each cell showed under it as a paragraph."""
+    notebook = Path(__file__).resolve().parents[2] / "docs" / "notebooks" / "mha-walkthrough.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    sources = "".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+    html = (built_site / "notebooks/mha-walkthrough/index.html").read_text(encoding="utf-8")
+    article = html.split("<article", 1)[1].split("</article>", 1)[0]
+    text = html_module.unescape(re.sub(r"<[^>]+>", "", article))
+    assert "clipboard-copy" not in html
+    assert sources.count("import torch") >= 1
+    assert text.count("import torch") == sources.count("import torch")
 
 
 def test_page_assets_follow_the_components_on_the_page():
