@@ -63,6 +63,17 @@ def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> 
     assert page.console_errors == []
 
 
+def test_a_page_opened_from_a_search_result_highlights_the_terms(new_page) -> None:
+    """search.highlight marks the terms of ?h= on the page; it needs the index, which the page
+    otherwise fetches only when search is opened (the review found no highlight at all)."""
+    page = new_page()
+    page.goto("causal-mask/?h=causal", wait_until="networkidle")
+    page.wait_for_selector("article mark", state="attached", timeout=10_000)
+    marked = page.locator("article mark").all_inner_texts()
+    assert marked and all(text.lower() == "causal" for text in marked[:5]), marked[:5]
+    assert page.console_errors == []
+
+
 def test_search_fetches_its_index_on_first_use_and_finds_pages(new_page) -> None:
     page = new_page()
     requested: list[str] = []
