@@ -288,3 +288,53 @@ def test_quizzes_work_after_leaving_and_coming_back(lesson):
     quiz.locator("[data-quiz-check]").click()
     assert shown(lesson, "quiz-scale").startswith("\u2713 Correct.")
     assert_reads_cleanly(lesson, "quiz-scale")
+
+
+# For each formula followed by punctuation in `root`: is the punctuation on the line where the
+# formula ends? (hooks/katex.py wraps the two in .katex-nowrap and joins them with U+2060.)
+PUNCTUATION_ON_FORMULA_LINE = """(root) => [...root.querySelectorAll('.katex-nowrap')].map((wrap) => {
+  const bases = wrap.querySelectorAll('.katex-html > [class~=base], .katex-html > [class~=katex-base]');
+  const last = bases[bases.length - 1].getBoundingClientRect();
+  const text = [...wrap.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).pop();
+  const range = document.createRange();
+  range.setStart(text, text.textContent.length - 1);
+  range.setEnd(text, text.textContent.length);
+  const mark = range.getBoundingClientRect();
+  return [text.textContent.trim(), mark.top < last.bottom - 2 && mark.left >= last.left];
+})"""
+
+
+def test_punctuation_after_a_formula_never_starts_a_line(new_page):
+    """The review saw quiz 2's feedback at 375 px break a line between W_i^Q and its comma,
+    although the two sat in a nowrap wrapper: Chromium still broke after the formula."""
+    page = new_page(width=375, height=812)
+    page.goto("", wait_until="networkidle")
+    page.wait_for_selector(".quiz[data-quiz-ready]")
+    quiz = page.locator("#quiz-why-heads")
+    quiz.locator("label[for=quiz-why-heads-b]").click()
+    quiz.locator("[data-quiz-check]").click()
+    feedback = quiz.locator(".quiz-feedback")
+    assert feedback.locator(".katex-nowrap").count() >= 2
+    for width in range(100, 344, 3):  # every line-break position the feedback can meet
+        feedback.evaluate(f"p => p.style.width = '{width}px'")
+        for punctuation, on_line in feedback.evaluate(PUNCTUATION_ON_FORMULA_LINE):
+            assert on_line, (width, punctuation)
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("path", ["", "inference/"])
+def test_a_formula_kept_with_its_punctuation_fits_a_320_px_screen(new_page, path):
+    """A formula wrapped with its punctuation cannot break inside, so hooks/katex.py wraps only
+    short ones; wrapped, 'Attention(Q, K, V) = softmax(QK^T / sqrt(d_k)) V,' ran 98 px past the
+    edge of a 320 px screen."""
+    page = new_page(width=320, height=700)
+    page.goto(path, wait_until="networkidle")
+    page.add_style_tag(content="article * { content-visibility: visible !important; }")
+    overflowing = page.evaluate("""() => {
+      const edge = document.querySelector('article').getBoundingClientRect().right;
+      return [...document.querySelectorAll('article .katex-nowrap')]
+        .filter((wrap) => wrap.getBoundingClientRect().right > edge + 0.5)
+        .map((wrap) => wrap.textContent.slice(-40));
+    }""")
+    assert page.locator("article .katex-nowrap").count() > 10
+    assert overflowing == []
