@@ -141,7 +141,7 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
 
 # --8<-- [start:variants]
 def batched_prescaled(p: Params) -> Tensor:
-    """The batched layer with q scaled before ``q @ k^T`` (B*T*d_model multiplies, not B*h*T*T).
+    """The batched layer with q scaled before ``q @ k^T`` (``B*T*d_model`` multiplies, not ``B*h*T*T``).
 
     >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
     >>> relative_error(batched_prescaled(p), reference_output(p)) < 1e-5
