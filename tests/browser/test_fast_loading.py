@@ -104,6 +104,20 @@ def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
     assert page.console_errors == []
 
 
+@pytest.mark.parametrize("path", ["", "benchmark/"])
+def test_code_in_a_table_breaks_only_between_words(new_page, path) -> None:
+    """Material lets inline code break anywhere: at 375 px the lesson's head table showed
+    'coreferenc' and 'e' on two lines (review). A table scrolls sideways instead."""
+    page = new_page(width=375, height=800)
+    page.goto(path, wait_until="networkidle")
+    page.add_style_tag(content="article * { content-visibility: visible !important; }")
+    split = page.evaluate("""() => [...document.querySelectorAll('.md-typeset__table code')]
+        .filter((code) => code.getClientRects().length > 1 && !/\\s/.test(code.textContent))
+        .map((code) => code.textContent)""")
+    assert page.locator(".md-typeset__table code").count() > 3
+    assert split == []
+
+
 def test_tables_keep_materials_look_and_are_not_wrapped_again(new_page) -> None:
     page = new_page()
     page.goto("benchmark/", wait_until="networkidle")
