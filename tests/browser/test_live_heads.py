@@ -254,6 +254,10 @@ def test_keyboard_alone_operates_the_widget(new_page) -> None:
     page.keyboard.press("Space")
     assert not page.locator('input[data-live-ablate="L0H0"]').is_checked()
     assert "(switched off)" in page.locator(".live-heads__summary").inner_text()
+    # the word beside the head's name follows its switch (it said "on" whatever the state)
+    switch = page.locator('label:has(input[data-live-ablate="L0H0"])')
+    assert switch.locator(".live-heads__on").inner_text() == "off"
+    assert switch.evaluate("l => l.control.labels[0].textContent").startswith("L0H0off")
 
     page.locator('button[data-live-example="repeat"]').focus()
     page.keyboard.press("Enter")

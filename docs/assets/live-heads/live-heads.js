@@ -291,13 +291,15 @@
           // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
           var box = el("input", { type: "checkbox", "data-live-ablate": name });
           box.checked = true;
+          // The word beside the name says the head's state (update() sets it): unticked reads "off".
+          var stateWord = el("span", { class: "live-heads__on" }, "on");
           box.addEventListener("change", function () {
             state.keep[layer][head] = box.checked ? 1 : 0;
             update();
           });
           label.appendChild(box);
           label.appendChild(el("span", { class: "live-heads__head" }, name));
-          label.appendChild(el("span", { class: "live-heads__on" }, "on"));
+          label.appendChild(stateWord);
           label.appendChild(el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head)));
           var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" });
           var canvas = el("canvas", { class: "live-heads__canvas" });
@@ -305,7 +307,7 @@
           row.appendChild(label);
           row.appendChild(cells);
           grid.appendChild(row);
-          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [] };
+          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [], word: stateWord };
           ablate[name] = box;
         })(l, h);
       }
@@ -491,6 +493,7 @@
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
         ablate[name].checked = !off;
+        info.word.textContent = off ? "off" : "on";
         var cells = info.cells;
         while (cells.children.length - 1 > T) { cells.removeChild(cells.lastChild); info.drawn.pop(); }
         while (cells.children.length - 1 < T) {
