@@ -452,3 +452,25 @@ def test_screenshots_fit_and_keep_contrast(new_page, width: int, scheme: str) ->
           const r = b.getBoundingClientRect(); return r.right <= s.right + 1; }""")
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(AXE_EXPLORER_JS) == []
+
+
+def test_at_375_the_trained_view_shows_the_query_with_each_heads_strongest_target(new_page) -> None:
+    """The stage scrolls sideways to the query and, when they fit beside it, the token each
+    head weighs most: at 375 px the induction head's target (the first copy) was off to the side."""
+    page = open_explorer(new_page, width=375, height=800)
+    switch_to_trained(page)
+    stage = page.locator(".mha-explorer__stage")
+    assert stage.evaluate("s => s.scrollWidth > s.clientWidth"), "the trained tokens need a sideways scroll here"
+    drawn = arcs(page)
+    strongest = {}
+    for head, query, key, weight in drawn:
+        if head not in strongest or float(weight) > strongest[head][1]:
+            strongest[head] = (key, float(weight))
+    query = drawn[0][1]
+    hidden = stage.evaluate("""(s, positions) => {
+      const box = s.getBoundingClientRect(), tokens = s.querySelectorAll('.mha-explorer__token');
+      return positions.filter((i) => { const r = tokens[i].getBoundingClientRect();
+        return r.left < box.left - 0.5 || r.right > box.right + 0.5; });
+    }""", [query] + [key for key, _ in strongest.values()])
+    assert hidden == [], (query, strongest)
+    assert page.console_errors == []

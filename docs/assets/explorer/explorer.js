@@ -356,6 +356,7 @@
       arcs.forEach(function (arc) {
         if (!heaviest[arc.head] || arc.weight > heaviest[arc.head].weight) heaviest[arc.head] = arc;
       });
+      view.heaviestKeys = Object.keys(heaviest).map(function (name) { return heaviest[name].key; });
       view.arcs = arcs.map(function (arc, n) {
         var head = headByName(arc.head), i = order[arc.head];
         var from = view.tokens[arc.query], to = view.tokens[arc.key];
@@ -408,13 +409,23 @@
       if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
     }
 
-    /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in view. */
+    /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in
+       view, and with it the token each head weighs most when they fit together (in the trained
+       heads at 375 px the induction head's target, the first copy, was off to the side). */
     function showQuery() {
       var stage = view.stage, button = view.tokens[state.query];
       if (stage.scrollWidth <= stage.clientWidth) return;
       var left = button.offsetLeft, right = left + button.offsetWidth;
+      (view.heaviestKeys || []).forEach(function (key) {
+        var target = view.tokens[key];
+        var wider = Math.max(right, target.offsetLeft + target.offsetWidth) - Math.min(left, target.offsetLeft);
+        if (wider <= stage.clientWidth) {
+          left = Math.min(left, target.offsetLeft);
+          right = Math.max(right, target.offsetLeft + target.offsetWidth);
+        }
+      });
       if (left < stage.scrollLeft || right > stage.scrollLeft + stage.clientWidth) {
-        stage.scrollLeft = Math.max(0, left - (stage.clientWidth - button.offsetWidth) / 2);
+        stage.scrollLeft = Math.max(0, left - (stage.clientWidth - (right - left)) / 2);
       }
     }
 
