@@ -159,7 +159,6 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
       button.setAttribute("tabindex", "-1");
     }
   };
-  addEventListener("hashchange", () => { mhaReader.jump = performance.now(); guard(); }, { capture: true });
   new MutationObserver(guard).observe(button, { attributes: true, attributeFilter: ["hidden"] });
   guard();  // Material may have shown it before this script ran
 })();
