@@ -248,3 +248,28 @@ def test_the_first_paint_waits_for_the_first_skippable_block_only(built_site):
     css = (built_site / "assets/stylesheets/extra.css").read_text(encoding="utf-8")
     for rule in re.findall(r"([^{}]*)\{[^{}]*content-visibility: auto", css):
         assert not re.search(r"nth-(last-)?child|:has\(", rule), rule
+
+
+def test_material_features_that_act_on_content_have_content_to_act_on(built_site):
+    """Material's per-block features cost start-up work on every page (issue 11), so one is
+    turned on only when some page has what it works on: annotated code blocks for
+    content.code.annotate, more than one set of linked tabs for content.tabs.link."""
+    pages = {path: path.read_text(encoding="utf-8") for path in built_site.rglob("*.html")}
+    features = set(json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>',
+                                         pages[built_site / "index.html"], re.S).group(1))["features"])
+    # Material reads a code annotation from a comment "(1)" in a code block and the list right
+    # after the block; other annotations from an element of class "annotate".
+    def annotated(text: str) -> bool:
+        if re.search(r'class="[^"]*\bannotate\b', text):
+            return True
+        for block in re.finditer(r"<pre\b.*?</pre>\s*</div>\s*(<ol>)?", text, re.S):
+            if block.group(1) and re.search(r'<span class="c[^"]*">[^<]*\(\d+\)', block.group(0)):
+                return True
+        return False
+
+    if "content.code.annotate" in features:
+        assert any(map(annotated, pages.values())), "content.code.annotate is on, but nothing is annotated"
+    tab_sets = sum(text.count('class="tabbed-set') for text in pages.values())
+    if "content.tabs.link" in features:
+        assert tab_sets > 1, f"content.tabs.link is on, with {tab_sets} set(s) of tabs on the whole site"
+    assert {"content.lazy", "search.highlight", "navigation.top"} <= features
