@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["element_end"]
+__all__ = ["collapsed_length", "element_end", "is_mathml_copy"]
+
+WHITESPACE = re.compile(r"\s+")
 
 
 def element_end(content: str, start: int, name: str = "div") -> int:
@@ -21,3 +23,22 @@ def element_end(content: str, start: int, name: str = "div") -> int:
             return match.end()
     raise ValueError(f"unclosed <{name}> at offset {start}")
 
+
+
+def collapsed_length(text: str) -> int:
+    r"""Characters a run of text shows once the browser collapses its whitespace.
+
+    >>> collapsed_length("two   words\t here")  # "two words here"
+    14
+    """
+    return len(WHITESPACE.sub(" ", text))
+
+
+def is_mathml_copy(attrs: dict[str, str | None]) -> bool:
+    """Whether an element is KaTeX's MathML copy of a formula: read by screen readers, never
+    drawn, so its text takes no room on the page.
+
+    >>> is_mathml_copy({"class": "katex-mathml"}), is_mathml_copy({"class": "katex-html"})
+    (True, False)
+    """
+    return "katex-mathml" in (attrs.get("class") or "").split()

@@ -23,7 +23,7 @@ import math
 import re
 from html.parser import HTMLParser
 
-from mha_site.html import element_end
+from mha_site.html import collapsed_length, element_end, is_mathml_copy
 
 __all__ = ["QuizBlocks", "guess_height", "size_quizzes"]
 
@@ -94,7 +94,7 @@ class QuizBlocks(HTMLParser):
             elif kind:
                 self.blocks.append([kind, 0, attrs.get("rows")])
                 self.counting = len(self.path)
-        if "katex-mathml" in (attrs.get("class") or "").split():
+        if is_mathml_copy(attrs):
             self.mathml += 1
         self.path.append((tag, attrs))
         if tag in VOID:
@@ -103,7 +103,7 @@ class QuizBlocks(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         while self.path:
             name, attrs = self.path.pop()
-            if "katex-mathml" in (attrs.get("class") or "").split():
+            if is_mathml_copy(attrs):
                 self.mathml -= 1
             if self.counting == len(self.path):
                 self.counting = None
@@ -114,7 +114,7 @@ class QuizBlocks(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self.counting is not None and not self.mathml:
-            self.blocks[-1][1] += len(re.sub(r"\s+", " ", data))  # as the browser collapses it
+            self.blocks[-1][1] += collapsed_length(data)
 
 
 def guess_height(blocks: list[list], chars_per_line: dict[str, int]) -> float:

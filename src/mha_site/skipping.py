@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from mha_site.html import collapsed_length, is_mathml_copy
+
 __all__ = ["FIRST_SKIPPED_ID", "SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
 
 SKIP_CLASS = "mha-skip"
@@ -128,7 +130,7 @@ class _VisibleText(HTMLParser):
     def handle_starttag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
         if self.depth == 1 and tag == "li":
             self.items.append(0)
-        if self.mathml_depth is None and "katex-mathml" in (dict(attr_list).get("class") or "").split():
+        if self.mathml_depth is None and is_mathml_copy(dict(attr_list)):
             self.mathml_depth = self.depth
         if tag not in VOID:
             self.depth += 1
@@ -141,7 +143,7 @@ class _VisibleText(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self.mathml_depth is None:
-            self.items[-1] += len(re.sub(r"\s+", " ", data))
+            self.items[-1] += collapsed_length(data)
 
 
 def _lines(chars: int, per_line: float) -> int:

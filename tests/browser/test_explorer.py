@@ -474,3 +474,31 @@ def test_at_375_the_trained_view_shows_the_query_with_each_heads_strongest_targe
     }""", [query] + [key for key, _ in strongest.values()])
     assert hidden == [], (query, strongest)
     assert page.console_errors == []
+
+
+LABEL_BOXES_JS = """() => [...document.querySelectorAll('.mha-explorer__arcs .mha-arc-label')].map(
+  (t) => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; })"""
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_arc_labels_never_overlap(new_page, width: int) -> None:
+    """Each head's strongest arc carries the head's name, whole and apart from the others. For
+    query "cat" the previous head's short arc peaked where the coreference loop did, and their
+    names were drawn over each other; over the first token, names ran off the drawing's left edge."""
+    page = open_explorer(new_page, width=width, height=900)
+    seen = 0
+    for dataset in (SENTENCE, TRAINED):
+        if dataset is TRAINED:
+            switch_to_trained(page)
+        for query in range(len(dataset["tokens"])):
+            token(page, query).click()
+            boxes = page.evaluate(LABEL_BOXES_JS)
+            seen += len(boxes)
+            svg_width = page.evaluate("() => document.querySelector('.mha-explorer__arcs').viewBox.baseVal.width")
+            assert all(y >= 0 and x >= 0 and x + w <= svg_width + 0.5 for _, x, y, w, _ in boxes), (query, boxes)
+            for i, (name, x, y, w, h) in enumerate(boxes):
+                for other, x2, y2, w2, h2 in boxes[i + 1:]:
+                    apart = x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y
+                    assert apart, f"query {query} of {dataset['name']}: {name} over {other}"
+    assert seen > len(TOKENS) + 24, "every query labels some arcs"
+    assert page.console_errors == []

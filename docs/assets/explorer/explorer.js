@@ -357,6 +357,7 @@
         if (!heaviest[arc.head] || arc.weight > heaviest[arc.head].weight) heaviest[arc.head] = arc;
       });
       view.heaviestKeys = Object.keys(heaviest).map(function (name) { return heaviest[name].key; });
+      var labels = [];
       view.arcs = arcs.map(function (arc, n) {
         var head = headByName(arc.head), i = order[arc.head];
         var from = view.tokens[arc.query], to = view.tokens[arc.key];
@@ -402,11 +403,47 @@
         if (!state.isolated && heaviest[arc.head] === arc) {
           var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label", "aria-hidden": "true" });
           label.textContent = arc.head;
-          layer.appendChild(label);
+          labels.push(label);
         }
         return path;
       });
+      // Labels go on top of the arcs, each at its arc's peak unless an earlier label is there
+      // (query "cat": the previous head's short arc peaks where the coreference loop does).
+      labels.forEach(function (label) { layer.appendChild(label); });
+      placeLabels(labels, width);
       if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
+    }
+
+    /* Keeps each label inside the drawing's width (a label over the first or last token is
+       wider than the token), then moves a label that overlaps one placed before it up a line,
+       or down a line where it would leave the drawing, until it overlaps none (at most four
+       lines either way). */
+    function placeLabels(labels, width) {
+      var placed = [], GAP = 1;
+      function overlaps(box) {
+        return placed.some(function (p) {
+          return box.x < p.x + p.width + GAP && p.x < box.x + box.width + GAP &&
+            box.y < p.y + p.height + GAP && p.y < box.y + box.height + GAP;
+        });
+      }
+      labels.forEach(function (label) {
+        var box = label.getBBox(), inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
+        if (inside) {
+          label.setAttribute("x", String(Number(label.getAttribute("x")) + inside));
+          box = label.getBBox();
+        }
+        var y0 = Number(label.getAttribute("y")), line = box.height;
+        var tries = [0, -1, -2, -3, -4, 1, 2, 3, 4];
+        for (var t = 0; t < tries.length; t++) {
+          var shifted = { x: box.x, y: box.y + tries[t] * line, width: box.width, height: box.height };
+          if (shifted.y >= 0 && !overlaps(shifted)) {
+            label.setAttribute("y", String(y0 + tries[t] * line));
+            placed.push(shifted);
+            return;
+          }
+        }
+        placed.push(box);
+      });
     }
 
     /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in
