@@ -35,6 +35,9 @@ CLIPBOARD_TEXT = re.compile(r'<div class="clipboard-copy-txt"[^>]*>[^<]*</div>\s
 CODE_CELL = re.compile(r'<div class="highlight-ipynb hl-(?P<lang>[\w-]+)"><pre>(?P<code>.*?)</pre>', re.S)
 EMPTY_COLLAPSER = re.compile(r'<div class="jp-Collapser [^"]*">\s*</div>\s*')
 FOCUSABLE_WRAPPER = re.compile(r'(<div class="jp-Cell-inputWrapper") tabindex="0"')
+# nbconvert's heading permalinks; JupyterLab's CSS (dropped) hid them until hover. As Material's
+# own permalinks ("headerlink") they get Material's styles: hidden until the heading is hovered or focused.
+ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="(#[^"]*)">')
 INLINE_SVG_IMG = re.compile(r'<img\b[^>]*?\bsrc="data:image/svg\+xml,([^"]*)"[^>]*>')
 
 # Figure files of the pages built so far: site path -> SVG text (written by on_post_build).
@@ -53,6 +56,7 @@ def clean_notebook_html(content: str) -> str:
         content,
     )
     content = EMPTY_COLLAPSER.sub("", content)
+    content = ANCHOR_LINK.sub(r'<a class="headerlink" href="\1" title="Permanent link">', content)
     return FOCUSABLE_WRAPPER.sub(r"\1", content)
 
 

@@ -169,9 +169,10 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
 
 
 def fallback_in_noscript(content: str) -> str:
-    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
+    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run),
+    unless the page already did (a ``<noscript>`` in another, as the lesson had, is invalid HTML)."""
     start = content.find(FALLBACK)
-    if start < 0:
+    if start < 0 or content[:start].rstrip().endswith("<noscript>"):
         return content
     end = element_end(content, start)
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"

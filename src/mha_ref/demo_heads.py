@@ -355,7 +355,8 @@ def top_weights(patterns: Tensor | None = None) -> dict[str, tuple[float, ...]]:
 
 
 def arc_keys(patterns: Tensor | None = None) -> dict[str, tuple[int | None, ...]]:
-    """:func:`top_keys`, with ``None`` where a query's top key is itself (no arc is drawn).
+    """:func:`top_keys`, with ``None`` where a query's top key is itself: no arc to another
+    token (the explorer draws a loop on the query there).
 
     >>> arcs = arc_keys()
     >>> [(TOKENS[q], TOKENS[k]) for q, k in enumerate(arcs["coreference"]) if k is not None]

@@ -479,6 +479,17 @@ def test_at_375_the_trained_view_shows_the_query_with_each_heads_strongest_targe
 LABEL_BOXES_JS = """() => [...document.querySelectorAll('.mha-explorer__arcs .mha-arc-label')].map(
   (t) => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; })"""
 
+# Labels that are not just above an arc of their head (within 8 px of its top) and have no
+# leader line in their head's colour down to it.
+ADRIFT_LABELS_JS = """() => [...document.querySelectorAll('.mha-explorer__arcs .mha-arc-label')].filter((t) => {
+  const head = t.textContent, b = t.getBBox(), svg = t.ownerSVGElement;
+  if (svg.querySelector(`.mha-arc-leader[data-head="${head}"]`)) return false;
+  return ![...svg.querySelectorAll(`path.mha-arc[data-head="${head}"]`)].some((arc) => {
+    const a = arc.getBBox();
+    return b.x < a.x + a.width && a.x < b.x + b.width && Math.abs(a.y - (b.y + b.height)) <= 8;
+  });
+}).map((t) => t.textContent)"""
+
 
 @pytest.mark.parametrize("width", [375, 1280])
 def test_arc_labels_never_overlap(new_page, width: int) -> None:
@@ -500,5 +511,21 @@ def test_arc_labels_never_overlap(new_page, width: int) -> None:
                 for other, x2, y2, w2, h2 in boxes[i + 1:]:
                     apart = x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y
                     assert apart, f"query {query} of {dataset['name']}: {name} over {other}"
+            assert page.evaluate(ADRIFT_LABELS_JS) == [], f"query {query} of {dataset['name']}: a label away from its arc"
     assert seen > len(TOKENS) + 24, "every query labels some arcs"
     assert page.console_errors == []
+
+
+def test_the_weights_table_fits_a_phone_with_each_swatch_over_its_column(new_page) -> None:
+    """At 375 px the table was 10 px wider than its box, and each head's swatch sat right after
+    the previous head's name ("previous——subject"), so it read as that column's."""
+    page = open_explorer(new_page, width=375, height=800)
+    table = page.locator(".mha-explorer__row").first
+    fit = table.evaluate("t => t.getBoundingClientRect().width <= t.parentElement.getBoundingClientRect().width + 0.5")
+    assert fit, "the weights table is wider than its box"
+    strays = table.evaluate("""t => [...t.querySelectorAll('thead th[data-head]')].filter((th) => {
+      const cell = th.getBoundingClientRect(), swatch = th.querySelector('svg').getBoundingClientRect();
+      const name = th.querySelector('span').getBoundingClientRect();
+      return swatch.left < cell.left || swatch.right > cell.right || swatch.bottom > name.top + 1;
+    }).map((th) => th.dataset.head)""")
+    assert strays == [], f"swatches not above their own column's name: {strays}"

@@ -27,6 +27,7 @@ from mha_site.bench.run import Cell, measure_cell, plan
 from mha_site.bench.schema import ERROR_BOUNDS, validate_results
 from mha_site.files import StaleOutputs, write_or_check
 
+from fixtures import example_results
 from sitekit import ROOT, load_file_module
 
 BENCH = ROOT / "docs" / "assets" / "bench"
@@ -378,3 +379,18 @@ def test_provenance_takes_the_commit_from_the_copier_only_when_git_cannot_say(mo
     assert info["git_commit"] == "abc1234 (copied tree, commit named by the copier)" and info["git_dirty"] is None
     monkeypatch.delenv(measure.SOURCE_COMMIT_VARIABLE)
     assert measure.provenance(torch.device("cpu"), "x")["git_commit"] == "none (no commit yet)"
+
+
+def test_repeated_setting_ratios_come_from_the_other_sweeps():
+    """The pages print how far the loop/batched ratio moved when the seq sweep's own setting
+    was timed again in the head sweep (and the batch sweep, where it has that batch size)."""
+    doc = example_results("cpu")
+    for cell in doc["cells"]:  # make the head sweep's rerun differ from the seq sweep's
+        if cell["sweep"] == "heads" and cell["variant"] == "loop":
+            cell["median_s"] *= 1.25
+    values = bench_values({"cpu": doc})
+    at = {(c["sweep"], c["variant"]): c["median_s"] for c in doc["cells"]
+          if c["tokens"] == 1024 and c["batch"] == 1 and c["heads"] == 8 and c["status"] == "ok"}
+    assert values["cpu.ratio.loop_over_batched.heads.T1024"] == f"{at['heads', 'loop'] / at['heads', 'batched']:.2f}"
+    assert values["cpu.ratio.loop_over_batched.heads.T1024"] != values["cpu.ratio.loop_over_batched.T1024"]
+    assert not any(".batch.T" in key for key in values)  # the example's batch sweep has no B = 1 run

@@ -87,9 +87,11 @@ def test_notebook_page_keeps_cells_and_drops_template_css_scripts_and_widgets():
         '<div class="zeroclipboard-container">\n<clipboard-copy ,="" for="cell-1"><div>x</div></clipboard-copy>\n</div>\n'
         '<div class="clipboard-copy-txt" id="cell-1">import torch\n</div>\n'
         '<div class="highlight-ipynb hl-python"><pre><span></span><span class="kn">import</span> torch\n</pre></div>'
-        '</div></div>'
+        '</div></div><h2 id="a">A<a class="anchor-link" href="#a">\u00b6</a></h2>'
     )
     out = notebook_page.clean_notebook_html(content)
+    # nbconvert's permalinks become Material's, which stay hidden until the heading is hovered
+    assert '<h2 id="a">A<a class="headerlink" href="#a" title="Permanent link">\u00b6</a></h2>' in out
     assert "<style" not in out and "<script" not in out and "<!--" not in out and "clipboard" not in out
     assert '<div class="language-python highlight"><pre><code><span class="kn">import</span> torch\n</code></pre></div>' in out
     assert 'tabindex' not in out and "jp-Collapser" not in out
@@ -135,6 +137,16 @@ def test_explorer_fallback_is_not_fetched_when_scripts_run():
     out = page_assets.fallback_in_noscript(content)
     assert out == ('<div class="mha-explorer"><noscript><div class="mha-explorer__fallback"><div><img src="x.svg">'
                    '</div></div></noscript><p class="mha-explorer__caption">c</p></div>')
+    assert page_assets.fallback_in_noscript(out) == out  # the lesson's own <noscript> is not wrapped again
+
+
+def test_no_page_nests_a_noscript_in_another(built_site):
+    """A <noscript> inside another is invalid HTML (the lesson's explorer fallback had one)."""
+    for path in built_site.rglob("*.html"):
+        depth = 0
+        for tag in re.findall(r"<(/?)noscript\b", path.read_text(encoding="utf-8")):
+            depth += -1 if tag else 1
+            assert depth <= 1, f"{path.relative_to(built_site)}: <noscript> inside <noscript>"
 
 
 def test_every_material_table_rule_is_carried_over_to_our_tables(built_site):

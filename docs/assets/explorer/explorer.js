@@ -403,22 +403,23 @@
         if (!state.isolated && heaviest[arc.head] === arc) {
           var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label", "aria-hidden": "true" });
           label.textContent = arc.head;
-          labels.push(label);
+          labels.push({ text: label, head: arc.head, x: (x1 + x2) / 2, y: peak });
         }
         return path;
       });
       // Labels go on top of the arcs, each at its arc's peak unless an earlier label is there
       // (query "cat": the previous head's short arc peaks where the coreference loop does).
-      labels.forEach(function (label) { layer.appendChild(label); });
-      placeLabels(labels, width);
+      labels.forEach(function (label) { layer.appendChild(label.text); });
+      placeLabels(labels, width, layer);
       if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
     }
 
     /* Keeps each label inside the drawing's width (a label over the first or last token is
        wider than the token), then moves a label that overlaps one placed before it up a line,
        or down a line where it would leave the drawing, until it overlaps none (at most four
-       lines either way). */
-    function placeLabels(labels, width) {
+       lines either way). A label that had to move gets a thin line in its head's colour and
+       dash down to the top of its arc, so that it still reads as that arc's. */
+    function placeLabels(labels, width, layer) {
       var placed = [], GAP = 1;
       function overlaps(box) {
         return placed.some(function (p) {
@@ -427,22 +428,35 @@
         });
       }
       labels.forEach(function (label) {
-        var box = label.getBBox(), inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
+        var text = label.text, box = text.getBBox();
+        var inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
         if (inside) {
-          label.setAttribute("x", String(Number(label.getAttribute("x")) + inside));
-          box = label.getBBox();
+          text.setAttribute("x", String(Number(text.getAttribute("x")) + inside));
+          box = text.getBBox();
         }
-        var y0 = Number(label.getAttribute("y")), line = box.height;
+        var y0 = Number(text.getAttribute("y")), line = box.height, shift = 0;
         var tries = [0, -1, -2, -3, -4, 1, 2, 3, 4];
         for (var t = 0; t < tries.length; t++) {
           var shifted = { x: box.x, y: box.y + tries[t] * line, width: box.width, height: box.height };
           if (shifted.y >= 0 && !overlaps(shifted)) {
-            label.setAttribute("y", String(y0 + tries[t] * line));
-            placed.push(shifted);
-            return;
+            shift = tries[t] * line;
+            text.setAttribute("y", String(y0 + shift));
+            box = shifted;
+            break;
           }
         }
         placed.push(box);
+        if (shift || inside) {
+          var head = headByName(label.head);
+          var fromY = shift > 0 ? box.y : box.y + box.height;  // the label's edge nearest the arc
+          var leader = svgEl("line", {
+            x1: String(Math.min(Math.max(label.x, box.x), box.x + box.width)), y1: String(fromY),
+            x2: String(label.x), y2: String(label.y),
+            class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": DASHES[head.dash] || "",
+            "data-head": label.head, "aria-hidden": "true",
+          });
+          layer.insertBefore(leader, text);
+        }
       });
     }
 

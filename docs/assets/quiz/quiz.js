@@ -61,7 +61,7 @@
       const value = Number(raw.replace(/[,_\s\u00a0\u202f]/g, ""));
       if (raw === "" || !Number.isFinite(value)) {
         input.setAttribute("aria-invalid", "true");
-        say(quiz, "invalid", "Type a number first.");
+        say(quiz, "invalid", raw === "" ? "Type a number first." : "Type the number in digits only, such as 4096 (no units or letters; commas or spaces between groups are fine).");
         return;
       }
       input.removeAttribute("aria-invalid");

@@ -236,7 +236,7 @@ PAGE_CLAIMS: tuple[Claim, ...] = (
         key="cpu_decode_faster",
         device="cpu",
         kind="decode_faster",
-        tokens=(512, 1024, 2048),
+        tokens=(128, 256, 512, 1024, 2048),
         text=(
             "at every prefix from {t_min} to {t_max} tokens one cached step was faster than recomputing "
             "({ratio_min}× to {ratio_max}×; at {t_max} tokens {left_ms} ms against {right_ms} ms)"
@@ -421,7 +421,8 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>``; dtype omitted for float32.
 
     Inline keys: ``ms.<variant>.T<T>``, ``mib.<variant>.T<T>``, ``pct.<variant>.T<T>``,
-    ``ratio.<a>_over_<b>.T<T>``, ``heads_rel.<variant>.h<h>``, ``gflop.T<T>``,
+    ``ratio.<a>_over_<b>.T<T>``, ``ratio.<a>_over_<b>.<sweep>.T<T>`` (the batch or head sweep's
+    run of the seq sweep's own batch and head count), ``heads_rel.<variant>.h<h>``, ``gflop.T<T>``,
     ``ceiling_gflops``, ``ceiling_n``, ``error_bound``, ``max_error``, ``rows_ok``,
     ``rows_skipped``, ``t_max``, ``best_variant``, ``best_pct``, ``device_name``, ``date``,
     ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
@@ -457,6 +458,7 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
             values[f"{prefix}.rows_skipped"] = str(
                 sum(c["dtype"] == dtype and c["status"] == "skipped" for c in doc["cells"])
             )
+            seq_settings = {(c["batch"], c["heads"]) for c in ok if c["sweep"] == "seq"}
             for c in ok:
                 if c["sweep"] == "seq":
                     t = c["tokens"]
@@ -468,6 +470,15 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                         if other["sweep"] == "seq" and other["tokens"] == t and other["variant"] != c["variant"]:
                             ratio = c["median_s"] / other["median_s"]
                             values[f"{prefix}.ratio.{c['variant']}_over_{other['variant']}.T{t}"] = _ratio(ratio)
+                if c["sweep"] in ("batch", "heads") and (c["batch"], c["heads"]) in seq_settings:
+                    # The seq sweep's own setting, measured again in another sweep: how far a
+                    # ratio moves between two runs of the same thing.
+                    for other in ok:
+                        same = (other["sweep"], other["batch"], other["heads"], other["tokens"]) == (
+                            c["sweep"], c["batch"], c["heads"], c["tokens"])
+                        if same and other["variant"] != c["variant"]:
+                            key = f"{prefix}.ratio.{c['variant']}_over_{other['variant']}.{c['sweep']}.T{c['tokens']}"
+                            values[key] = _ratio(c["median_s"] / other["median_s"])
                 if c["sweep"] == "heads":
                     base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
                     if base:
