@@ -169,10 +169,11 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
 
 
 def fallback_in_noscript(content: str) -> str:
-    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run),
-    unless the page already did (a ``<noscript>`` in another, as the lesson had, is invalid HTML)."""
+    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run).
+    The page leaves this to the hook: it wrapped the fallback itself too, and a ``<noscript>``
+    in another is invalid HTML."""
     start = content.find(FALLBACK)
-    if start < 0 or content[:start].rstrip().endswith("<noscript>"):
+    if start < 0:
         return content
     end = element_end(content, start)
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"

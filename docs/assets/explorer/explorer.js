@@ -403,13 +403,12 @@
         if (!state.isolated && heaviest[arc.head] === arc) {
           var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label", "aria-hidden": "true" });
           label.textContent = arc.head;
-          labels.push({ text: label, head: arc.head, x: (x1 + x2) / 2, y: peak });
+          labels.push({ text: label, head: arc.head, dash: DASHES[head.dash], x: (x1 + x2) / 2, y: peak });
         }
         return path;
       });
       // Labels go on top of the arcs, each at its arc's peak unless an earlier label is there
       // (query "cat": the previous head's short arc peaks where the coreference loop does).
-      labels.forEach(function (label) { layer.appendChild(label.text); });
       placeLabels(labels, width, layer);
       if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
     }
@@ -428,7 +427,9 @@
         });
       }
       labels.forEach(function (label) {
-        var text = label.text, box = text.getBBox();
+        var text = label.text;
+        layer.appendChild(text);  // measured once drawn
+        var box = text.getBBox();
         var inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
         if (inside) {
           text.setAttribute("x", String(Number(text.getAttribute("x")) + inside));
@@ -447,12 +448,11 @@
         }
         placed.push(box);
         if (shift || inside) {
-          var head = headByName(label.head);
           var fromY = shift > 0 ? box.y : box.y + box.height;  // the label's edge nearest the arc
           var leader = svgEl("line", {
             x1: String(Math.min(Math.max(label.x, box.x), box.x + box.width)), y1: String(fromY),
             x2: String(label.x), y2: String(label.y),
-            class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": DASHES[head.dash] || "",
+            class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": label.dash,
             "data-head": label.head, "aria-hidden": "true",
           });
           layer.insertBefore(leader, text);
