@@ -7,6 +7,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
+# mkdocs-jupyter imports nbconvert's command-line app, which by default builds one of every
+# installed exporter (the PDF ones import playwright) just to list their names in its help text:
+# 0.3 s of every build. Names only; the notebook page is byte for byte the same.
+export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 
 .PHONY: serve test build assets check-assets lock clean perf
 

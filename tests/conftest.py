@@ -138,7 +138,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     except FileExistsError:
         return  # another process builds
     os.close(claim)
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_SITE_URL": url}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1", "MHA_SITE_URL": url}
     # The exit status is written by the child itself, so any process can wait for it.
     runner = (
         "import subprocess, sys; from pathlib import Path\n"

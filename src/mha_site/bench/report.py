@@ -181,8 +181,8 @@ CLAIMS: tuple[Claim, ...] = (
         right="batched",
         tokens=(512, 1024, 2048),
         text=(
-            "at T = {t_max} one call of the fused layer peaked at {left_mib} MiB of new memory, "
-            "the batched version at {right_mib} MiB"
+            "one call of the fused layer peaked at {left_mib} MiB of new memory, "
+            "the batched version at {right_mib} MiB (T = {t_max})"
         ),
     ),
     Claim(
