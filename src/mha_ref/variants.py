@@ -8,9 +8,10 @@ included, from the same weights, so their times can be compared directly:
 ``batched``
     :func:`mha_ref.attention.multi_head_attention`, every head in one batched matmul,
     with an explicit softmax over the materialised ``(B, h, T, T)`` scores.
-``batched_prescaled``
-    the batched version with ``q`` divided by ``sqrt(d_k)`` before the matmul, which
-    scales ``B*T*d_model`` numbers instead of ``B*h*T*T``.
+``batched_scaled_after``
+    the batched version with the scores divided by ``sqrt(d_k)`` after ``q @ k^T``, the
+    order of the formula as written: ``B*h*T*T`` divisions where the lesson's function,
+    which divides ``q`` first, makes ``B*T*d_model``.
 ``sdpa``
     :func:`torch.nn.functional.scaled_dot_product_attention` on the reshaped heads: a
     fused kernel that never stores the whole score matrix.
@@ -50,7 +51,7 @@ __all__ = [
     "attention_flops",
     "projection_flops",
     "make_params",
-    "batched_prescaled",
+    "batched_scaled_after",
     "fused_sdpa",
     "tiled",
     "torch_layer",
@@ -140,19 +141,19 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
 
 
 # --8<-- [start:variants]
-def batched_prescaled(p: Params) -> Tensor:
-    """The batched layer with q scaled before ``q @ k^T`` (``B*T*d_model`` multiplies, not ``B*h*T*T``).
+def batched_scaled_after(p: Params) -> Tensor:
+    """The batched layer with the scores divided by sqrt(d_k) after ``q @ k^T`` (``B*h*T*T`` divisions).
 
     >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
-    >>> relative_error(batched_prescaled(p), reference_output(p)) < 1e-5
+    >>> relative_error(batched_scaled_after(p), reference_output(p)) < 1e-5
     True
     """
     d_k = p.x.shape[-1] // p.num_heads
-    q = split_heads(project(p.x, p.w_q, p.b_q), p.num_heads) / math.sqrt(d_k)  # (B, h, T, d_k)
-    k = split_heads(project(p.x, p.w_k, p.b_k), p.num_heads)
-    v = split_heads(project(p.x, p.w_v, p.b_v), p.num_heads)
-    weights = (q @ k.transpose(-2, -1)).softmax(dim=-1)  # still materialises (B, h, T, T)
-    return project(merge_heads(weights @ v), p.w_o, p.b_o)
+    q = split_heads(project(p.x, p.w_q, p.b_q), p.num_heads)  # (B, h, T, d_k)
+    k = split_heads(project(p.x, p.w_k, p.b_k), p.num_heads)  # (B, h, T, d_k)
+    v = split_heads(project(p.x, p.w_v, p.b_v), p.num_heads)  # (B, h, T, d_k)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T, T), every score divided
+    return project(merge_heads(scores.softmax(dim=-1) @ v), p.w_o, p.b_o)
 
 
 def fused_sdpa(p: Params) -> Tensor:
@@ -212,7 +213,7 @@ def _plain(fn: Callable[..., Tensor]) -> Callable[[Params], Callable[[], Tensor]
 VARIANTS: dict[str, tuple[str, Callable[[Params], Callable[[], Tensor]]]] = {
     "loop": ("per-head loop", _plain(multi_head_attention_loop)),
     "batched": ("batched, explicit softmax", _plain(multi_head_attention)),
-    "batched_prescaled": ("batched, q scaled first", lambda p: lambda: batched_prescaled(p)),
+    "batched_scaled_after": ("batched, scores scaled after", lambda p: lambda: batched_scaled_after(p)),
     "sdpa": ("fused SDPA", lambda p: lambda: fused_sdpa(p)),
     "tiled": ("tiled, online softmax", lambda p: lambda: tiled(p)),
     "torch_mha": ("nn.MultiheadAttention", _torch_mha(need_weights=False)),

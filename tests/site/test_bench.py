@@ -93,7 +93,7 @@ def test_check_passes_on_fresh_figures_and_names_a_stale_one(script, tiny_run, c
     assert code == 1 and "stale: " + str(victim) in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("variant", ["loop", "batched", "batched_prescaled"])
+@pytest.mark.parametrize("variant", ["loop", "batched", "batched_scaled_after"])
 def test_flop_formulas_match_what_torch_counts(variant):
     params = make_params(batch=2, tokens=12, d_model=16, num_heads=4)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:

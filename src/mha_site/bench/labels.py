@@ -15,7 +15,7 @@ __all__ = ["FIGURES", "VARIANT_STYLES", "device_label", "figure_alt", "ok_cells"
 VARIANT_STYLES: dict[str, dict[str, Any]] = {
     "loop": {"colour": "#0072B2", "marker": "o", "dash": "solid", "words": "solid line, circles"},
     "batched": {"colour": "#D55E00", "marker": "s", "dash": "dashed", "words": "dashed line, squares"},
-    "batched_prescaled": {
+    "batched_scaled_after": {
         "colour": "#CC79A7",
         "marker": "v",
         "dash": "dashdot",
