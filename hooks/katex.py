@@ -150,11 +150,14 @@ def render_arithmatex(content: str, render) -> str:
         tag = match.group("tag")
         rendered = f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
         punct = match.group("punct") or ""
-        if punct and not display and drawn_length(rendered) <= NOWRAP_MAX_CHARS:
+        if display or drawn_length(rendered) > NOWRAP_MAX_CHARS:
+            return rendered + punct
+        if punct:
             # A line break between a formula and its comma or full stop strands the punctuation.
             # Kept whole, a short formula and its punctuation move to the next line together.
             return f'<span class="katex-nowrap">{rendered}{punct}</span>'
-        return rendered + punct
+        # Nor may a short formula break inside ("h =" at a line's end, "8" on the next).
+        return rendered.replace('class="arithmatex"', 'class="arithmatex katex-nowrap"', 1)
 
     return ARITHMATEX.sub(replace, content)
 

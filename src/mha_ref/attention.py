@@ -285,7 +285,7 @@ def multi_head_attention(
     b_o: Tensor | None = None,
     context: Tensor | None = None,
     num_kv_heads: int | None = None,
-    # quoted: a page shows this signature without the import
+    # in quotes: the docs run this definition where KVCache is not imported
     cache: "KVCache | None" = None,
     empty_rows: str = "raise",
     check_finite: bool = True,

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -297,6 +298,33 @@ def test_a_figure_wider_than_the_screen_says_it_scrolls(new_page) -> None:
     desktop.locator(".figure-scroll").first.scroll_into_view_if_needed()
     desktop.wait_for_timeout(300)
     assert desktop.evaluate(hint) == "none"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_formula_wider_than_the_screen_shows_a_shadow_where_it_continues(new_page, scheme) -> None:
+    """extra.css shades the side of a display formula that has more to show. In dark mode the
+    shadow was black on a dark page, so at 375 px the MultiHead formula just stopped at the
+    screen's edge ("..., he"); there it is light now. Compared with the same formula drawn
+    without its backgrounds, the last 12 px must change visibly (black at 30% on the dark
+    page changed a channel by at most 10 of 255)."""
+    from PIL import Image, ImageChops
+
+    page = new_page(color_scheme=scheme, width=375)
+    page.goto("", wait_until="networkidle")
+    formula = page.locator("div.arithmatex", has_text="MultiHead").first
+    formula.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    assert formula.evaluate("e => e.scrollWidth > e.clientWidth + 50"), "the formula should overflow at 375 px"
+
+    def right_edge() -> Image.Image:
+        shot = Image.open(io.BytesIO(formula.screenshot(animations="disabled"))).convert("RGB")
+        return shot.crop((shot.width - 12, 0, shot.width, shot.height))
+
+    shaded = right_edge()
+    formula.evaluate("e => { e.style.background = 'none'; }")
+    plain = right_edge()
+    strongest = max(high for _, high in ImageChops.difference(shaded, plain).getextrema())
+    assert strongest >= 40, f"{scheme}: the scroll shadow changes the edge by only {strongest} of 255"
 
 
 # Before any page script runs: note, in the first frame's animation callbacks (the browser

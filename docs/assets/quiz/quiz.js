@@ -8,7 +8,8 @@
 (() => {
   "use strict";
 
-  const MARK = { right: "\u2713 Correct.", wrong: "\u2717 Not quite." };
+  // "later": a reader's own verdict on a recall card, which is not graded as wrong.
+  const MARK = { right: "\u2713 Correct.", wrong: "\u2717 Not quite.", later: "\u21bb Worth another pass." };
   const OPTION_LABEL = { right: "\u2713 correct", wrong: "\u2717 not this one" };
 
   // Child nodes of `source`, deep-cloned, without ids (an id must stay unique on the page).
@@ -126,7 +127,7 @@
         if (button.dataset.verdict === "had-it") {
           say(quiz, "right", "Split, attend, concatenate and project: that is the whole layer.");
         } else {
-          say(quiz, "wrong", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.");
+          say(quiz, "later", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.");
         }
       })
     );
