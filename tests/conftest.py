@@ -49,6 +49,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _SiteServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: tuple) -> None:
+        """A browser that closes a page mid-response (a test moving on) breaks the pipe: not a
+        server error. Anything else is still printed."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 # --- the main process: a server over a shared directory, for the whole session ----------------
 
 
@@ -62,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
     shared = Path(tempfile.mkdtemp(prefix="mha-test-site-"))
     (shared / "site").mkdir()
     handler = functools.partial(_QuietHandler, directory=str(shared / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _SiteServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="mha-site-server", daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
