@@ -148,16 +148,17 @@ def render_arithmatex(content: str, render) -> str:
         display = match.group("display") is not None
         tex = html.unescape(match.group("display") if display else match.group("inline")).strip()
         tag = match.group("tag")
-        rendered = f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
+        formula = render(tex, display)
         punct = match.group("punct") or ""
-        if display or drawn_length(rendered) > NOWRAP_MAX_CHARS:
-            return rendered + punct
-        if punct:
+        short = not display and drawn_length(formula) <= NOWRAP_MAX_CHARS
+        if short and punct:
             # A line break between a formula and its comma or full stop strands the punctuation.
             # Kept whole, a short formula and its punctuation move to the next line together.
-            return f'<span class="katex-nowrap">{rendered}{punct}</span>'
+            return f'<span class="katex-nowrap"><{tag} class="arithmatex">{formula}</{tag}>{punct}</span>'
         # Nor may a short formula break inside ("h =" at a line's end, "8" on the next).
-        return rendered.replace('class="arithmatex"', 'class="arithmatex katex-nowrap"', 1)
+        classes = "arithmatex katex-nowrap" if short else "arithmatex"
+        return f'<{tag} class="{classes}">{formula}</{tag}>{punct}'
+
 
     return ARITHMATEX.sub(replace, content)
 

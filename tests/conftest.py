@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from sitekit import CHROMIUM_ARGS, ROOT, chromium
+from sitekit import CHROMIUM_ARGS, MKDOCS_ENV, ROOT, chromium
 
 SHARED_VARIABLE = "MHA_TEST_SITE"
 SITE_FIXTURES = {"built_site", "site_url", "new_page", "page"}
@@ -147,7 +147,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     except FileExistsError:
         return  # another process builds
     os.close(claim)
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1", "MHA_SITE_URL": url}
+    env = {**os.environ, **MKDOCS_ENV, "MHA_SITE_URL": url}
     # The exit status is written by the child itself, so any process can wait for it.
     runner = (
         "import subprocess, sys; from pathlib import Path\n"

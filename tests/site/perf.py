@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from gzip_server import make_server  # noqa: E402
-from sitekit import page_paths  # noqa: E402
+from sitekit import MKDOCS_ENV, page_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGHTHOUSE = ROOT / ".tools" / "node_modules" / ".bin" / "lighthouse"
@@ -83,8 +83,7 @@ def _free_port() -> int:
 
 def build_site(out: Path, port: int) -> float:
     """Build the site for ``port`` into ``out``; returns the build's wall-clock seconds."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1",
-           "MHA_SITE_URL": f"http://127.0.0.1:{port}/"}
+    env = {**os.environ, **MKDOCS_ENV, "MHA_SITE_URL": f"http://127.0.0.1:{port}/"}
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
                    cwd=ROOT, env=env, check=True)

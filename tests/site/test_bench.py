@@ -22,7 +22,9 @@ from mha_site.bench import run as bench_run
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
 from mha_site.bench.measure import interleaved_seconds, peak_bytes
 from mha_site.bench.figures import figure_files, ok_cells
-from mha_site.bench.report import CLAIMS, CUDA_COMMAND, PAGE_CLAIMS, bench_values, evaluate_claim, gpu_section, render_claim
+from mha_site.bench.report import (
+    CLAIMS, CUDA_COMMAND, PAGE_CLAIMS, bench_values, evaluate_claim, gpu_section, provenance_table, render_claim,
+)
 from mha_site.bench.run import Cell, measure_cell, plan
 from mha_site.bench.schema import ERROR_BOUNDS, validate_results
 from mha_site.files import StaleOutputs, write_or_check
@@ -406,3 +408,15 @@ def test_repeated_setting_ratios_come_from_the_other_sweeps():
     assert values["cpu.ratio.loop_over_batched.heads.T1024"] == f"{at['heads', 'loop'] / at['heads', 'batched']:.2f}"
     assert values["cpu.ratio.loop_over_batched.heads.T1024"] != values["cpu.ratio.loop_over_batched.T1024"]
     assert not any(".batch.T" in key for key in values)  # the example's batch sweep has no B = 1 run
+
+
+def test_the_provenance_table_names_every_later_re_measurement():
+    """A results file that mixes runs says so where the page shows its provenance."""
+    doc = example_results("cpu")
+    assert "Re-measured later" not in provenance_table(doc)
+    doc["supplements"] = [{"variants": ["loop", "tiled"], "provenance": {
+        "date_utc": "2026-11-29T15:39:38Z", "git_commit": "0c9546bf74f82a807bd3d5a355f285af68764599",
+        "command": "python scripts/bench.py --supplement loop,tiled"}}]
+    assert provenance_table(doc).splitlines()[-1] == (
+        "| Re-measured later | loop, tiled on 2026-11-29 (commit 0c9546bf74): "
+        "`python scripts/bench.py --supplement loop,tiled` |")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sitekit import ROOT
+from sitekit import MKDOCS_ENV, ROOT
 
 _BLOCKED_BUILD = """
 import importlib.abc, runpy, sys
@@ -27,7 +27,7 @@ runpy.run_module("mkdocs", run_name="__main__")
 
 
 def test_the_site_builds_with_torch_and_matplotlib_absent(tmp_path: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
+    env = {**os.environ, **MKDOCS_ENV}
     result = subprocess.run(
         [sys.executable, "-c", _BLOCKED_BUILD, str(tmp_path / "site")],
         cwd=ROOT, capture_output=True, text=True, env=env, timeout=600,
