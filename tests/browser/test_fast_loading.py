@@ -244,14 +244,18 @@ def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page,
     sends DOMContentLoaded again so the bundle's components start (copy buttons) and then the
     page's own widgets."""
     page = new_page()
+    # Registered before any page script: runs in the first frame, just before it is painted,
+    # in the same frame as the loader's own requestAnimationFrame.
+    page.add_init_script("requestAnimationFrame(() => { window.mhaFirstFrameAt = performance.now(); });")
     page.goto(path, wait_until="networkidle")
     timing = page.evaluate("""() => ({
-      paint: performance.getEntriesByName('first-paint')[0].startTime,
+      frame: window.mhaFirstFrameAt,
       bundle: performance.getEntriesByType('resource').find((r) => /bundle\\.[0-9a-f]+\\.min\\.js$/.test(r.name)).startTime,
     })""")
-    # first-paint is when the frame was presented, which can trail the frame itself under load (70 ms in CI);
-    # fetched by the preload scanner, as before the loader, the bundle started hundreds of ms earlier
-    assert timing["bundle"] >= timing["paint"] - 150, timing
+    # Fetched by the preload scanner, as before the loader, the bundle started hundreds of ms before
+    # the first frame. (The first-paint entry, compared here before, is when the frame was presented,
+    # which trailed the frame by up to 171 ms under a loaded CI run.)
+    assert timing["bundle"] >= timing["frame"], timing
     page.locator("article pre").first.scroll_into_view_if_needed()
     page.wait_for_selector("article .md-code__button", state="attached")  # made by the bundle
     widget, ready = (".mha-explorer", "data-explorer-ready") if path == "" else ("[data-live-heads]", "data-live-ready")
