@@ -3,10 +3,12 @@
 One build for the whole session, with or without pytest-xdist:
 
 - the main process (the xdist controller, or the only process) binds a localhost
-  server over an empty directory before any test runs, so the site is built with
-  its real ``site_url`` (canonical links and ``sitemap.xml`` name the server the tests
-  load), and serves it until the
-  session ends; workers learn the directory and address from ``MHA_TEST_SITE``;
+  server over an empty directory before any test runs and serves it until the session
+  ends; workers learn the directory and address from ``MHA_TEST_SITE``. The site is built
+  as ``make build`` builds it, with no address (no ``MHA_SITE_URL``), and served under
+  ``/mha-lesson/`` as a GitHub Pages project site is, the site's ``404.html`` answering
+  every missing address under it: every browser test also proves the site works under a
+  sub-path (a request outside it counts as off the site);
 - after collection, the first process that has a test needing the site claims the
   build (an exclusive file create) and starts ``mkdocs build --strict`` in the
   background, so it runs while other tests do; tests that need the site are
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import io
 import json
 import os
 import shutil
@@ -30,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,9 +48,32 @@ _SERVER = pytest.StashKey[tuple]()
 _BUILD = pytest.StashKey[subprocess.Popen]()
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+SUB_PATH = "/mha-lesson/"
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """The built site under ``SUB_PATH``; a missing address under it gets ``404.html`` with
+    status 404 (as GitHub Pages answers), anything outside it a bare 404."""
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass
+
+    def translate_path(self, path: str) -> str:
+        return super().translate_path("/" + path.removeprefix(SUB_PATH))
+
+    def send_head(self):
+        path = urllib.parse.urlsplit(self.path).path
+        if not path.startswith(SUB_PATH):
+            self.send_error(404, f"outside {SUB_PATH}")
+            return None
+        if os.path.exists(self.translate_path(path)):
+            return super().send_head()
+        body = (Path(self.directory) / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 class _SiteServer(http.server.ThreadingHTTPServer):
@@ -70,11 +97,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # the controller serves; its MHA_TEST_SITE reached this worker through the environment
     shared = Path(tempfile.mkdtemp(prefix="mha-test-site-"))
     (shared / "site").mkdir()
-    handler = functools.partial(_QuietHandler, directory=str(shared / "site"))
+    handler = functools.partial(_SiteHandler, directory=str(shared / "site"))
     server = _SiteServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="mha-site-server", daemon=True)
     thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    url = f"http://127.0.0.1:{server.server_address[1]}{SUB_PATH}"
     config.stash[_SERVER] = (server, shared, os.environ.get(SHARED_VARIABLE))
     os.environ[SHARED_VARIABLE] = json.dumps({"dir": str(shared), "url": url})
 
@@ -141,13 +168,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if not any(_needs_site(item) and not item.get_closest_marker("skip") for item in session.items):
         return
-    shared, url = _shared()
+    shared, _ = _shared()
     try:
         claim = os.open(shared / "build.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return  # another process builds
     os.close(claim)
-    env = {**os.environ, **MKDOCS_ENV, "MHA_SITE_URL": url}
+    env = {key: value for key, value in {**os.environ, **MKDOCS_ENV}.items() if key != "MHA_SITE_URL"}
     # The exit status is written by the child itself, so any process can wait for it.
     runner = (
         "import subprocess, sys; from pathlib import Path\n"

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ __all__ = [
     "load_json",
     "run_write_or_check",
     "settled_json",
+    "write_atomic",
     "write_or_check",
 ]
 
@@ -54,6 +57,28 @@ class StaleOutputs(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("generated files are not current:\n  " + "\n  ".join(problems))
         self.problems = problems
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so
+    an interrupted command leaves the old file or the new one, never half of one.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
+    >>> write_atomic(target, b"new")
+    >>> target.read_bytes(), sorted(p.name for p in target.parent.iterdir())
+    (b'new', ['a.txt'])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+        handle.write(data)
+    try:
+        os.chmod(handle.name, 0o644)  # a temporary file is private (0600); what it becomes is not
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
 
 
 def json_bytes(data: Any) -> bytes:
@@ -223,8 +248,7 @@ def write_or_check(
             detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
             problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        write_atomic(path, content)
         written.append(path)
     if problems:
         raise StaleOutputs(problems)

@@ -103,3 +103,33 @@ def test_page_reads_without_javascript(new_page, path: str) -> None:
     article = page.locator("article")
     assert len(article.inner_text()) > 300
     assert page.off_origin == []
+
+
+@pytest.mark.parametrize("missing", ["404.html", "no-such-page/", "api/no-such-part/deeper"])
+def test_the_404_page_works_under_the_sub_path(new_page, site_url: str, missing: str) -> None:
+    """The tests serve the site under /mha-lesson/, answering a missing address with 404.html,
+    as GitHub Pages does for a project site. The page finds the site's root from its own
+    address: styled, every file found, its links and search pointing into the site."""
+    page = new_page()
+    failed = []
+    page.on("requestfailed", lambda request: failed.append(f"failed {request.url}"))
+    page.on("response", lambda response: None if response.request.is_navigation_request() or response.ok
+            else failed.append(f"{response.status} {response.url}"))
+    response = page.goto(missing, wait_until="networkidle")
+    assert response is not None and response.status == (200 if missing == "404.html" else 404)
+    assert page.locator("article h1").inner_text() == "404 - Not found"
+    header = page.evaluate("() => getComputedStyle(document.querySelector('.md-header')).backgroundColor")
+    assert header == "rgb(64, 81, 181)", "Material's stylesheet did not load"
+    fonts = page.evaluate("async () => { await document.fonts.ready; return [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family); }")
+    assert any(family.strip('"') == "Roboto" for family in fonts), f"the site's font did not load: {fonts}"
+    home = page.evaluate("() => document.querySelector('.md-header__button.md-logo').href")
+    assert home == site_url
+    page.keyboard.press("/")
+    page.keyboard.type("softmax")
+    page.wait_for_selector(".md-search-result__item")
+    first = page.evaluate("() => document.querySelector('.md-search-result__item a').href")
+    assert first.startswith(site_url), first
+    assert failed == [] and page.off_origin == [], (failed, page.off_origin)
+    # Chromium logs the page's own 404 status as a console error; nothing else may fail.
+    page_status = [] if missing == "404.html" else ["Failed to load resource: the server responded with a status of 404 (Not Found)"]
+    assert page.console_errors == page_status

@@ -51,6 +51,20 @@ def test_built_pages_load_nothing_from_other_origins(built_site: Path):
     assert offenders == []
 
 
+def test_a_build_without_an_address_works_under_any_path(built_site: Path):
+    """The session builds as ``make build`` does, with no ``MHA_SITE_URL``: nothing names a
+    development address, there is no sitemap (its entries must be absolute addresses) and no
+    page, the 404 page included, links a file from the host's root."""
+    assert not (built_site / "sitemap.xml").exists() and not (built_site / "sitemap.xml.gz").exists()
+    root_link = re.compile(r'\s(?:href|src)="/(?!/)')
+    for html in built_site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        name = html.relative_to(built_site)
+        assert "127.0.0.1" not in text and "localhost" not in text, f"{name} names a development address"
+        assert 'rel="canonical"' not in text, f"{name} has a canonical link with no address to give"
+        assert not root_link.search(text), f"{name} links a file from the host's root: {root_link.search(text)}"
+
+
 def test_lesson_code_is_included_from_src_not_copied(built_site: Path):
     """The batched function on the page is the one in src/mha_ref/attention.py, line for line."""
     source = (ROOT / "src" / "mha_ref" / "attention.py").read_text(encoding="utf-8")
