@@ -179,6 +179,27 @@ def fallback_in_noscript(content: str) -> str:
     return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
 
 
+# Start tags of the regions that scroll sideways when wider than the column (extra.css, Material).
+SCROLL_REGION = re.compile(
+    r'<(?:pre\b[^>]*><span></span><code|pre\b[^>]*><code|div class="arithmatex"|span class="figure-scroll"'
+    r'|div class="md-typeset__scrollwrap")(?![^>]*\btabindex=)'
+)
+
+
+def focusable_scroll_regions(content: str) -> str:
+    """Give every region that may scroll sideways ``tabindex="0"``: code (on the ``<code>`` that
+    scrolls), display formulas, wide figures and table boxes. A keyboard user can scroll only
+    what takes focus, and whether a region overflows depends on the screen and the reader's
+    font: a checker that read the API pages without scrolling found their doctests out of reach.
+    a11y.js names the regions that do overflow, and releases the others, once they are laid out.
+
+    >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
+    ...                          '<pre><code tabindex="0">z</code></pre>')
+    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre>'
+    """
+    return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
+
+
 PRE = re.compile(r"<pre>(.*?)</pre>", re.S)
 
 
@@ -196,7 +217,8 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
     content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
     if 'class="quiz"' in content:
         content = size_quizzes(content)
-    content, page.mha_first_skipped = mark_skippable_blocks(size_images(content, page.file.url, Path(config["docs_dir"])))
+    content = focusable_scroll_regions(size_images(content, page.file.url, Path(config["docs_dir"])))
+    content, page.mha_first_skipped = mark_skippable_blocks(content)
     return content
 
 

@@ -2,8 +2,7 @@
 
 For every page this sums, gzip-compressed as a static host sends them, the files a browser
 fetches when the page loads: the HTML, its stylesheets and scripts, the images it does not
-load lazily (nothing inside ``<noscript>``), the site's text font (and its code font where
-the page shows code), the KaTeX fonts its formulas use, and Material's
+load lazily (nothing inside ``<noscript>``), the KaTeX fonts its formulas use, and Material's
 search worker (the search index is fetched on first use, see overrides/main.html; a page
 without that deferral is charged for it). Issue 11's budget is 250 KiB per page; Lighthouse
 (``make perf``) measures the same thing in a browser.
@@ -33,8 +32,6 @@ CLASS_ATTR = re.compile(r'class="([^"]*)"')
 SEARCH_WORKER = re.compile(r'"search": "([^"]+)"')
 FONT_FACE = re.compile(r"@font-face\{font-family:(KaTeX_\w+);font-style:(\w+);font-weight:(\w+);src:url\(([^)]+)\)")
 FONT_RULE = re.compile(r"\.katex((?:\s*\.[\w-]+)+)\{font-family:(KaTeX_\w+)(?:;font-style:(\w+))?(?:;font-weight:(\w+))?")
-PRELOAD = re.compile(r'<link rel="preload" href="([^"]+)"')
-SITE_FONT_FACE = re.compile(r'@font-face \{\s*font-family: "([^"]+)";[^}]*?src: url\("([^"]+)"\)', re.S)
 SEARCH_DEFERRED = re.compile(r"this\.mhaIsIndex\b")
 MATH_JS = re.compile(r"katex(?:\.min)?\.js|auto-render|mathjax|katex-init|renderMathInElement", re.I)
 
@@ -74,7 +71,6 @@ def load_weight(site: Path, page_url: str) -> dict[str, int]:
     refs = STYLESHEET.findall(visible) + SCRIPT_SRC.findall(visible)
     refs += [m.group(1) for tag in IMG.findall(visible) if 'loading="lazy"' not in tag
              for m in [re.search(r'\ssrc="([^"]+)"', tag)] if m]
-    refs += PRELOAD.findall(visible)  # the text font, KaTeX's fonts (counted once: files is keyed by path)
     worker = SEARCH_WORKER.search(html)
     if worker:
         refs.append(worker.group(1))
@@ -86,14 +82,6 @@ def load_weight(site: Path, page_url: str) -> dict[str, int]:
         if path is not None:
             files[path] = _sized(path)
     for ref in STYLESHEET.findall(visible):
-        if ref.endswith("extra.css"):  # the site's fonts (extra.css's @font-face rules)
-            css_path = _local(site, page_url, ref)
-            faces = dict(SITE_FONT_FACE.findall(css_path.read_text(encoding="utf-8")))
-            assert set(faces) == {"Roboto", "Roboto Mono"}, faces
-            wanted = ["Roboto"] + (["Roboto Mono"] if "<code" in visible else [])
-            for family in wanted:
-                path = (css_path.parent / faces[family]).resolve()
-                files[path] = _sized(path)
         if "katex" in ref:
             css_path = _local(site, page_url, ref)
             classes = {c for attr in CLASS_ATTR.findall(visible) for c in attr.split()}

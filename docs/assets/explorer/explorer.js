@@ -291,7 +291,12 @@
       // The query's full row, as numbers (one column per shown head).
       var weights = el("div", { class: "mha-explorer__weights" });
       view.table = el("table", { class: "mha-explorer__row" });
-      weights.appendChild(view.table);
+      // In a box that scrolls sideways when the reader's font sets the table wider than a phone
+      // (focusable, so the keyboard can scroll it too).
+      var tableBox = el("div", { class: "mha-explorer__table-box", tabindex: "0", role: "region",
+        "aria-label": "Weights of the query, one column per head" });
+      tableBox.appendChild(view.table);
+      weights.appendChild(tableBox);
       // Every head's whole grid, linked to the arcs and the table.
       view.grids = el("div", { class: "mha-explorer__grids" });
       weights.appendChild(view.grids);

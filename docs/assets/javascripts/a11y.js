@@ -1,7 +1,9 @@
-// Keyboard access to anything that scrolls sideways: wide formulas, wide tables and
-// long code lines on a narrow screen. A keyboard user can only scroll a region that
-// can take focus, so exactly the regions that overflow get tabindex="0" and a name.
-// Formulas are rendered at build time (hooks/katex.py), so they are in place when this runs.
+// Keyboard access to what scrolls sideways: wide formulas, tables and figures, long code
+// lines on a narrow screen. A keyboard user can scroll only a region that can take focus, so
+// the build gives every such region tabindex="0" (hooks/page_assets.py): each one is reachable
+// before any script runs, wherever it is on the page. This script refines that once a region
+// is laid out near the screen: one that overflows is named for screen readers (and a figure
+// says in words that it scrolls, extra.css); one that fits gives its tab stop back.
 //
 // A region is measured when it comes within a screen of the viewport, not at load:
 // measuring every region of a long page up front is a long task of its own.
@@ -34,12 +36,12 @@
     const regions = candidates.filter(rendered);
     const overflowing = regions.map((region) => region.scrollWidth > region.clientWidth + 1);
     regions.forEach((region, i) => {
-      if (overflowing[i] && !region.hasAttribute("tabindex")) {
+      if (overflowing[i] && !region.dataset.scrollA11y) {
         region.setAttribute("tabindex", "0");
         region.setAttribute("role", "region");
         region.setAttribute("aria-label", labels.get(region)(region));
         region.dataset.scrollA11y = "true";
-      } else if (!overflowing[i] && region.dataset.scrollA11y) {
+      } else if (!overflowing[i] && (region.dataset.scrollA11y || region.getAttribute("tabindex") === "0")) {
         ["tabindex", "role", "aria-label", "data-scroll-a11y"].forEach((name) => region.removeAttribute(name));
       }
     });
@@ -68,9 +70,6 @@
   document.addEventListener("contentvisibilityautostatechange", (event) => {
     if (!event.skipped) mark([...nearby].filter((region) => event.target.contains(region)));
   }, true);
-
-  // Every rendered region at once, wherever it is (the accessibility tests check the whole page).
-  window.mhaCheckAllScrollRegions = () => mark([...labels.keys()]);
 
   document$.subscribe(({ body }) => collect(body));
 
