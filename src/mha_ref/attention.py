@@ -108,10 +108,39 @@ def scaled_dot_product_attention(
     tensor([[10.],
             [ 0.]])
     """
+    check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
+    if mask is not None and empty_rows == "zero":
+        empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
+        if bool(empty.any()):
+            # Let those rows see every key (any finite answer will do), then zero them.
+            output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
+            return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
+    # --8<-- [start:sdpa]
+    d_k = q.shape[-1]
+    # Scaling q before the product (not the product after) keeps float16 finite.
+    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
+    if mask is not None:
+        # A forbidden key scores -inf, so the softmax gives it weight 0.
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)  # one distribution per query
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+    # --8<-- [end:sdpa]
+
+
+def check_sdpa_arguments(
+    q: object, k: object, v: object, mask: object, empty_rows: object, check_finite: object
+) -> None:
+    """The checks of :func:`scaled_dot_product_attention`, shared with :func:`mha_ref.tiled.tiled_attention`.
+
+    >>> check_sdpa_arguments(torch.ones(2, 4), torch.ones(3, 4), torch.ones(2, 4), None, "raise", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: k and v must have the same number of tokens, got k (3, 4) and v (2, 4)
+    """
     _check_options(empty_rows, check_finite)
-    check_tensor("q", q, min_ndim=2)
-    check_tensor("k", k, min_ndim=2)
-    check_tensor("v", v, min_ndim=2)
+    q = check_tensor("q", q, min_ndim=2)
+    k = check_tensor("k", k, min_ndim=2)
+    v = check_tensor("v", v, min_ndim=2)
     check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
@@ -133,29 +162,13 @@ def scaled_dot_product_attention(
         check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
         if empty_rows == "raise":
             check_mask_rows(mask)
-        else:
-            empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
-            if bool(empty.any()):
-                # Let those rows see every key (any finite answer will do), then zero them.
-                output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
-                return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
-    # --8<-- [start:sdpa]
-    d_k = q.shape[-1]
-    # Scaling q before the product (not the product after) keeps float16 finite.
-    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
-    if mask is not None:
-        # A forbidden key scores -inf, so the softmax gives it weight 0.
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = scores.softmax(dim=-1)  # one distribution per query
-    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
-    # --8<-- [end:sdpa]
 
 
 def _check_options(empty_rows: object, check_finite: object) -> None:
-    if empty_rows not in EMPTY_ROWS:
+    if not isinstance(empty_rows, str) or empty_rows not in EMPTY_ROWS:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
     if not isinstance(check_finite, bool):
-        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__}")
+        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
 
 
 # --8<-- [start:helpers]
