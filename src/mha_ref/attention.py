@@ -274,11 +274,15 @@ def _check_mha_arguments(
     if cache is not None:
         if not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
-        source_tokens += cache.check_compatible(batch, kv_heads, d_k, x.dtype, x.device)
+        cached = cache.check_compatible(batch, kv_heads, d_k, x.dtype, x.device)
+        if context is None:  # self-attention: this call's keys join the cached ones
+            source_tokens += cached
     if mask is not None:
         check_mask(mask, (batch, num_heads, tokens, source_tokens), "the (B, h, T, S) scores", device=x.device)
         if empty_rows == "raise":
             check_mask_rows(mask)
+    if cache is not None:  # last, once every other check has passed
+        cache.bind(weights["w_k"], context)
 
 
 # --8<-- [start:mha_signature]
@@ -318,8 +322,10 @@ def multi_head_attention(
       divide ``num_heads``; ``w_k`` and ``w_v`` are then ``(d_model, num_kv_heads * d_k)``
       and query head ``i`` reads key/value head ``i // (num_heads // num_kv_heads)``,
       the grouping of torch's ``scaled_dot_product_attention(..., enable_gqa=True)``.
-    - ``cache`` (a :class:`mha_ref.cache.KVCache`) receives this call's keys and
-      values, and the queries attend over everything it holds (``S`` grows).
+    - ``cache`` (a :class:`mha_ref.cache.KVCache`, one per layer) receives this
+      call's keys and values, and the queries attend over everything it holds
+      (``S`` grows). With ``context`` the first call fills it and later calls,
+      which must pass the same ``context`` tensor, reuse it: it never grows.
     - ``mask`` is boolean, broadcastable to ``(B, h, T, S)``, True = may attend
       (a ``(T, S)`` mask applies to every batch item and head).
     - ``empty_rows`` and ``check_finite`` as in :func:`scaled_dot_product_attention`;
@@ -353,10 +359,14 @@ def multi_head_attention(
     # key/value heads
     h_kv = num_heads if num_kv_heads is None else num_kv_heads
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
-    k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
-    v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
-    if cache is not None:  # decoding: add the keys and values of earlier calls
-        k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
+    if cache is not None and context is not None and len(cache) > 0:
+        # cross-attention: an earlier call cached this context's keys and values
+        k, v = cache.keys, cache.values  # (B, h_kv, S, d_k)
+    else:
+        k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
+        v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
+        if cache is not None:  # decoding: add them to what earlier calls stored
+            k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
     group = num_heads // h_kv  # query heads that share one key/value head
     k = k.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)

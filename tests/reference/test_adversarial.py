@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_ref import scaled_dot_product_attention, tiled_attention
+from mha_ref import KVCache, MultiHeadAttention, causal_mask, scaled_dot_product_attention, tiled_attention
 
 F64 = torch.float64
 
@@ -93,3 +93,67 @@ def test_tiled_attention_checks_its_keywords():
     bad[0, 2, 1] = float("inf")
     with pytest.raises(ValueError, match=r"k holds 1 non-finite value\(s\) .*first at index \(0, 2, 1\)"):
         tiled_attention(q, bad, q)
+
+
+# ---- the key/value cache ----
+
+def test_cache_refuses_another_dtype_naming_both():
+    cache = KVCache()
+    cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+    new = torch.ones(1, 2, 1, 4, dtype=F64)
+    with pytest.raises(TypeError, match=r"the cache holds torch.float32 on cpu but k has torch.float64 on cpu"):
+        cache.append(new, new)
+    assert cache.keys.dtype == torch.float32 and len(cache) == 3  # nothing was added
+
+
+@pytest.mark.parametrize(
+    "k_shape, v_shape, message",
+    [
+        ((1, 4, 1, 4), (1, 4, 1, 4), r"the cache holds \(B, h_kv, d_k\) = \(1, 2, 4\) but k has \(1, 4, 4\)"),
+        ((2, 2, 1, 4), (2, 2, 1, 4), r"the cache holds \(B, h_kv, d_k\) = \(1, 2, 4\) but k has \(2, 2, 4\)"),
+        ((1, 2, 1, 4), (1, 2, 2, 4), r"k and v must have the same shape .* k \(1, 2, 1, 4\) and v \(1, 2, 2, 4\)"),
+        ((1, 2, 4), (1, 2, 4), r"k must have 4 dimensions, got 3 \(shape \(1, 2, 4\)\)"),
+    ],
+    ids=["heads", "batch", "k-vs-v", "rank"],
+)
+def test_cache_refuses_keys_of_another_shape(k_shape, v_shape, message):
+    cache = KVCache()
+    cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+    with pytest.raises(ValueError, match=message):
+        cache.append(torch.ones(k_shape), torch.ones(v_shape))
+
+
+def test_one_cache_for_two_layers_is_refused():
+    first, second = MultiHeadAttention(16, 4), MultiHeadAttention(16, 4)  # the same shapes
+    x = torch.randn(1, 3, 16)
+    cache = KVCache()
+    with torch.no_grad():
+        first(x, mask=causal_mask(3), cache=cache)
+        with pytest.raises(ValueError, match=r"cache belongs to another layer: .*w_k tensor \(shape \(16, 16\)\)"):
+            second(x[:, :1], cache=cache)
+        first(x[:, :1], cache=cache)  # its own layer still may
+    assert len(cache) == 4
+
+
+def test_cross_attention_cache_is_filled_once_and_never_grows():
+    torch.manual_seed(1)
+    layer = MultiHeadAttention(16, 4).double()
+    decoder = torch.randn(2, 4, 16, dtype=F64)
+    encoder = torch.randn(2, 6, 16, dtype=F64)
+    cache = KVCache()
+    with torch.no_grad():
+        steps = [layer(decoder[:, t : t + 1], context=encoder, cache=cache) for t in range(4)]
+        expected = layer(decoder, context=encoder)
+    assert len(cache) == 6  # S, after four calls
+    torch.testing.assert_close(torch.cat(steps, dim=1), expected, atol=1e-12, rtol=0)
+    other = encoder.clone()  # equal numbers, but another source as far as the cache can tell
+    with pytest.raises(ValueError, match=r"one context of shape \(2, 6, 16\) but this call passes context=another "
+                                         r"tensor of shape \(2, 6, 16\); pass the same context tensor"):
+        layer(decoder[:, :1], context=other, cache=cache)
+    with pytest.raises(ValueError, match=r"but this call passes context=None"):
+        layer(decoder[:, :1], cache=cache)
+    self_cache = KVCache()
+    layer(decoder[:, :2], mask=causal_mask(2), cache=self_cache)
+    with pytest.raises(ValueError, match=r"cache holds self-attention keys \(2 tokens\) but this call passes context "
+                                         r"of shape \(2, 6, 16\)"):
+        layer(decoder[:, 2:3], context=encoder, cache=self_cache)
