@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 #: What to do with a query row that the mask allows no key: ``"raise"`` (the default,
-#: a ValueError naming the row) or ``"zero"`` (that row's output and weights are 0;
-#: left-padded batches in causal decoding have such rows for their padding).
+#: a ValueError naming the row) or ``"zero"`` (that row's attention output and weights
+#: are 0; left-padded batches in causal decoding have such rows for their padding).
+#: In a layer the output projection comes after, so with a bias ``b_o`` such a row's
+#: output is ``b_o``, not 0. Taken by the functions here, by
+#: :func:`mha_ref.tiled.tiled_attention` and by :class:`mha_ref.module.MultiHeadAttention`.
 EMPTY_ROWS = ("raise", "zero")
 
 
@@ -189,6 +192,8 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     tensor([[0., 1., 2., 3.],
             [4., 5., 6., 7.]])
     """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
+        raise TypeError(f"num_heads must be an int, got {num_heads!r}")
     if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
         raise ValueError(
             "split_heads needs x (B, T, d_model), num_heads dividing d_model; "
@@ -330,6 +335,8 @@ def multi_head_attention(
       (a ``(T, S)`` mask applies to every batch item and head).
     - ``empty_rows`` and ``check_finite`` as in :func:`scaled_dot_product_attention`;
       ``check_finite`` looks at ``x``, ``context``, the weights and the biases.
+      With ``empty_rows="zero"`` an empty row's output is ``b_o`` (0 without
+      ``b_o``): its heads give 0, then the output projection adds the bias.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>

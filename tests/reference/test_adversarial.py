@@ -10,9 +10,127 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_ref import KVCache, MultiHeadAttention, causal_mask, scaled_dot_product_attention, tiled_attention
+from mha_ref import (
+    AttentionWeights,
+    KVCache,
+    MultiHeadAttention,
+    causal_mask,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    split_heads,
+    tiled_attention,
+)
 
 F64 = torch.float64
+
+
+def _weights(d_model: int = 16, dtype: torch.dtype = F64, seed: int = 0, **biases: bool) -> AttentionWeights:
+    gen = torch.Generator().manual_seed(seed)
+    w = [torch.randn(d_model, d_model, generator=gen, dtype=dtype) / d_model**0.5 for _ in range(4)]
+    b = {name: torch.randn(d_model, generator=gen, dtype=dtype) for name, given in biases.items() if given}
+    return AttentionWeights(*w, **b)
+
+
+# ---- from_weights with some biases but not all ----
+
+@pytest.mark.parametrize(
+    "given", [("b_q",), ("b_k",), ("b_v", "b_o"), ("b_k", "b_v", "b_o"), ("b_q", "b_k", "b_v", "b_o")],
+    ids=lambda names: "+".join(names),
+)
+def test_from_weights_treats_missing_biases_as_zeros(given):
+    weights = _weights(**{name: True for name in given})
+    layer = MultiHeadAttention.from_weights(weights, num_heads=4)
+    x = torch.randn(2, 5, 16, dtype=F64)
+    with torch.no_grad():
+        ours = layer(x)
+    expected = multi_head_attention(x, **weights.as_kwargs(), num_heads=4)  # the functions: missing = zeros
+    torch.testing.assert_close(ours, expected, atol=1e-12, rtol=0)
+    for name in {"b_q", "b_k", "b_v", "b_o"} - set(given):
+        assert getattr(layer, name).abs().max() == 0, f"{name} must be zeros, not uninitialised memory"
+
+
+def test_from_weights_names_a_bias_of_the_wrong_shape():
+    weights = AttentionWeights(*_weights().as_kwargs().values(), b_k=torch.zeros(8, dtype=F64))
+    with pytest.raises(ValueError, match=r"b_k must have shape \(16,\), got \(8,\)"):
+        MultiHeadAttention.from_weights(weights, num_heads=4)
+
+
+# ---- load_torch_weights copies weights, not the layout ----
+
+def test_load_torch_weights_keeps_this_modules_batch_first():
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(16, 4).eval()  # torch's default: batch_first=False
+    ours = MultiHeadAttention(16, 4).load_torch_weights(reference)
+    assert ours.batch_first is True
+    x = torch.randn(3, 5, 16)  # (B, T, d_model): this module's layout
+    with torch.no_grad():
+        expected = reference(*(x.transpose(0, 1),) * 3)[0].transpose(0, 1)  # torch wants (T, B, d_model)
+        torch.testing.assert_close(ours(x), expected, atol=1e-6, rtol=1e-5)
+    assert MultiHeadAttention.from_torch(reference).batch_first is False  # a new module takes torch's layout
+
+
+# ---- the module's forward ----
+
+def test_module_forward_takes_empty_rows_and_gives_b_o_there():
+    torch.manual_seed(2)
+    layer = MultiHeadAttention(8, 2).double()
+    with torch.no_grad():
+        layer.b_o.copy_(torch.arange(8.0))
+    x = torch.randn(2, 5, 8, dtype=F64)
+    real = torch.tensor([[False, False, True, True, True], [True] * 5])  # item 0 is left-padded by 2
+    mask = causal_mask(5) & real[:, None, None, :]  # (B, 1, T, T)
+    with torch.no_grad():
+        with pytest.raises(ValueError, match=r"allows no key for 2 query row\(s\)"):
+            layer(x, mask=mask)
+        output = layer(x, mask=mask, empty_rows="zero")
+        expected = multi_head_attention(x, **layer.weights().as_kwargs(), num_heads=2, mask=mask, empty_rows="zero")
+    torch.testing.assert_close(output, expected, atol=0, rtol=0)
+    torch.testing.assert_close(output[0, :2], layer.b_o.expand(2, 8), atol=0, rtol=0)  # b_o, not 0
+    with pytest.raises(ValueError, match=r"empty_rows must be one of \('raise', 'zero'\), got 'zeros'"):
+        layer(x, mask=mask, empty_rows="zeros")
+
+
+def test_mask_passed_where_context_goes_is_named():
+    layer = MultiHeadAttention(8, 2)
+    with pytest.raises(TypeError, match=r"context got a boolean tensor of shape \(4, 4\): a mask was passed where "
+                                        r"context goes .*pass it as mask="):
+        layer(torch.randn(1, 4, 8), causal_mask(4))
+
+
+def test_module_check_finite_option():
+    x = torch.randn(1, 3, 8)
+    x[0, 1, 2] = float("nan")
+    with pytest.raises(ValueError, match=r"x holds 1 non-finite value\(s\)"):
+        MultiHeadAttention(8, 2)(x)
+    unchecked = MultiHeadAttention(8, 2, check_finite=False)
+    assert repr(unchecked) == "MultiHeadAttention(d_model=8, num_heads=2, d_k=4, bias=True, check_finite=False)"
+    assert torch.isnan(unchecked(x)).any()
+    with pytest.raises(TypeError, match=r"check_finite must be a bool, got str \('no'\)"):
+        MultiHeadAttention(8, 2, check_finite="no")
+
+
+@pytest.mark.slow  # 5 to 10 s on a shared 2-core machine, most of it dynamo starting up
+def test_module_compiles_with_fullgraph_when_check_finite_is_off():
+    # backend="eager": dynamo must still capture one whole graph (fullgraph=True is what the
+    # finite check broke), without the minute inductor's C++ build takes on a small CPU.
+    torch._dynamo.reset()
+    layer = MultiHeadAttention(16, 4, check_finite=False).eval()
+    compiled = torch.compile(layer, fullgraph=True, backend="eager")
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), layer(x), atol=0, rtol=0)
+    layer.check_finite = True  # the attribute, changed later: the data-dependent check is back
+    torch._dynamo.reset()
+    with pytest.raises(torch._dynamo.exc.UserError, match="data-dependent"), torch.no_grad():
+        torch.compile(layer, fullgraph=True, backend="eager")(x)
+
+
+# ---- split_heads ----
+
+@pytest.mark.parametrize("num_heads", [2.0, "2", True])
+def test_split_heads_refuses_a_non_int_num_heads(num_heads):
+    with pytest.raises(TypeError, match=rf"num_heads must be an int, got {num_heads!r}"):
+        split_heads(torch.randn(1, 3, 8), num_heads)
 
 
 # ---- tiled attention in float16 and bfloat16 ----
