@@ -110,7 +110,9 @@ class KVCache:
 
         The first call records both; a later call with another ``w_k`` tensor (another
         layer, even one of the same shape) or another ``context`` raises, since its
-        queries would read keys that some other projection or source produced.
+        queries would read keys that some other projection or source produced. A new
+        view of the same memory counts as the same tensor: a module with
+        ``batch_first=False`` transposes its ``context`` afresh at every call.
 
         >>> cache, w_k = KVCache(), torch.eye(4)
         >>> cache.bind(w_k, None)
@@ -122,13 +124,13 @@ class KVCache:
         if self.owner is None:
             self.owner, self.context = w_k, context
             return
-        if w_k is not self.owner:
+        if not _same_tensor(w_k, self.owner):
             raise ValueError(
                 f"cache belongs to another layer: it was filled with a different w_k tensor "
                 f"(shape {tuple(self.owner.shape)}); use one KVCache per layer, "
                 "and pass the same w_k tensor at every step"
             )
-        if context is not self.context:
+        if not _same_tensor(context, self.context):
             if self.context is None:
                 raise ValueError(
                     f"cache holds self-attention keys ({len(self)} tokens) but this call passes "
@@ -146,6 +148,19 @@ class KVCache:
         if self.keys is None or self.values is None:
             return 0
         return self.keys.nelement() * self.keys.element_size() + self.values.nelement() * self.values.element_size()
+
+
+def _same_tensor(a: Tensor | None, b: Tensor | None) -> bool:
+    """True for one tensor, or two views of the same memory with the same shape and strides.
+
+    The cache holds the first one, so its memory cannot be freed and reused by another.
+    """
+    if a is None or b is None:
+        return a is b
+    return a is b or (
+        a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+        and a.dtype == b.dtype and a.device == b.device
+    )
 
 
 def kv_cache_bytes_per_token(num_layers: int, num_kv_heads: int, d_k: int, bytes_per_value: int = 2) -> int:

@@ -271,7 +271,28 @@ def test_cross_attention_cache_is_filled_once_and_never_grows():
     with pytest.raises(ValueError, match=r"but this call passes context=None"):
         layer(decoder[:, :1], cache=cache)
     self_cache = KVCache()
-    layer(decoder[:, :2], mask=causal_mask(2), cache=self_cache)
+    with torch.no_grad():
+        layer(decoder[:, :2], mask=causal_mask(2), cache=self_cache)
     with pytest.raises(ValueError, match=r"cache holds self-attention keys \(2 tokens\) but this call passes context "
                                          r"of shape \(2, 6, 16\)"):
         layer(decoder[:, 2:3], context=encoder, cache=self_cache)
+
+
+def test_cross_attention_cache_with_batch_first_false_and_views_of_the_same_weights():
+    torch.manual_seed(3)
+    layer = MultiHeadAttention(16, 4, batch_first=False).double()  # transposes context at every call
+    decoder = torch.randn(3, 2, 16, dtype=F64)  # (T, B, d_model)
+    encoder = torch.randn(6, 2, 16, dtype=F64)  # (S, B, d_model)
+    cache = KVCache()
+    with torch.no_grad():
+        steps = [layer(decoder[t : t + 1], context=encoder, cache=cache) for t in range(3)]
+        torch.testing.assert_close(torch.cat(steps), layer(decoder, context=encoder), atol=1e-12, rtol=0)
+    assert len(cache) == 6
+    # the functions: a view made afresh at each step (w.T) is still the same layer's w_k
+    stored = [torch.randn(16, 16, dtype=F64) for _ in range(4)]  # (out, in), as torch stores them
+    x = torch.randn(1, 4, 16, dtype=F64)
+    functional_cache = KVCache()
+    pieces = [multi_head_attention(x[:, t : t + 1], *(w.T for w in stored), 4, cache=functional_cache)
+              for t in range(4)]
+    expected = multi_head_attention(x, *(w.T for w in stored), 4, mask=causal_mask(4))
+    torch.testing.assert_close(torch.cat(pieces, dim=1), expected, atol=1e-10, rtol=0)
