@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 #: What to do with a query row that the mask allows no key: ``"raise"`` (the default,
-#: a ValueError naming the row) or ``"zero"`` (that row's output and weights are 0;
-#: left-padded batches in causal decoding have such rows for their padding).
+#: a ValueError naming the row) or ``"zero"`` (that row's attention output and weights
+#: are 0; left-padded batches in causal decoding have such rows for their padding).
+#: In a layer the output projection comes after, so with a bias ``b_o`` such a row's
+#: output is ``b_o``, not 0. Taken by the functions here, by
+#: :func:`mha_ref.tiled.tiled_attention` and by :class:`mha_ref.module.MultiHeadAttention`.
 EMPTY_ROWS = ("raise", "zero")
 
 
@@ -108,10 +111,39 @@ def scaled_dot_product_attention(
     tensor([[10.],
             [ 0.]])
     """
+    check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
+    if mask is not None and empty_rows == "zero":
+        empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
+        if bool(empty.any()):
+            # Let those rows see every key (any finite answer will do), then zero them.
+            output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
+            return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
+    # --8<-- [start:sdpa]
+    d_k = q.shape[-1]
+    # Scaling q before the product (not the product after) keeps float16 finite.
+    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
+    if mask is not None:
+        # A forbidden key scores -inf, so the softmax gives it weight 0.
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)  # one distribution per query
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+    # --8<-- [end:sdpa]
+
+
+def check_sdpa_arguments(
+    q: object, k: object, v: object, mask: object, empty_rows: object, check_finite: object
+) -> None:
+    """The checks of :func:`scaled_dot_product_attention`, shared with :func:`mha_ref.tiled.tiled_attention`.
+
+    >>> check_sdpa_arguments(torch.ones(2, 4), torch.ones(3, 4), torch.ones(2, 4), None, "raise", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: k and v must have the same number of tokens, got k (3, 4) and v (2, 4)
+    """
     _check_options(empty_rows, check_finite)
-    check_tensor("q", q, min_ndim=2)
-    check_tensor("k", k, min_ndim=2)
-    check_tensor("v", v, min_ndim=2)
+    q = check_tensor("q", q, min_ndim=2)
+    k = check_tensor("k", k, min_ndim=2)
+    v = check_tensor("v", v, min_ndim=2)
     check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
@@ -133,29 +165,13 @@ def scaled_dot_product_attention(
         check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
         if empty_rows == "raise":
             check_mask_rows(mask)
-        else:
-            empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
-            if bool(empty.any()):
-                # Let those rows see every key (any finite answer will do), then zero them.
-                output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
-                return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
-    # --8<-- [start:sdpa]
-    d_k = q.shape[-1]
-    # Scaling q before the product (not the product after) keeps float16 finite.
-    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
-    if mask is not None:
-        # A forbidden key scores -inf, so the softmax gives it weight 0.
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = scores.softmax(dim=-1)  # one distribution per query
-    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
-    # --8<-- [end:sdpa]
 
 
 def _check_options(empty_rows: object, check_finite: object) -> None:
-    if empty_rows not in EMPTY_ROWS:
+    if not isinstance(empty_rows, str) or empty_rows not in EMPTY_ROWS:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
     if not isinstance(check_finite, bool):
-        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__}")
+        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
 
 
 # --8<-- [start:helpers]
@@ -176,6 +192,8 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     tensor([[0., 1., 2., 3.],
             [4., 5., 6., 7.]])
     """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
+        raise TypeError(f"num_heads must be an int, got {num_heads!r}")
     if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
         raise ValueError(
             "split_heads needs x (B, T, d_model), num_heads dividing d_model; "
@@ -261,11 +279,15 @@ def _check_mha_arguments(
     if cache is not None:
         if not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
-        source_tokens += cache.check_compatible(batch, kv_heads, d_k, x.dtype, x.device)
+        cached = cache.check_compatible(batch, kv_heads, d_k, x.dtype, x.device)
+        if context is None:  # self-attention: this call's keys join the cached ones
+            source_tokens += cached
     if mask is not None:
         check_mask(mask, (batch, num_heads, tokens, source_tokens), "the (B, h, T, S) scores", device=x.device)
         if empty_rows == "raise":
             check_mask_rows(mask)
+    if cache is not None:  # last, once every other check has passed
+        cache.bind(weights["w_k"], context)
 
 
 # --8<-- [start:mha_signature]
@@ -305,12 +327,16 @@ def multi_head_attention(
       divide ``num_heads``; ``w_k`` and ``w_v`` are then ``(d_model, num_kv_heads * d_k)``
       and query head ``i`` reads key/value head ``i // (num_heads // num_kv_heads)``,
       the grouping of torch's ``scaled_dot_product_attention(..., enable_gqa=True)``.
-    - ``cache`` (a :class:`mha_ref.cache.KVCache`) receives this call's keys and
-      values, and the queries attend over everything it holds (``S`` grows).
+    - ``cache`` (a :class:`mha_ref.cache.KVCache`, one per layer) receives this
+      call's keys and values, and the queries attend over everything it holds
+      (``S`` grows). With ``context`` the first call fills it and later calls,
+      which must pass the same ``context`` tensor, reuse it: it never grows.
     - ``mask`` is boolean, broadcastable to ``(B, h, T, S)``, True = may attend
       (a ``(T, S)`` mask applies to every batch item and head).
     - ``empty_rows`` and ``check_finite`` as in :func:`scaled_dot_product_attention`;
       ``check_finite`` looks at ``x``, ``context``, the weights and the biases.
+      With ``empty_rows="zero"`` an empty row's output is ``b_o`` (0 without
+      ``b_o``): its heads give 0, then the output projection adds the bias.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>
@@ -340,10 +366,14 @@ def multi_head_attention(
     # key/value heads
     h_kv = num_heads if num_kv_heads is None else num_kv_heads
     q = split_heads(project(x, w_q, b_q), num_heads)  # (B, h, T, d_k)
-    k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
-    v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
-    if cache is not None:  # decoding: add the keys and values of earlier calls
-        k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
+    if cache is not None and context is not None and len(cache) > 0:
+        # cross-attention: an earlier call cached this context's keys and values
+        k, v = cache.keys, cache.values  # (B, h_kv, S, d_k)
+    else:
+        k = split_heads(project(source, w_k, b_k), h_kv)  # (B, h_kv, S, d_k)
+        v = split_heads(project(source, w_v, b_v), h_kv)  # (B, h_kv, S, d_k)
+        if cache is not None:  # decoding: add them to what earlier calls stored
+            k, v = cache.append(k, v)  # (B, h_kv, S_cached + S, d_k)
     group = num_heads // h_kv  # query heads that share one key/value head
     k = k.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from mha_ref.validation import check_int
+from mha_ref.validation import check_int, check_same_dtype_and_device, check_tensor
 
 __all__ = ["KVCache", "kv_cache_bytes_per_token"]
 
@@ -21,7 +21,11 @@ class KVCache:
 
     Pass one per layer as ``cache=`` to :func:`mha_ref.attention.multi_head_attention`
     or :class:`mha_ref.module.MultiHeadAttention`: the call appends its keys and
-    values, and its queries attend over all of them.
+    values, and its queries attend over all of them. The first call ties the cache to
+    its layer (the ``w_k`` tensor it was given); another layer's call is refused.
+    For cross-attention (``context=``) the first call stores the context's keys and
+    values and later calls with the same ``context`` tensor reuse them, so that cache
+    never grows.
 
     >>> cache = KVCache()
     >>> k, v = cache.append(torch.ones(1, 2, 3, 4), torch.zeros(1, 2, 3, 4))  # prefill 3 tokens
@@ -33,6 +37,8 @@ class KVCache:
     def __init__(self) -> None:
         self.keys: Tensor | None = None
         self.values: Tensor | None = None
+        self.owner: Tensor | None = None  # the w_k tensor of the layer this cache belongs to
+        self.context: Tensor | None = None  # cross-attention: the tensor keys come from
 
     def __len__(self) -> int:
         """The number of cached tokens."""
@@ -41,6 +47,7 @@ class KVCache:
     # --8<-- [start:append]
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add ``(B, h_kv, S, d_k)`` keys and values; return everything cached so far."""
+        self._check_new(k, v)  # same B, h_kv, d_k, dtype and device as the cached ones
         if self.keys is None or self.values is None:
             self.keys, self.values = k, v
         else:
@@ -49,8 +56,29 @@ class KVCache:
         return self.keys, self.values
     # --8<-- [end:append]
 
+    def _check_new(self, k: object, v: object) -> None:
+        """Refuse keys and values that do not fit each other or what is cached.
+
+        >>> cache = KVCache()
+        >>> _ = cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+        >>> cache.append(torch.ones(1, 2, 1, 4, dtype=torch.float64), torch.ones(1, 2, 1, 4, dtype=torch.float64))
+        Traceback (most recent call last):
+        ...
+        TypeError: the cache holds torch.float32 on cpu but k has torch.float64 on cpu; convert k or start a new KVCache
+        """
+        k = check_tensor("k", k, ndim=4)
+        v = check_tensor("v", v, ndim=4)
+        check_same_dtype_and_device([("k", k), ("v", v)])
+        if k.shape != v.shape:
+            raise ValueError(
+                f"k and v must have the same shape (B, h_kv, S, d_k), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+            )
+        batch, heads, _, width = (int(size) for size in k.shape)
+        self.check_compatible(batch, heads, width, k.dtype, k.device, name="k")
+
     def check_compatible(
-        self, batch: int, num_kv_heads: int, d_k: int, dtype: torch.dtype, device: torch.device
+        self, batch: int, num_kv_heads: int, d_k: int, dtype: torch.dtype, device: torch.device,
+        name: str = "this call",
     ) -> int:
         """Raise unless new keys of this batch, head count, width, dtype and device fit; return ``len(self)``.
 
@@ -66,20 +94,73 @@ class KVCache:
         held = (int(self.keys.shape[0]), int(self.keys.shape[1]), int(self.keys.shape[3]))
         if held != (batch, num_kv_heads, d_k):
             raise ValueError(
-                f"the cache holds (B, h_kv, d_k) = {held} but this call has {(batch, num_kv_heads, d_k)}; "
+                f"the cache holds (B, h_kv, d_k) = {held} but {name} has {(batch, num_kv_heads, d_k)}; "
                 "use one cache per layer"
             )
         if self.keys.dtype != dtype or self.keys.device != device:
+            convert = "convert k" if name == "k" else "convert the layer and its input"
             raise TypeError(
-                f"the cache holds {self.keys.dtype} on {self.keys.device} but this call has {dtype} on {device}"
+                f"the cache holds {self.keys.dtype} on {self.keys.device} but {name} has {dtype} on {device}; "
+                f"{convert} or start a new KVCache"
             )
         return len(self)
+
+    def bind(self, w_k: Tensor, context: Tensor | None) -> None:
+        """Tie this cache to the layer whose ``w_k`` fills it and, for cross-attention, to its ``context``.
+
+        The first call records both; a later call with another ``w_k`` tensor (another
+        layer, even one of the same shape) or another ``context`` raises, since its
+        queries would read keys that some other projection or source produced. A new
+        view of the same memory counts as the same tensor: a module with
+        ``batch_first=False`` transposes its ``context`` afresh at every call.
+
+        >>> cache, w_k = KVCache(), torch.eye(4)
+        >>> cache.bind(w_k, None)
+        >>> cache.bind(torch.eye(4), None)  # equal numbers, but another layer's tensor
+        Traceback (most recent call last):
+        ...
+        ValueError: cache belongs to another layer: it was filled with a different w_k tensor (shape (4, 4)); use one KVCache per layer, and pass the same w_k tensor at every step
+        """
+        if self.owner is None:
+            self.owner, self.context = w_k, context
+            return
+        if not _same_tensor(w_k, self.owner):
+            raise ValueError(
+                f"cache belongs to another layer: it was filled with a different w_k tensor "
+                f"(shape {tuple(self.owner.shape)}); use one KVCache per layer, "
+                "and pass the same w_k tensor at every step"
+            )
+        if not _same_tensor(context, self.context):
+            if self.context is None:
+                raise ValueError(
+                    f"cache holds self-attention keys ({len(self)} tokens) but this call passes "
+                    f"context of shape {tuple(context.shape)}; use a separate KVCache for cross-attention"
+                )
+            got = "None" if context is None else f"another tensor of shape {tuple(context.shape)}"
+            raise ValueError(
+                f"cache holds the keys and values of one context of shape {tuple(self.context.shape)} "
+                f"but this call passes context={got}; pass the same context tensor at every step, "
+                "or start a new KVCache for a new source"
+            )
 
     def nbytes(self) -> int:
         """Bytes held by the cached keys and values."""
         if self.keys is None or self.values is None:
             return 0
         return self.keys.nelement() * self.keys.element_size() + self.values.nelement() * self.values.element_size()
+
+
+def _same_tensor(a: Tensor | None, b: Tensor | None) -> bool:
+    """True for one tensor, or two views of the same memory with the same shape and strides.
+
+    The cache holds the first one, so its memory cannot be freed and reused by another.
+    """
+    if a is None or b is None:
+        return a is b
+    return a is b or (
+        a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+        and a.dtype == b.dtype and a.device == b.device
+    )
 
 
 def kv_cache_bytes_per_token(num_layers: int, num_kv_heads: int, d_k: int, bytes_per_value: int = 2) -> int:

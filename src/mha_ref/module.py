@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from mha_ref.attention import multi_head_attention
 from mha_ref.cache import KVCache
-from mha_ref.validation import check_int, head_dim
+from mha_ref.validation import check_int, check_tensor, head_dim
 from mha_ref.weights import AttentionWeights
 
 __all__ = ["MultiHeadAttention"]
@@ -30,6 +30,10 @@ class MultiHeadAttention(nn.Module):
     ``num_kv_heads`` (default ``num_heads``) gives grouped-query attention: ``w_k``
     and ``w_v`` are ``(d_model, num_kv_heads * d_k)``. ``batch_first=False`` takes
     and returns ``(T, B, d_model)`` like ``torch.nn.MultiheadAttention``'s default.
+    ``check_finite=False`` skips the search of the input and weights for NaN and
+    infinity (the attribute of that name can be changed later). That check branches
+    on the data, so ``torch.compile(layer, fullgraph=True)`` needs it off; a call
+    with a mask still branches on the data, to find query rows with no key.
 
     >>> layer = MultiHeadAttention(d_model=8, num_heads=2)
     >>> layer.d_k
@@ -52,6 +56,7 @@ class MultiHeadAttention(nn.Module):
         *,
         num_kv_heads: int | None = None,
         batch_first: bool = True,
+        check_finite: bool = True,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -63,6 +68,9 @@ class MultiHeadAttention(nn.Module):
         if num_heads % self.num_kv_heads:
             raise ValueError(f"num_kv_heads={self.num_kv_heads} must divide num_heads={num_heads}")
         self.batch_first = bool(batch_first)
+        if not isinstance(check_finite, bool):
+            raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
+        self.check_finite = check_finite
         kv_width = self.num_kv_heads * self.d_k
         factory = {"device": device, "dtype": dtype}
         for name in _PROJECTIONS:
@@ -88,18 +96,30 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         cache: KVCache | None = None,
         return_weights: bool = False,
+        *,
+        empty_rows: str = "raise",
     ) -> Tensor | tuple[Tensor, Tensor]:
         """``x`` is ``(B, T, d_model)``; see :func:`mha_ref.attention.multi_head_attention`.
 
         ``context`` ``(B, S, d_model)`` supplies keys and values (cross-attention);
-        ``cache`` a :class:`mha_ref.cache.KVCache` for decoding.
+        ``cache`` a :class:`mha_ref.cache.KVCache` for decoding, one per layer.
+        ``empty_rows="zero"`` lets a mask leave a query with no key (left padding);
+        that row's output is then ``b_o``, the output projection's bias (0 with
+        ``bias=False``). A boolean tensor in ``context``'s place (the mask passed
+        second) is refused: pass it as ``mask=``.
         """
+        if isinstance(context, Tensor) and context.dtype == torch.bool:
+            raise TypeError(
+                f"context got a boolean tensor of shape {tuple(context.shape)}: a mask was passed where "
+                "context goes (forward(x, context, mask, ...)); pass it as mask=..."
+            )
         if not self.batch_first:  # (T, B, d_model) in, (T, B, d_model) out
             x = x.transpose(0, 1)  # (B, T, d_model)
             context = None if context is None else context.transpose(0, 1)  # (B, S, d_model)
         result = multi_head_attention(
             x, **self.weights().as_kwargs(), num_heads=self.num_heads, mask=mask, return_weights=return_weights,
             context=context, num_kv_heads=self.num_kv_heads, cache=cache,
+            empty_rows=empty_rows, check_finite=self.check_finite,
         )
         if self.batch_first:
             return result
@@ -123,20 +143,30 @@ class MultiHeadAttention(nn.Module):
     ) -> MultiHeadAttention:
         """A new module holding copies of ``weights`` (same dtype and device).
 
+        A layer has all four biases or none: when ``weights`` has only some, the
+        missing ones become zeros, which is how the functions treat a missing bias.
+
         >>> w = AttentionWeights(*(torch.eye(4) for _ in range(4)))
         >>> MultiHeadAttention.from_weights(w, num_heads=2)
         MultiHeadAttention(d_model=4, num_heads=2, d_k=2, bias=False)
+        >>> MultiHeadAttention.from_weights(AttentionWeights(*w.as_kwargs().values(), b_q=torch.ones(4)), 2).b_k
+        Parameter containing:
+        tensor([0., 0., 0., 0.], requires_grad=True)
         """
         if not isinstance(weights, AttentionWeights):
             raise TypeError(f"weights must be an AttentionWeights, got {type(weights).__name__}")
-        w_q = weights.w_q
+        w_q = check_tensor("w_q", weights.w_q, ndim=2)
         module = cls(
             weights.d_model, num_heads, bias=weights.has_bias, num_kv_heads=num_kv_heads,
             device="meta", dtype=w_q.dtype,  # meta: no memory, no draw from the random generator
-        ).to_empty(device=w_q.device)
+        ).to_empty(device=w_q.device)  # to_empty: uninitialised, so every tensor is written below
+        given = weights.as_kwargs()
         with torch.no_grad():
-            for name, tensor in weights.as_kwargs().items():
-                target = getattr(module, name)
+            for name, target in module.named_parameters():
+                if name not in given:  # a bias the weights leave out
+                    target.zero_()
+                    continue
+                tensor = check_tensor(name, given[name])
                 if target.shape != tensor.shape:
                     raise ValueError(f"{name} must have shape {tuple(target.shape)}, got {tuple(tensor.shape)}")
                 target.copy_(tensor)
@@ -145,6 +175,10 @@ class MultiHeadAttention(nn.Module):
     @torch.no_grad()
     def load_torch_weights(self, reference: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention`` into this module.
+
+        Only the weights: this module keeps its own ``batch_first``, so a
+        ``(B, T, d_model)`` layer stays one whatever layout ``reference`` uses.
+        (:meth:`from_torch` makes a new module with ``reference``'s layout.)
 
         >>> torch_layer = nn.MultiheadAttention(8, 2, batch_first=True)
         >>> ours = MultiHeadAttention(8, 2).load_torch_weights(torch_layer)
@@ -171,7 +205,6 @@ class MultiHeadAttention(nn.Module):
             for name, bias in zip("qkv", reference.in_proj_bias.chunk(3, dim=0)):
                 getattr(self, f"b_{name}").copy_(bias)
             self.b_o.copy_(reference.out_proj.bias)
-        self.batch_first = bool(reference.batch_first)
         return self
 
     @classmethod
@@ -196,6 +229,7 @@ class MultiHeadAttention(nn.Module):
         _check_torch_layer(reference)
         module = cls(
             reference.embed_dim, reference.num_heads, bias=reference.in_proj_bias is not None,
+            batch_first=reference.batch_first,
             device="meta", dtype=reference.in_proj_weight.dtype,  # meta: nothing drawn from the RNG
         ).to_empty(device=reference.in_proj_weight.device)
         return module.load_torch_weights(reference)
@@ -230,9 +264,10 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         grouped = f", num_kv_heads={self.num_kv_heads}" if self.num_kv_heads != self.num_heads else ""
         layout = "" if self.batch_first else ", batch_first=False"
+        unchecked = "" if self.check_finite else ", check_finite=False"
         return (
             f"d_model={self.d_model}, num_heads={self.num_heads}{grouped}, d_k={self.d_k}, "
-            f"bias={self.b_q is not None}{layout}"
+            f"bias={self.b_q is not None}{layout}{unchecked}"
         )
 
 

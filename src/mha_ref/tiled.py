@@ -16,37 +16,25 @@ import math
 import torch
 from torch import Tensor
 
-from mha_ref.validation import check_finite, check_int, check_mask, check_mask_rows, check_same_dtype_and_device, check_tensor
+from mha_ref.attention import check_sdpa_arguments
+from mha_ref.validation import check_int
 
 __all__ = ["tiled_attention"]
 
 
-def _check(q: object, k: object, v: object, mask: object) -> None:
-    named = [(name, check_tensor(name, t, min_ndim=2)) for name, t in (("q", q), ("k", k), ("v", v))]
-    check_same_dtype_and_device(named)
-    q, k, v = (t for _, t in named)
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
-        raise ValueError(
-            "need q (..., T_q, d), k (..., T_k, d) and v (..., T_k, d_v) with the same leading dimensions, got "
-            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    for name, tensor in named:
-        check_finite(name, tensor)
-    if mask is not None:
-        check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
-        check_mask_rows(mask)
-
-
 # --8<-- [start:tiled]
 def tiled_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, block_size: int = 128
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+    block_size: int = 128, empty_rows: str = "raise", check_finite: bool = True,
 ) -> Tensor:
     # --8<-- [end:tiled]
     """Scaled dot-product attention, ``block_size`` keys at a time; returns ``(..., T_q, d_v)``.
 
-    Same inputs and result as :func:`mha_ref.attention.scaled_dot_product_attention`
-    (the output only: the weights are never formed). The largest temporary is
-    ``(..., T_q, block_size)`` instead of ``(..., T_q, T_k)``.
+    Same inputs, keywords and result as
+    :func:`mha_ref.attention.scaled_dot_product_attention` (the output only: the
+    weights are never formed). The largest temporary is ``(..., T_q, block_size)``
+    instead of ``(..., T_q, T_k)``. Float16 and bfloat16 inputs are computed in
+    float32 and the output is rounded back once at the end, as fused kernels do.
 
     >>> q, k, v = torch.randn(3, 1, 2, 6, 4, dtype=torch.float64)
     >>> from mha_ref.attention import scaled_dot_product_attention
@@ -55,17 +43,21 @@ def tiled_attention(
     True
     """
     check_int("block_size", block_size)
-    _check(q, k, v, mask)
+    check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
     if mask is not None:
         mask = mask.expand(*q.shape[:-1], k.shape[-2])  # a view: (..., T_q, T_k)
     # --8<-- [start:tiled_body]
-    q = q / math.sqrt(q.shape[-1])  # scale once, before any product
+    # float16 holds about 3 digits and nothing above 65504: a sum over thousands of
+    # keys would drift or overflow. So m, l and o live in float32 (float64 stays).
+    work = torch.promote_types(q.dtype, torch.float32)
+    q = q.to(work) / math.sqrt(q.shape[-1])  # scale once, before any product
     row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # m: (..., T_q, 1)
     row_sum = q.new_zeros((*q.shape[:-1], 1))  # l: sum of exp(score - m)
-    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # sum of exp(score - m) * v
+    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # o: sum of exp(score - m) * v
     for start in range(0, k.shape[-2], block_size):
         keys = slice(start, start + block_size)
-        scores = q @ k[..., keys, :].transpose(-2, -1)  # (..., T_q, block)
+        block_k = k[..., keys, :].to(work)  # (..., block, d)
+        scores = q @ block_k.transpose(-2, -1)  # (..., T_q, block)
         if mask is not None:
             scores = scores.masked_fill(~mask[..., keys], float("-inf"))
         new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
@@ -74,7 +66,9 @@ def tiled_attention(
         rescale = torch.exp(row_max - shift)  # exp(m - m'): old terms, new reference
         p = torch.exp(scores - shift)  # (..., T_q, block)
         row_sum = row_sum * rescale + p.sum(dim=-1, keepdim=True)
-        out = out * rescale + p @ v[..., keys, :]  # (..., T_q, d_v)
+        out = out * rescale + p @ v[..., keys, :].to(work)  # (..., T_q, d_v)
         row_max = new_max
-    return out / row_sum  # (..., T_q, d_v)
+    # A row's largest score adds e^0 = 1, so l >= 1 wherever some key was allowed.
+    # A row with none (empty_rows="zero") has l = o = 0: max(l, 1) turns 0/0 into 0.
+    return (out / row_sum.clamp(min=1.0)).to(v.dtype)  # (..., T_q, d_v)
     # --8<-- [end:tiled_body]

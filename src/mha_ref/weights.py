@@ -48,8 +48,8 @@ class AttentionWeights:
 
     @property
     def has_bias(self) -> bool:
-        """True when the layer has biases (all four or none)."""
-        return self.b_q is not None
+        """True when any bias is given (a missing one acts as zeros)."""
+        return any(b is not None for b in (self.b_q, self.b_k, self.b_v, self.b_o))
 
     def as_kwargs(self) -> dict[str, Tensor]:
         """The weights (and the biases that exist) as keyword arguments for :mod:`mha_ref.attention`."""
