@@ -12,13 +12,18 @@ a tolerance of one unit in the last kept place (:func:`json_within`), because
 another CPU, thread count or a GPU gives the same float64 numbers only to about
 1e-15, and one of them may round the other way. Figures are then drawn from the
 data *as committed* (:func:`settled_json`), so they compare byte for byte.
+
+Every file the project generates (these, and the built site's own extras) is
+written by :func:`write_atomic`: a reader never sees half a file.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,7 @@ __all__ = [
     "load_json",
     "run_write_or_check",
     "settled_json",
+    "write_atomic",
     "write_or_check",
 ]
 
@@ -187,6 +193,38 @@ def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
     return committed if not json_differences(committed, normal, digits) else normal
 
 
+def write_atomic(path: Path | str, content: bytes | str) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` through a new file in the same folder, then
+    ``os.replace``: a server, a test or a second build reading ``path`` meanwhile gets the old
+    file or the new one, never half of one, and an interrupted write leaves the old file whole.
+
+    The temporary name is unique to this call, so two builds writing the same file at once do not
+    share a temporary file; it is created like any new file (the umask sets its mode).
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.css"
+    >>> write_atomic(target, "p {}")
+    >>> target.read_text(), [p.name for p in target.parent.iterdir()]
+    ('p {}', ['a.css'])
+    >>> write_atomic(target.parent, "p {}")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: [Errno ...] Is a directory: '.../sub'
+    """
+    path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as error:  # named after the file asked for, not the temporary one
+        raise type(error)(error.errno, error.strerror, str(path)) from None
+    finally:
+        temporary.unlink(missing_ok=True)  # left only when the write or the rename failed
+
+
 def write_or_check(
     files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
 ) -> list[Path]:
@@ -223,8 +261,7 @@ def write_or_check(
             detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
             problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        write_atomic(path, content)
         written.append(path)
     if problems:
         raise StaleOutputs(problems)
