@@ -1,7 +1,9 @@
-"""The build-time hooks of issue 11: KaTeX rendering, the notebook page, page-specific assets."""
+"""The build-time hooks: KaTeX rendering, the notebook page, page-specific assets (issue 11); the build's
+own checks on pages and paths (issue 21)."""
 
 from __future__ import annotations
 
+import functools
 import html as html_module
 import json
 import re
@@ -9,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote
 
+import markdown
 import pytest
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -19,6 +22,7 @@ from pygments.lexers import PythonLexer
 from mha_site.code_tokens import drop_plain_token_spans
 from sitekit import load_file_module
 
+build_checks = load_file_module("hooks/build_checks.py")
 katex = load_file_module("hooks/katex.py")
 notebook_page = load_file_module("hooks/notebook_page.py")
 page_assets = load_file_module("hooks/page_assets.py")
@@ -177,6 +181,25 @@ def test_the_notebook_figures_are_site_files_the_image_check_finds(tmp_path):
     assert name.startswith("notebooks/nb/figure-") and files.get_file_from_path(name).content_string == svg
     out = page_assets.on_page_content(content, page, config, files)
     assert out.count(f'src="{name.rsplit("/", 1)[1]}" loading="lazy" width="400" height="200"') == 2
+
+
+def test_an_unclosed_quiz_fails_the_build_naming_page_and_element():
+    """Markdown closes a <div markdown> left open only at the end of the page, so the rest of the
+    page went inside the quiz (hidden until answered) and the build passed (hooks/build_checks.py)."""
+    quiz = ('<div class="quiz" id="quiz-q" data-quiz="choice" markdown>\n\n**1. Why?**\n\n'
+            '<details class="quiz-answer" markdown>\n<summary>Show</summary>\n\nBecause.\n\n</details>\n{end}\n'
+            "## Next section\n\nMore text.\n")
+    render = functools.partial(markdown.markdown, extensions=["md_in_html", "toc"])
+    assert build_checks.on_page_content(render(quiz.format(end="</div>\n")), _page("index.md"), {}, None)
+    unclosed = render(quiz.format(end=""))
+    assert unclosed.count("<div") == unclosed.count("</div>"), "Markdown closed it at the end: counts agree"
+    with pytest.raises(PluginError) as error:
+        build_checks.on_page_content(unclosed, _page("index.md"), {}, None)
+    assert str(error.value) == ('index.md: unbalanced HTML (in the page or a file it includes): <div class="quiz" '
+                                'data-quiz="choice" id="quiz-q"> is not closed before the heading <h2 id="next-section">')
+    # a raw HTML block (no markdown attribute) left open stays open to the end of the page
+    with pytest.raises(PluginError, match=r"^api\.md: .*<details> is not closed before </div>$"):
+        build_checks.on_page_content("<div><details><p>x</p></div>", _page("api.md"), {}, None)
 
 
 def test_explorer_fallback_is_not_fetched_when_scripts_run():
