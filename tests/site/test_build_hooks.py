@@ -202,6 +202,21 @@ def test_an_unclosed_quiz_fails_the_build_naming_page_and_element():
         build_checks.on_page_content("<div><details><p>x</p></div>", _page("api.md"), {}, None)
 
 
+def test_the_snippets_and_notebook_cache_resolve_from_the_config_file_folder():
+    """hooks/build_checks.py: `mkdocs build -f elsewhere/mkdocs.yml` reads snippets from elsewhere/,
+    not from the working directory (MkDocs itself resolves docs_dir, hooks and custom_dir so)."""
+    config = _Config(mdx_configs={"pymdownx.snippets": {"base_path": ["src", "docs/_includes", ".", "/abs"]}})
+    config.config_file_path = "/repo/mkdocs.yml"
+    config.plugins = {"mkdocs-jupyter": SimpleNamespace(config={"cache_dir": ".cache/mkdocs-jupyter"})}
+    build_checks.on_config(config)
+    assert config["mdx_configs"]["pymdownx.snippets"]["base_path"] == ["/repo/src", "/repo/docs/_includes", "/repo/.", "/abs"]
+    assert config.plugins["mkdocs-jupyter"].config["cache_dir"] == "/repo/.cache/mkdocs-jupyter"
+
+
+class _Config(dict):
+    """Just enough of MkDocsConfig for on_config: items, config_file_path, plugins."""
+
+
 def test_explorer_fallback_is_not_fetched_when_scripts_run():
     content = ('<div class="mha-explorer"><div class="mha-explorer__fallback"><div><img src="x.svg"></div></div>'
                '<p class="mha-explorer__caption">c</p></div>')
