@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def train_all(seeds: list[int], steps: int) -> dict:
     """Run every seed and gather the records with the settings that produced them."""
-    from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, run_seed
+    from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, provenance, run_seed
     from mha_site.heads.report import PRUNING_TOLERANCE
 
     config = TrainConfig(steps=steps)
@@ -71,6 +71,8 @@ def train_all(seeds: list[int], steps: int) -> dict:
         "config": asdict(config),
         "phase_threshold": PHASE_THRESHOLD,
         "pruning_tolerance": PRUNING_TOLERANCE,
+        # Another kernel path, thread count or torch version gives other last bits (the page says so).
+        "provenance": provenance(),
         "seeds": records,
     }
 

@@ -294,3 +294,15 @@ def test_train_heads_rebuilds_the_dependents_of_this_repositorys_results_only(tm
     assert calls == [("run", script.ROOT, mha_site.assets.TRAINED_GROUPS), ("check", script.ROOT), ("build", script.ROOT)]
     assert "live-heads: not current with the new results:\n  stale\nretraining seed 0" in capsys.readouterr().out
 
+
+def test_train_heads_records_what_decides_the_last_bits(monkeypatch):
+    """The page says a seed repeats a run only on the same kernel path, thread count and torch
+    version; results.json records all three for the run that wrote it."""
+    import torch
+
+    import mha_site.heads.experiment
+
+    monkeypatch.setattr(mha_site.heads.experiment, "run_seed", lambda config, seed, progress: {"seed": seed})
+    results = _script("train_heads.py").train_all([0], 1)
+    assert results["provenance"] == {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+                                     "torch": torch.__version__}
