@@ -127,6 +127,10 @@ def rebuild_dependents() -> int:
             print(error, file=sys.stderr)
             return 1
         status = max(status, run_write_or_check(files, False, "python scripts/build_live_heads.py"))
+    # Files can be rebuilt; sentences cannot. Numbers from another kernel path can break what the
+    # prose says of them (which seed prunes in which order, how many queries look at token 0).
+    print("the pages' claims about these results are tested by: .venv/bin/python -m pytest -n0 "
+          "tests/site/test_induction.py tests/site/test_explorer_figures.py docs/real-heads.md")
     return status
 
 

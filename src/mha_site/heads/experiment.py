@@ -129,9 +129,9 @@ def provenance() -> dict:
 
     A seed repeats a run exactly only with the same torch version, thread count and CPU kernel
     path: the instruction set torch picked for this processor ("AVX2", "AVX512", ...). On another
-    path sums round differently in their last bits, and retrained seeds drifted from the
-    committed ones from step 140-150 on (the same kinds of head formed). ``scripts/train_heads.py``
-    stores this next to the results.
+    path sums round differently in their last bits: the same seeds trained on two paths parted
+    at step 140-150 (and grew the same kinds of head). ``scripts/train_heads.py`` stores this
+    next to the results.
 
     >>> sorted(provenance()), provenance()["threads"]
     (['cpu_capability', 'threads', 'torch'], 1)
