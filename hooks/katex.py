@@ -23,6 +23,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from mha_site.files import write_atomic
 from mha_site.html import element_end
 
 KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
@@ -116,10 +117,8 @@ class Renderer:
 
     def save(self) -> None:
         if self._dirty and self._cache_file:
-            self._cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._cache_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self._cache, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-            tmp.replace(self._cache_file)
+            # Two builds of one checkout (`mkdocs serve` and a test build) may save at once.
+            write_atomic(self._cache_file, json.dumps(self._cache, ensure_ascii=False, sort_keys=True))
             self._dirty = False
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 from urllib.parse import unquote
+
+from mkdocs.structure.files import File
 
 STYLE_OR_SCRIPT = re.compile(r"<(style|script)\b[^>]*>.*?</\1>\s*", re.S | re.I)
 COMMENT = re.compile(r"<!--.*?-->\s*", re.S)
@@ -39,9 +40,6 @@ FOCUSABLE_WRAPPER = re.compile(r'(<div class="jp-Cell-inputWrapper") tabindex="0
 # own permalinks ("headerlink") they get Material's styles: hidden until the heading is hovered or focused.
 ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="(#[^"]*)">')
 INLINE_SVG_IMG = re.compile(r'<img\b[^>]*?\bsrc="data:image/svg\+xml,([^"]*)"[^>]*>')
-
-# Figure files of the pages built so far: site path -> SVG text (written by on_post_build).
-FIGURE_FILES: dict[str, str] = {}
 
 
 def clean_notebook_html(content: str) -> str:
@@ -83,20 +81,14 @@ def figures_to_files(content: str) -> tuple[str, dict[str, str]]:
     return INLINE_SVG_IMG.sub(move, content), files
 
 
-def on_pre_build(config) -> None:  # noqa: ARG001 - MkDocs hook signature
-    FIGURE_FILES.clear()  # `mkdocs serve` rebuilds in the same process
-
-
-def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+def on_page_content(content: str, page, config, files) -> str:
     if not page.file.src_uri.endswith(".ipynb"):
         return content
     content, figures = figures_to_files(clean_notebook_html(content))
-    FIGURE_FILES.update({f"{page.url}{name}": svg for name, svg in figures.items()})
+    for name, svg in figures.items():
+        # Added to the site's files, MkDocs writes them with the rest; hooks/page_assets.py,
+        # which checks that every image a page shows exists, finds them there.
+        uri = f"{page.url}{name}"
+        if files.get_file_from_path(uri) is None:  # the same figure twice is one file
+            files.append(File.generated(config, uri, content=svg))
     return content
-
-
-def on_post_build(config) -> None:
-    for path, svg in FIGURE_FILES.items():
-        target = Path(config["site_dir"]) / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(svg, encoding="utf-8")

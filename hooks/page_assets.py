@@ -7,7 +7,8 @@ figures load lazily with their intrinsic size.
 * A page's scripts go after Material's bundle (they use its ``document$``). Every page is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
-  ``loading="lazy"``.
+  ``loading="lazy"``. An image that is not among the site's files, or an SVG whose size
+  cannot be read, fails the build naming the page and the image.
 * The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
   JavaScript gets the explorer and never downloads them.
 * Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
@@ -25,14 +26,17 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import posixpath
 import re
 import struct
 from pathlib import Path
+from urllib.parse import unquote
 
 from mkdocs.exceptions import PluginError
 
 from mha_site.code_tokens import drop_plain_token_spans
+from mha_site.files import write_atomic
 from mha_site.html import element_end
 from mha_site.quiz_heights import size_quizzes
 from mha_site.skipping import mark_skippable_blocks
@@ -93,7 +97,18 @@ def assets_for(content: str) -> tuple[list[str], list[str]]:
 
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
-    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox."""
+    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox.
+
+    A viewBox that is not four numbers with a positive width and height raises ValueError
+    naming it (the browser would draw nothing, or at a size nobody chose).
+
+    >>> svg_size(b'<svg width="432pt" height="216pt">'), svg_size(b'<svg viewBox="0,0 640 180">')
+    ((576, 288), (640, 180))
+    >>> svg_size(b'<svg viewBox="0 0 640px 180">')
+    Traceback (most recent call last):
+    ...
+    ValueError: viewBox '0 0 640px 180' is not four numbers: min-x, min-y, width, height
+    """
     root = SVG_ROOT.search(data)
     if not root:
         return None
@@ -106,10 +121,18 @@ def svg_size(data: bytes) -> tuple[int, int] | None:
         sizes.append(float(match.group(1)) * (4 / 3 if match.group(2) == "pt" else 1))
     if len(sizes) == 2:
         return round(sizes[0]), round(sizes[1])
-    box = attrs.get("viewBox", "").replace(",", " ").split()
-    if len(box) == 4:
-        return round(float(box[2])), round(float(box[3]))
-    return None
+    if "viewBox" not in attrs:
+        return None
+    box = attrs["viewBox"]
+    try:
+        numbers = [float(value) for value in box.replace(",", " ").split()]
+    except ValueError:
+        numbers = []
+    if len(numbers) != 4 or not all(map(math.isfinite, numbers)):
+        raise ValueError(f"viewBox {box!r} is not four numbers: min-x, min-y, width, height")
+    if numbers[2] <= 0 or numbers[3] <= 0:
+        raise ValueError(f"viewBox {box!r} has a width or height that is not positive")
+    return round(numbers[2]), round(numbers[3])
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
@@ -118,26 +141,39 @@ def png_size(data: bytes) -> tuple[int, int] | None:
     return struct.unpack(">II", data[16:24])
 
 
-def image_size(src: str, page_url: str, docs_dir: Path) -> tuple[int, int] | None:
-    """Intrinsic size of the image at ``src`` (relative to the page, or a base64 PNG data URL)."""
+def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
+    """Intrinsic size of the image at ``src``: a base64 PNG data URL, or a path relative to the page.
+
+    A path must name one of the site's ``files`` (MkDocs' ``Files``: the docs folder's, and those
+    hooks generate, such as the notebook's figures), else ValueError names it: a missing image
+    is a broken figure on the published page (MkDocs' own link check skips raw HTML).
+    """
     if src.startswith("data:image/png;base64,"):
         return png_size(base64.b64decode(src.split(",", 1)[1][:64] + "=="))
     if "://" in src or src.startswith(("data:", "/")):
         return None
     base = page_url if page_url.endswith("/") or not page_url else posixpath.dirname(page_url) + "/"
-    path = docs_dir / posixpath.normpath(posixpath.join(base, src.split("#")[0].split("?")[0]))
-    if not path.is_file():
-        return None
-    if path.suffix.lower() == ".svg":
-        return svg_size(path.read_bytes())
-    if path.suffix.lower() == ".png":
-        with path.open("rb") as handle:
-            return png_size(handle.read(24))
+    uri = posixpath.normpath(posixpath.join(base, unquote(src.split("#")[0].split("?")[0])))
+    file = files.get_file_from_path(uri)
+    if file is None:
+        raise ValueError(f"image {src!r} is missing: the site has no file {uri!r}")
+    suffix = posixpath.splitext(uri)[1].lower()
+    if suffix == ".svg":
+        try:
+            return svg_size(file.content_bytes)
+        except ValueError as error:
+            raise ValueError(f"image {src!r} ({file.abs_src_path or uri}): {error}") from None
+    if suffix == ".png":
+        return png_size(file.content_bytes[:24])
     return None
 
 
-def size_images(content: str, page_url: str, docs_dir: Path) -> str:
-    """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading."""
+def size_images(content: str, page_url: str, files) -> str:
+    """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading.
+
+    Every image must exist, and an SVG must have a readable size (see :func:`image_size`), even
+    one whose tag states its size.
+    """
     count = 0
 
     def replace(match: re.Match) -> str:
@@ -145,10 +181,9 @@ def size_images(content: str, page_url: str, docs_dir: Path) -> str:
         tag = match.group(0)
         attrs = dict(ATTR.findall(tag))
         extra = []
-        if "width" not in attrs and "height" not in attrs:
-            size = image_size(html.unescape(attrs.get("src", "")), page_url, docs_dir)
-            if size:
-                extra.append(f'width="{size[0]}" height="{size[1]}"')
+        size = image_size(html.unescape(attrs.get("src", "")), page_url, files)
+        if size and "width" not in attrs and "height" not in attrs:
+            extra.append(f'width="{size[0]}" height="{size[1]}"')
         if "decoding" not in attrs:
             extra.append('decoding="async"')
         if count and "loading" not in attrs:
@@ -217,7 +252,11 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
     content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
     if 'class="quiz"' in content:
         content = size_quizzes(content)
-    content = focusable_scroll_regions(size_images(content, page.file.url, Path(config["docs_dir"])))
+    try:
+        content = size_images(content, page.file.url, files)
+    except ValueError as error:
+        raise PluginError(f"{page.file.src_uri}: {error}") from None
+    content = focusable_scroll_regions(content)
     content, page.mha_first_skipped = mark_skippable_blocks(content)
     return content
 
@@ -326,4 +365,4 @@ def on_post_build(config) -> None:
     if not rules:
         raise PluginError(f"{material[0].name} has no table:not([class]) rules; mha_site.tables needs updating")
     header = "/* Generated by hooks/page_assets.py from Material's table rules (mha_site.tables). */\n"
-    (site / TABLES_CSS).write_text(header + rules, encoding="utf-8")
+    write_atomic(site / TABLES_CSS, header + rules)

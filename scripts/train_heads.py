@@ -6,9 +6,13 @@
     python scripts/train_heads.py --check         # exit 1 naming any figure that differs from results.json
 
 Outputs go to docs/assets/real-heads/ (or --out). Arguments, the output folder and
-results.json are checked before anything is trained or drawn. The logic lives in
-mha_ref.induction (model, data, scores) and mha_site.heads (training, figures);
-`python scripts/build_assets.py real-heads` redraws the committed figures too.
+results.json are checked before anything is trained or drawn. Writing this
+repository's results.json (or redrawing from it), the command then rebuilds
+everything else drawn from it: the asset groups of mha_site.assets.TRAINED_GROUPS
+(as `python scripts/build_assets.py explorer real-heads` does) and, if their check
+fails against the new results, the live-heads files (scripts/build_live_heads.py,
+a minute more), so `make test` passes afterwards. The logic lives in
+mha_ref.induction (model, data, scores) and mha_site.heads (training, figures).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def train_all(seeds: list[int], steps: int) -> dict:
     """Run every seed and gather the records with the settings that produced them."""
-    from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, run_seed
+    from mha_site.heads.experiment import PHASE_THRESHOLD, TrainConfig, provenance, run_seed
     from mha_site.heads.report import PRUNING_TOLERANCE
 
     config = TrainConfig(steps=steps)
@@ -67,6 +71,8 @@ def train_all(seeds: list[int], steps: int) -> dict:
         "config": asdict(config),
         "phase_threshold": PHASE_THRESHOLD,
         "pruning_tolerance": PRUNING_TOLERANCE,
+        # Another kernel path, thread count or torch version gives other last bits (the page says so).
+        "provenance": provenance(),
         "seeds": records,
     }
 
@@ -94,7 +100,38 @@ def main(argv: list[str] | None = None) -> int:
         results = train_all(args.seeds, args.steps)
         files = {results_path: json_bytes(results)}
     files.update({args.out / name: svg for name, svg in all_figures(results).items()})
-    return run_write_or_check(files, args.check, "python scripts/train_heads.py --figures-only")
+    status = run_write_or_check(files, args.check, "python scripts/train_heads.py --figures-only")
+    if status or args.check or args.out.resolve() != OUT.resolve():
+        return status  # another folder's results feed nothing else in this repository
+    return rebuild_dependents()
+
+
+def rebuild_dependents() -> int:
+    """Rebuild what else is drawn from this repository's results.json; return an exit status.
+
+    The explorer's trained dataset and figure are copied from seed 0's record, and the live-heads
+    files are checked against it: left as they were, they fail `make test` after a new run.
+    """
+    from mha_site.assets import TRAINED_GROUPS, run
+    from mha_site.files import run_write_or_check
+    from mha_site.live_heads import build_files, check_files
+
+    status = run(ROOT, TRAINED_GROUPS)
+    problems = check_files(ROOT)
+    if problems:
+        print("live-heads: not current with the new results:\n  " + "\n  ".join(problems)
+              + "\nretraining seed 0 for the live-heads widget (about a minute)", flush=True)
+        try:
+            files = build_files(ROOT)
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 1
+        status = max(status, run_write_or_check(files, False, "python scripts/build_live_heads.py"))
+    # Files can be rebuilt; sentences cannot. Numbers from another kernel path can break what the
+    # prose says of them (which seed prunes in which order, how many queries look at token 0).
+    print("the pages' claims about these results are tested by: .venv/bin/python -m pytest -n0 "
+          "tests/site/test_induction.py tests/site/test_explorer_figures.py docs/real-heads.md")
+    return status
 
 
 if __name__ == "__main__":

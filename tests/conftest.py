@@ -11,8 +11,9 @@ One build for the whole session, with or without pytest-xdist:
   sub-path (a request outside it counts as off the site);
 - after collection, the first process that has a test needing the site claims the
   build (an exclusive file create) and starts ``mkdocs build --strict`` in the
-  background, so it runs while other tests do; tests that need the site are
-  ordered last, and the ``built_site`` fixture waits for the build's exit status.
+  background (from the shared directory, outside the repository), so it runs while
+  other tests do; tests that need the site are ordered last, and the ``built_site``
+  fixture waits for the build's exit status.
 
 The browser is found by ``tests/browser_setup.py`` (``MHA_CHROMIUM``, the PATH,
 Playwright's cache); ``make test`` installs one first when there is none. A missing
@@ -176,11 +177,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     os.close(claim)
     env = {key: value for key, value in {**os.environ, **MKDOCS_ENV}.items() if key != "MHA_SITE_URL"}
     # The exit status is written by the child itself, so any process can wait for it.
+    # Run from the shared folder, outside the repository, naming the config file: the build must
+    # not depend on the working directory (hooks/build_checks.py; test_site_build.py checks it).
     runner = (
-        "import subprocess, sys; from pathlib import Path\n"
-        "shared = Path(sys.argv[1])\n"
+        "import os, subprocess, sys; from pathlib import Path\n"
+        "shared, config = Path(sys.argv[1]), sys.argv[2]\n"
         "with open(shared / 'build.log', 'w', encoding='utf-8') as log:\n"
-        "    code = subprocess.call([sys.executable, '-m', 'mkdocs', 'build', '--strict',\n"
+        "    print(f'mkdocs build --config-file {config}, run from {os.getcwd()}', file=log, flush=True)\n"
+        "    code = subprocess.call([sys.executable, '-m', 'mkdocs', 'build', '--strict', '--config-file', config,\n"
         "                            '--site-dir', str(shared / 'site')], stdout=log, stderr=subprocess.STDOUT)\n"
         "if code == 0:\n"
         "    (shared / 'site' / '_build.log').write_bytes((shared / 'build.log').read_bytes())\n"
@@ -188,7 +192,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         "(shared / 'build.status.tmp').replace(shared / 'build.status')\n"
     )
     session.config.stash[_BUILD] = subprocess.Popen(
-        [sys.executable, "-c", runner, str(shared)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+        [sys.executable, "-c", runner, str(shared), str(ROOT / "mkdocs.yml")], cwd=shared, env=env,
+        stdin=subprocess.DEVNULL,
     )
 
 

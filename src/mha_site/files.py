@@ -12,6 +12,9 @@ a tolerance of one unit in the last kept place (:func:`json_within`), because
 another CPU, thread count or a GPU gives the same float64 numbers only to about
 1e-15, and one of them may round the other way. Figures are then drawn from the
 data *as committed* (:func:`settled_json`), so they compare byte for byte.
+
+Every file the project generates (these, and the built site's own extras) is
+written by :func:`write_atomic`: a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import json
 import math
 import os
 import sys
-import tempfile
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,28 +60,6 @@ class StaleOutputs(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("generated files are not current:\n  " + "\n  ".join(problems))
         self.problems = problems
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so
-    an interrupted command leaves the old file or the new one, never half of one.
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
-    >>> write_atomic(target, b"new")
-    >>> target.read_bytes(), sorted(p.name for p in target.parent.iterdir())
-    (b'new', ['a.txt'])
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-        handle.write(data)
-    try:
-        os.chmod(handle.name, 0o644)  # a temporary file is private (0600); what it becomes is not
-        os.replace(handle.name, path)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
 
 
 def json_bytes(data: Any) -> bytes:
@@ -210,6 +191,38 @@ def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
     except (ValueError, UnicodeDecodeError):
         return normal
     return committed if not json_differences(committed, normal, digits) else normal
+
+
+def write_atomic(path: Path | str, content: bytes | str) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` through a new file in the same folder, then
+    ``os.replace``: a server, a test or a second build reading ``path`` meanwhile gets the old
+    file or the new one, never half of one, and an interrupted write leaves the old file whole.
+
+    The temporary name is unique to this call, so two builds writing the same file at once do not
+    share a temporary file; it is created like any new file (the umask sets its mode).
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.css"
+    >>> write_atomic(target, "p {}")
+    >>> target.read_text(), [p.name for p in target.parent.iterdir()]
+    ('p {}', ['a.css'])
+    >>> write_atomic(target.parent, "p {}")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: [Errno ...] Is a directory: '.../sub'
+    """
+    path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as error:  # named after the file asked for, not the temporary one
+        raise type(error)(error.errno, error.strerror, str(path)) from None
+    finally:
+        temporary.unlink(missing_ok=True)  # left only when the write or the rename failed
 
 
 def write_or_check(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["collapsed_length", "element_end", "is_mathml_copy"]
+__all__ = ["collapsed_length", "element_end", "is_mathml_copy", "unclosed_element"]
 
 WHITESPACE = re.compile(r"\s+")
 
@@ -22,6 +22,48 @@ def element_end(content: str, start: int, name: str = "div") -> int:
         if depth == 0:
             return match.end()
     raise ValueError(f"unclosed <{name}> at offset {start}")
+
+
+# Block elements whose end tag HTML never leaves out: a missing one is a mistake, not shorthand.
+BLOCK_OR_HEADING = re.compile(r"<(/?)(div|details|section|aside|figure|form|fieldset|noscript|h[1-6])\b[^>]*>", re.I)
+# Text in which a "<div" is not a tag.
+NOT_MARKUP = re.compile(r"<(script|style|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+CLASS = re.compile(r'\sclass="([^"]*)"')
+
+
+def unclosed_element(content: str, components: frozenset[str] = frozenset()) -> str | None:
+    """The first block element of ``content`` left open, described with its start tag; None if all close.
+
+    A block must close before its parent closes and before the content ends. An element with a
+    class in ``components`` must also close before the next heading: Markdown's ``md_in_html``
+    closes a ``<div markdown>`` left open only at the end of the page, so the rest of the page,
+    headings and all, lands inside it and the counts of start and end tags still agree.
+
+    >>> unclosed_element("<div><details><p>a</p></div>")
+    '<details> is not closed before </div>'
+    >>> unclosed_element('<div class="quiz x"><p>q</p><h2 id="next">Next</h2></div>', frozenset({"quiz"}))
+    '<div class="quiz x"> is not closed before the heading <h2 id="next">'
+    >>> unclosed_element("<section><div></div>"), unclosed_element("</div>")
+    ('<section> is not closed before the end of the page', '</div> closes no open <div>')
+    >>> unclosed_element("<script>'<div>'</script><div></div>") is None
+    True
+    """
+    open_tags: list[tuple[str, str]] = []  # (name, start tag), innermost last
+    for match in BLOCK_OR_HEADING.finditer(NOT_MARKUP.sub("", content)):
+        closing, name, tag = match.group(1), match.group(2).lower(), match.group(0)
+        if name[0] == "h":
+            inside = {name for _, start in open_tags for value in CLASS.findall(start) for name in value.split()}
+            if not closing and components & inside:
+                return f"{open_tags[-1][1]} is not closed before the heading {tag}"
+        elif not closing:
+            open_tags.append((name, tag))
+        elif not any(open_name == name for open_name, _ in open_tags):
+            return f"{tag} closes no open <{name}>"
+        elif open_tags[-1][0] != name:
+            return f"{open_tags[-1][1]} is not closed before {tag}"
+        else:
+            open_tags.pop()
+    return f"{open_tags[-1][1]} is not closed before the end of the page" if open_tags else None
 
 
 

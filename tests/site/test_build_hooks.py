@@ -1,15 +1,20 @@
-"""The build-time hooks of issue 11: KaTeX rendering, the notebook page, page-specific assets."""
+"""The build-time hooks: KaTeX rendering, the notebook page, page-specific assets (issue 11); the build's
+own checks on pages and paths (issue 21)."""
 
 from __future__ import annotations
 
+import functools
 import html as html_module
 import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import quote
 
+import markdown
 import pytest
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -17,6 +22,7 @@ from pygments.lexers import PythonLexer
 from mha_site.code_tokens import drop_plain_token_spans
 from sitekit import load_file_module
 
+build_checks = load_file_module("hooks/build_checks.py")
 katex = load_file_module("hooks/katex.py")
 notebook_page = load_file_module("hooks/notebook_page.py")
 page_assets = load_file_module("hooks/page_assets.py")
@@ -120,15 +126,95 @@ def test_page_assets_follow_the_components_on_the_page():
         ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"])
 
 
+def _site_files(docs: Path, sources: dict[str, str]) -> Files:
+    """MkDocs' Files for ``sources`` (path under ``docs`` -> text), written there first."""
+    for uri, text in sources.items():
+        (docs / uri).parent.mkdir(parents=True, exist_ok=True)
+        (docs / uri).write_text(text, encoding="utf-8")
+    return Files([File(uri, str(docs), str(docs / "site"), use_directory_urls=True) for uri in sources])
+
+
 def test_figures_get_intrinsic_size_and_lazy_loading(tmp_path):
-    (tmp_path / "assets").mkdir()
-    (tmp_path / "assets" / "a.svg").write_text('<?xml version="1.0"?>\n<svg width="432pt" height="216pt" viewBox="0 0 432 216">')
-    (tmp_path / "assets" / "b.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 180">')
-    content = '<img alt="A" src="../assets/a.svg" /><img alt="B" src="../assets/b.svg"><img src="../missing.svg">'
-    out = page_assets.size_images(content, "page/", tmp_path)
+    files = _site_files(tmp_path, {
+        "assets/a.svg": '<?xml version="1.0"?>\n<svg width="432pt" height="216pt" viewBox="0 0 432 216">',
+        "assets/b.svg": '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 180">',
+    })
+    content = '<img alt="A" src="../assets/a.svg" /><img alt="B" src="../assets/b.svg"><img src="data:image/gif;base64,R0lG">'
+    out = page_assets.size_images(content, "page/", files)
     assert '<img alt="A" src="../assets/a.svg" width="576" height="288" decoding="async" />' in out
     assert '<img alt="B" src="../assets/b.svg" width="640" height="180" decoding="async" loading="lazy">' in out
-    assert '<img src="../missing.svg" decoding="async" loading="lazy">' in out
+    assert '<img src="data:image/gif;base64,R0lG" decoding="async" loading="lazy">' in out  # data: URLs need no file
+
+
+def test_a_missing_image_fails_the_build_naming_page_and_src(tmp_path):
+    files = _site_files(tmp_path, {"assets/a.svg": '<svg viewBox="0 0 4 3">'})
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="causal-mask.md", url="causal-mask/"))
+    assert 'width="4" height="3"' in page_assets.on_page_content('<img alt="A" src="../assets/a.svg">', page, {}, files)
+    with pytest.raises(PluginError) as error:
+        page_assets.on_page_content('<p><img alt="B" src="../assets/b.svg"></p>', page, {}, files)
+    assert str(error.value) == "causal-mask.md: image '../assets/b.svg' is missing: the site has no file 'assets/b.svg'"
+
+
+def test_an_svg_with_a_bad_viewbox_fails_the_build_naming_page_file_and_value(tmp_path):
+    files = _site_files(tmp_path, {"assets/a.svg": '<svg viewBox="0 0 640px 180">', "assets/b.svg": '<svg viewBox="0 0 0 9">'})
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="index.md", url=""))
+    with pytest.raises(PluginError) as error:
+        page_assets.on_page_content('<img alt="A" src="assets/a.svg">', page, {}, files)
+    assert str(error.value) == (f"index.md: image 'assets/a.svg' ({tmp_path / 'assets' / 'a.svg'}): "
+                                "viewBox '0 0 640px 180' is not four numbers: min-x, min-y, width, height")
+    with pytest.raises(PluginError, match=r"b\.svg.*viewBox '0 0 0 9' has a width or height that is not positive"):
+        page_assets.on_page_content('<img alt="B" width="9" height="9" src="assets/b.svg">', page, {}, files)
+
+
+def test_the_notebook_figures_are_site_files_the_image_check_finds(tmp_path):
+    """hooks/notebook_page.py moves the notebook's inline SVGs to files of the site, which
+    MkDocs writes and hooks/page_assets.py finds (and sizes) like any figure in docs/."""
+    # What File.generated reads of MkDocs' config while a hook runs.
+    config = SimpleNamespace(site_dir=str(tmp_path), use_directory_urls=True,
+                             plugins=SimpleNamespace(_current_plugin="notebook_page"))
+    files = Files([])
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="notebooks/nb.ipynb", url="notebooks/nb/"), url="notebooks/nb/")
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="300pt" height="150pt"></svg>'
+    figure = f'<p><img alt="A plot" src="data:image/svg+xml,{quote(svg)}"></p>'
+    content = notebook_page.on_page_content(figure * 2, page, config, files)
+    (name,) = [file.src_uri for file in files]  # the same figure twice is one file
+    assert name.startswith("notebooks/nb/figure-") and files.get_file_from_path(name).content_string == svg
+    out = page_assets.on_page_content(content, page, config, files)
+    assert out.count(f'src="{name.rsplit("/", 1)[1]}" loading="lazy" width="400" height="200"') == 2
+
+
+def test_an_unclosed_quiz_fails_the_build_naming_page_and_element():
+    """Markdown closes a <div markdown> left open only at the end of the page, so the rest of the
+    page went inside the quiz (hidden until answered) and the build passed (hooks/build_checks.py)."""
+    quiz = ('<div class="quiz" id="quiz-q" data-quiz="choice" markdown>\n\n**1. Why?**\n\n'
+            '<details class="quiz-answer" markdown>\n<summary>Show</summary>\n\nBecause.\n\n</details>\n{end}\n'
+            "## Next section\n\nMore text.\n")
+    render = functools.partial(markdown.markdown, extensions=["md_in_html", "toc"])
+    assert build_checks.on_page_content(render(quiz.format(end="</div>\n")), _page("index.md"), {}, None)
+    unclosed = render(quiz.format(end=""))
+    assert unclosed.count("<div") == unclosed.count("</div>"), "Markdown closed it at the end: counts agree"
+    with pytest.raises(PluginError) as error:
+        build_checks.on_page_content(unclosed, _page("index.md"), {}, None)
+    assert str(error.value) == ('index.md: unbalanced HTML (in the page or a file it includes): <div class="quiz" '
+                                'data-quiz="choice" id="quiz-q"> is not closed before the heading <h2 id="next-section">')
+    # a raw HTML block (no markdown attribute) left open stays open to the end of the page
+    with pytest.raises(PluginError, match=r"^api\.md: .*<details> is not closed before </div>$"):
+        build_checks.on_page_content("<div><details><p>x</p></div>", _page("api.md"), {}, None)
+
+
+def test_the_snippets_and_notebook_cache_resolve_from_the_config_file_folder():
+    """hooks/build_checks.py: `mkdocs build -f elsewhere/mkdocs.yml` reads snippets from elsewhere/,
+    not from the working directory (MkDocs itself resolves docs_dir, hooks and custom_dir so)."""
+    config = _Config(mdx_configs={"pymdownx.snippets": {"base_path": ["src", "docs/_includes", ".", "/abs"]}})
+    config.config_file_path = "/repo/mkdocs.yml"
+    config.plugins = {"mkdocs-jupyter": SimpleNamespace(config={"cache_dir": ".cache/mkdocs-jupyter"})}
+    build_checks.on_config(config)
+    assert config["mdx_configs"]["pymdownx.snippets"]["base_path"] == ["/repo/src", "/repo/docs/_includes", "/repo/.", "/abs"]
+    assert config.plugins["mkdocs-jupyter"].config["cache_dir"] == "/repo/.cache/mkdocs-jupyter"
+
+
+class _Config(dict):
+    """Just enough of MkDocsConfig for on_config: items, config_file_path, plugins."""
 
 
 def test_explorer_fallback_is_not_fetched_when_scripts_run():

@@ -351,3 +351,18 @@ def test_hook_fills_only_pages_that_use_placeholders(hook):
         hook.on_page_markdown("{{ rh.nope }}", page, config, None)
     with pytest.raises(PluginError, match="cannot be filled"):
         hook.on_page_markdown("{{ rh.two words }}", page, config, None)
+
+
+def test_the_page_says_what_besides_the_seed_repeats_a_run():
+    """A fixed seed repeated training exactly only on the same CPU kernel path, thread count and
+    torch version: retrained on another path, the seeds parted from the committed numbers at
+    step 150 (seed 2: 140). The page says so, and what the committed run was trained on."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert "every step of training" not in text
+    for needed in ("torch.backends.cpu.get_cpu_capability()", "same thread count", "same torch version",
+                   "at step 150 (seed 2: step 140)", "{{ rh.provenance_sentence }}"):
+        assert needed in text, needed
+    results = json.loads((ASSETS / "results.json").read_text(encoding="utf-8"))
+    recorded = results.get("provenance")
+    sentence = page_values(results)["provenance_sentence"]
+    assert (recorded is None) == sentence.startswith("The committed results do not record"), sentence

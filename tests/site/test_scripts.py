@@ -9,9 +9,13 @@ a few run it as a new interpreter from another directory, as a user would.
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import json
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -212,3 +216,93 @@ def test_train_heads_errors_print_no_traceback_as_a_command(tmp_path):
     result = _run("train_heads.py", "--check", "--out", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert json.dumps(str(tmp_path / "results.json"))[1:-1] in result.stderr
+
+
+# --- what train_heads.py and build_live_heads.py leave behind --------------------------------------
+
+
+def _code_strings(source: str) -> set[str]:
+    """The string constants of Python ``source``, docstrings left out."""
+    tree = ast.parse(textwrap.dedent(source))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
+
+
+def _groups_naming(text: str) -> set[str]:
+    """The asset groups whose builder names ``text`` in its code: the builder function itself, the
+    modules of this repository it imports, and for the notebook the notebook's own cells."""
+    from mha_site.assets import GROUPS
+    from mha_site.notebook import NOTEBOOKS
+
+    found = set()
+    for name, group in GROUPS.items():
+        source = inspect.getsource(group.build)
+        strings = _code_strings(source)
+        for node in ast.walk(ast.parse(textwrap.dedent(source))):
+            if isinstance(node, ast.ImportFrom) and node.module.split(".")[0] in {"mha_site", "mha_ref"}:
+                # `from mha_site.x import f` brings in x, and `from mha_site import x` x too
+                for module in [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]:
+                    try:
+                        strings |= _code_strings(inspect.getsource(importlib.import_module(module)))
+                    except ModuleNotFoundError:
+                        pass  # a function or constant of node.module, not a module
+        if name == "notebook":
+            strings |= {(ROOT / relative).read_text(encoding="utf-8") for relative in NOTEBOOKS}
+        if any(text in string for string in strings):
+            found.add(name)
+    return found
+
+
+def test_train_heads_rebuilds_every_group_drawn_from_the_training_results():
+    """scripts/train_heads.py rebuilds mha_site.assets.TRAINED_GROUPS after training; these are
+    the groups whose code reads results.json, found in the code (the explorer copies seed 0)."""
+    from mha_site.assets import TRAINED_GROUPS
+
+    readers = _groups_naming("results.json")
+    assert "real-heads" in readers, "the scan should find the group that draws the training figures"
+    assert readers <= set(TRAINED_GROUPS), sorted(readers - set(TRAINED_GROUPS))
+
+
+def test_no_asset_group_is_drawn_from_the_live_heads_files():
+    """scripts/build_live_heads.py writes its files and nothing else: no asset group reads them,
+    so the repository checks as current after it runs (tests check the files themselves)."""
+    from mha_site import live_heads
+
+    assert live_heads.ASSET_DIR.as_posix().endswith("assets/live-heads")
+    assert _groups_naming("live-heads") == set()
+
+
+def test_train_heads_rebuilds_the_dependents_of_this_repositorys_results_only(tmp_path, monkeypatch, capsys):
+    import mha_site.assets
+    import mha_site.heads.figures
+    import mha_site.live_heads
+
+    script = _script("train_heads.py")
+    calls = []
+    monkeypatch.setattr(mha_site.heads.figures, "all_figures", lambda results: {})  # drawing is tested elsewhere
+    monkeypatch.setattr(mha_site.assets, "run", lambda root, names: calls.append(("run", root, tuple(names))) or 0)
+    monkeypatch.setattr(mha_site.live_heads, "check_files", lambda root: calls.append(("check", root)) or ["stale"])
+    monkeypatch.setattr(mha_site.live_heads, "build_files", lambda root: calls.append(("build", root)) or {})
+    (tmp_path / "results.json").write_bytes((ROOT / "docs/assets/real-heads/results.json").read_bytes())
+    assert script.main(["--figures-only", "--out", str(tmp_path)]) == 0
+    assert calls == []  # results in another folder feed nothing in this repository
+    monkeypatch.setattr(script, "OUT", tmp_path)  # stands in for docs/assets/real-heads
+    assert script.main(["--figures-only"]) == 0
+    assert calls == [("run", script.ROOT, mha_site.assets.TRAINED_GROUPS), ("check", script.ROOT), ("build", script.ROOT)]
+    assert "live-heads: not current with the new results:\n  stale\nretraining seed 0" in capsys.readouterr().out
+
+
+def test_train_heads_records_what_decides_the_last_bits(monkeypatch):
+    """The page says a seed repeats a run only on the same kernel path, thread count and torch
+    version; results.json records all three for the run that wrote it."""
+    import torch
+
+    import mha_site.heads.experiment
+
+    monkeypatch.setattr(mha_site.heads.experiment, "run_seed", lambda config, seed, progress: {"seed": seed})
+    results = _script("train_heads.py").train_all([0], 1)
+    assert results["provenance"] == {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+                                     "torch": torch.__version__}

@@ -31,6 +31,16 @@ def test_strict_build_succeeds_and_writes_every_page(built_site: Path):
         assert (built_site / path / "index.html").is_file(), f"page {path!r} was not built"
 
 
+def test_the_build_runs_from_outside_the_repository(built_site: Path):
+    """The session build (tests/conftest.py) names mkdocs.yml and runs from a temporary folder, as
+    `mkdocs build -f other/dir/mkdocs.yml` does: snippets resolve from the config file's folder
+    (hooks/build_checks.py), and no cache lands in the folder the build ran from."""
+    first_line = (built_site / "_build.log").read_text(encoding="utf-8").splitlines()[0]
+    ran_from = Path(first_line.rsplit(", run from ", 1)[1])
+    assert ran_from != ROOT and ROOT not in ran_from.parents, first_line
+    assert not (ran_from / ".cache").exists(), "mkdocs-jupyter's cache followed the working directory"
+
+
 def test_built_pages_load_nothing_from_other_origins(built_site: Path):
     offenders = []
     for html in built_site.rglob("*.html"):

@@ -33,11 +33,13 @@ __all__ = [
     "EVAL_SEED",
     "MAX_OFFSET",
     "PHASE_THRESHOLD",
+    "TRAIN_THREADS",
     "TrainConfig",
     "ablation_losses",
     "build_model",
     "greedy_pruning",
     "phase_change_step",
+    "provenance",
     "run_seed",
     "train",
 ]
@@ -48,6 +50,8 @@ PHASE_THRESHOLD = 0.3
 MAX_OFFSET = 8
 #: Seed of the held-out data every checkpoint and every seed is measured on.
 EVAL_SEED = 2017
+#: CPU threads training runs on: one, so how torch splits a sum does not depend on the machine's cores.
+TRAIN_THREADS = 1
 
 
 
@@ -120,10 +124,26 @@ def _eval_data(config: TrainConfig) -> _EvalData:
     return _EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
 
 
+def provenance() -> dict:
+    """What, besides the seed and :class:`TrainConfig`, decides a run's numbers to the last bit.
+
+    A seed repeats a run exactly only with the same torch version, thread count and CPU kernel
+    path: the instruction set torch picked for this processor ("AVX2", "AVX512", ...). On another
+    path sums round differently in their last bits: the same seeds trained on two paths parted
+    at step 140-150 (and grew the same kinds of head). ``scripts/train_heads.py`` stores this
+    next to the results.
+
+    >>> sorted(provenance()), provenance()["threads"]
+    (['cpu_capability', 'threads', 'torch'], 1)
+    """
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": TRAIN_THREADS,
+            "torch": torch.__version__}
+
+
 @contextmanager
 def _single_thread() -> Iterator[None]:
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(TRAIN_THREADS)
     try:
         yield
     finally:
@@ -149,7 +169,8 @@ def train(
 ) -> tuple[AttentionOnlyTransformer, list[dict]]:
     """Train one model from ``seed``; return it and its history (one dict per checkpoint).
 
-    Runs on one CPU thread so that a seed always gives the same model. Every
+    Runs on one CPU thread, so a seed gives the same model on any machine with the same
+    kernel path and torch version (:func:`provenance`). Every
     ``eval_every`` steps (and at step 0) it records the mean training loss since
     the last checkpoint, the loss on the second copies of a fixed held-out batch,
     and every head's previous-token and induction scores on fixed ``[x, x]`` rows.

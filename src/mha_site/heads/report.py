@@ -168,6 +168,7 @@ def page_values(results: dict) -> dict[str, str]:
         "all_gone_span": _span([s["pruning_losses"][-1] for s in summaries], 2),
         "total_heads": str(summaries[0]["heads"]),
         "seconds_span": _span([s["seconds"] for s in summaries], 0),
+        "provenance_sentence": _provenance_sentence(results.get("provenance")),
         "table.seeds": _seeds_table(summaries),
         "table.pruning": _pruning_table(summaries),
     }
@@ -203,6 +204,22 @@ def _phase_sentence(seeds: list[int], steps: list[int | None]) -> str:
         else:
             parts.append(f"{name} crossed it at step {step}" if index == 0 else f"{name} at step {step}")
     return ", ".join(parts[:-1]) + " and " + parts[-1] + "." if len(parts) > 1 else parts[0] + "."
+
+
+def _provenance_sentence(provenance: dict | None) -> str:
+    """What the committed run was trained on, as far as the results file records it.
+
+    >>> _provenance_sentence({"torch": "2.13.0+cpu", "cpu_capability": "AVX512", "threads": 1})
+    'The committed results were trained with torch 2.13.0+cpu on the AVX512 kernel path, on 1 thread.'
+    >>> _provenance_sentence(None).startswith("The committed results do not record")
+    True
+    """
+    if not provenance:
+        return ("The committed results do not record which kernel path trained them; "
+                "`scripts/train_heads.py` now writes it into `results.json`, with the thread count and torch version.")
+    threads = provenance["threads"]
+    return (f"The committed results were trained with torch {provenance['torch']} on the "
+            f"{provenance['cpu_capability']} kernel path, on {threads} thread{'' if threads == 1 else 's'}.")
 
 
 def _seeds_table(summaries: list[dict]) -> str:
