@@ -221,17 +221,22 @@ SCROLL_REGION = re.compile(
 )
 
 
+# A notebook cell's printed output: nbconvert makes its box focusable, but the <pre> is what scrolls.
+NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*)<pre>')
+
+
 def focusable_scroll_regions(content: str) -> str:
     """Give every region that may scroll sideways ``tabindex="0"``: code (on the ``<code>`` that
-    scrolls), display formulas, wide figures and table boxes. A keyboard user can scroll only
+    scrolls), display formulas, wide figures, table boxes and notebook outputs. A keyboard user can scroll only
     what takes focus, and whether a region overflows depends on the screen and the reader's
     font: a checker that read the API pages without scrolling found their doctests out of reach.
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
 
     >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
-    ...                          '<pre><code tabindex="0">z</code></pre>')
-    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre>'
+    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre>1</pre>')
+    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0">1</pre>'
     """
+    content = NOTEBOOK_OUTPUT.sub(r'\1<pre tabindex="0">', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
 
 
