@@ -10,23 +10,34 @@
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
-Every argument and the output folder are checked before anything is measured. The logic
-lives in mha_site.bench (measurement, schema) and mha_site.bench.figures (figures);
+Every argument and the output folder are checked before anything is measured. The results
+file and its figures are written once, when the run is complete, each by a rename (never
+half-written), with Ctrl-C and SIGTERM held back for those few milliseconds: a run cut short
+leaves every file in --out as it was. What it measured so far is in a scratch file,
+<name>.partial.json in build/bench-partial/ (for the committed folder; git-ignored) or in
+<out>-partial/ beside any other --out, for a look, never read back. --plots-only and
+--check refuse a results file marked incomplete. The logic lives in mha_site.bench
+(measurement, schema) and mha_site.bench.figures (figures);
 `python scripts/build_assets.py bench` redraws the committed figures too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 COMMITTED = ROOT / "docs" / "assets" / "bench"
+#: Where a run keeps its cells as it goes: outside docs/assets, ignored by git (/build/).
+SCRATCH = ROOT / "build" / "bench-partial"
 
 from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
 from mha_site.cli import positive_float, positive_int, writable_folder  # noqa: E402
@@ -62,6 +73,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="comma-separated variants to measure again (or add) in the existing results in --out, plus the decode "
         "rows; keeps the file's settings and records this run's provenance beside the original",
     )
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        help="folder for the partial results written as the run goes "
+        "(default: build/bench-partial for the committed folder, else <out>-partial)",
+    )
     parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
     parser.add_argument(
         "--check", action="store_true", help="verify the figures in --out match their JSON; write nothing"
@@ -80,17 +97,59 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back while the block runs; one that arrived meanwhile acts after it.
+
+    The results file and its figures are renamed into place one after another; an
+    interruption between two renames would leave new data beside old figures.
+    """
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal mask; the window is milliseconds
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (``kill``, a job scheduler's time limit) interrupts like Ctrl-C, so the cleanup runs."""
+    try:
+        before = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def _write_results(doc: dict, target: Path, stem: str, started: float) -> int:
-    """Validate a results document, then write it and the figures drawn from exactly those bytes."""
+    """Validate a complete results document, then write it and the figures drawn from exactly those bytes."""
     from mha_site.bench.figures import figure_files
-    from mha_site.bench.schema import validate_results
+    from mha_site.bench.schema import require_complete, validate_results
     from mha_site.files import json_bytes, write_or_check
 
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
     validate_results(doc)
-    files = {target: json_bytes(doc)}
-    files.update({target.parent / name: svg for name, svg in figure_files(stem, doc).items()})
-    write_or_check(files)
+    require_complete(doc, target)
+    files = {target.parent / name: svg for name, svg in figure_files(stem, doc).items()}
+    files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
+    try:
+        with _signals_held():
+            write_or_check(files)  # each file by a rename (mha_site.files.atomic_write)
+    except KeyboardInterrupt:  # held back during the writes, delivered once they were done
+        print(f"interrupted after writing {target} and its figures", file=sys.stderr)
+        return 130
     print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
     return 0
 
@@ -102,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
 
     from mha_site.bench.figures import folder_figures
-    from mha_site.files import json_bytes, run_write_or_check, write_or_check
+    from mha_site.files import run_write_or_check
 
     if args.check or args.plots_only:
         try:
@@ -117,12 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
         return 2
-    problem = writable_folder(out)  # before measuring: a run may take minutes
+    # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
+    scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
+    problem = writable_folder(out) or writable_folder(scratch, "--scratch")  # before measuring: a run may take minutes
     if problem:
         print(problem, file=sys.stderr)
         return 2
-
-    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
@@ -130,8 +189,23 @@ def main(argv: list[str] | None = None) -> int:
     dtypes = args.dtypes or (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
     stem = args.device if sizes == args.device else f"{args.device}-{sizes}"
     target = out / f"{stem}.json"
+    partial = scratch / f"{stem}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
+    try:
+        with _sigterm_interrupts():
+            return _measure_and_write(args, torch, sizes, dtypes, stem, target, partial, command, started, small)
+    except KeyboardInterrupt:
+        kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
+        print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
+              file=sys.stderr)
+        return 130
+
+
+def _measure_and_write(args, torch, sizes, dtypes, stem, target, partial, command, started, small) -> int:
+    """Measure (the whole plan, or a supplement to the results in ``target``), then write the results once."""
+    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
+    from mha_site.files import atomic_write, json_bytes
 
     if args.supplement:
         if not target.is_file():
@@ -144,9 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return _write_results(doc, target, stem, started)
 
-    def progress(doc: dict) -> None:  # written as it goes, so a run cut short still leaves its cells
-        write_or_check({target: json_bytes(doc)})
-        print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {target}", flush=True)
+    def progress(doc: dict) -> None:  # the scratch file, never the results: a run cut short changes nothing there
+        atomic_write(partial, json_bytes(doc))
+        print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {partial}", flush=True)
 
     try:
         doc = run_plan(
@@ -163,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
             decode_d_model=D_MODEL[sizes],
         )
     except OSError as error:
-        print(f"cannot write {error.filename or target}: {error.strerror or error}", file=sys.stderr)
+        print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1
-    return _write_results(doc, target, stem, started)
+    code = _write_results(doc, target, stem, started)
+    partial.unlink(missing_ok=True)  # the complete results replace it
+    return code
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 __all__ = [
     "Compare",
     "StaleOutputs",
+    "atomic_write",
     "json_bytes",
     "json_differences",
     "json_within",
@@ -54,6 +57,42 @@ class StaleOutputs(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("generated files are not current:\n  " + "\n  ".join(problems))
         self.problems = problems
+
+
+def atomic_write(path: Path | str, content: bytes) -> None:
+    """Replace ``path`` with ``content`` in one step: a reader, or a command killed midway, sees the old file or the new one.
+
+    The bytes go to a hidden temporary file in the same folder (``.<name>.<random>.tmp``, which
+    no ``*.json`` or ``*.svg`` pattern matches), which is then renamed over ``path``; a rename
+    within one file system is atomic. The new file keeps the old one's permissions (a new file
+    gets the usual ``0o666`` less the umask). The temporary file is removed if anything fails.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "a.json"
+    >>> atomic_write(target, b"{}")
+    >>> target.read_bytes(), [p.name for p in target.parent.iterdir()]
+    (b'{}', ['a.json'])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:  # name the file the caller asked for, not the temporary one
+        Path(temporary).unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror, str(path)) from None
+    except BaseException:  # KeyboardInterrupt too: never leave the temporary file behind
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def json_bytes(data: Any) -> bytes:
@@ -223,8 +262,7 @@ def write_or_check(
             detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
             problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        atomic_write(path, content)  # an interrupted build leaves each file old or new, never cut short
         written.append(path)
     if problems:
         raise StaleOutputs(problems)

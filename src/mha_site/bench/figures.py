@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha_site.bench.labels import FIGURES, VARIANT_STYLES, device_label, ok_cells
-from mha_site.bench.schema import validate_results
+from mha_site.bench.schema import require_complete, validate_results
 from mha_site.files import load_json
 from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
@@ -141,8 +141,9 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
 def folder_figures(folder: Path | str) -> dict[Path, bytes]:
     """Every figure that the results JSON files in ``folder`` imply (``cpu.json`` -> ``cpu-*.svg``).
 
-    Each file is validated first; a missing folder, no JSON, invalid JSON or a
-    document off the schema raises :class:`ValueError` naming the file.
+    Each file is validated first; a missing folder, no JSON, invalid JSON, a
+    document off the schema or an unfinished run (``complete: false``) raises
+    :class:`ValueError` naming the file.
 
     >>> import tempfile
     >>> folder_figures(tempfile.mkdtemp())  # doctest: +ELLIPSIS
@@ -161,5 +162,6 @@ def folder_figures(folder: Path | str) -> dict[Path, bytes]:
             validate_results(doc)
         except ValueError as error:
             raise ValueError(f"{source}: {error}") from None
+        require_complete(doc, source)
         files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
     return files

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "SCHEMA_VERSION", "validate_results"]
+__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "SCHEMA_VERSION", "require_complete", "validate_results"]
 
 #: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
 SCHEMA_VERSION = 2
@@ -140,3 +140,23 @@ def validate_results(doc: Any) -> None:
             problems.append(f"supplement {i} lacks {key!r}")
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
+
+
+def require_complete(doc: dict[str, Any], source: object) -> None:
+    """Raise :class:`ValueError` naming ``source`` unless ``doc`` is a finished run (``complete`` is true).
+
+    A run writes ``complete: false`` only into its scratch file while it goes; a document
+    like that in a folder of results means a run was cut short, and its figures and claims
+    would be drawn from whatever cells it reached.
+
+    >>> require_complete({"complete": False, "cells": [{}] * 3}, "docs/assets/bench/cpu.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: docs/assets/bench/cpu.json holds an unfinished run (complete: false, 3 cells): restore the committed file (git checkout -- docs/assets/bench/cpu.json) or finish a run with scripts/bench.py; figures and page numbers are never drawn from partial results
+    """
+    if doc.get("complete") is not True:
+        raise ValueError(
+            f"{source} holds an unfinished run (complete: {str(doc.get('complete')).lower()}, "
+            f"{len(doc.get('cells', []))} cells): restore the committed file (git checkout -- {source}) or finish "
+            "a run with scripts/bench.py; figures and page numbers are never drawn from partial results"
+        )
