@@ -4,7 +4,8 @@
     python scripts/bench.py                          # full CPU sweep -> docs/assets/bench/cpu.json + SVGs
     python scripts/bench.py --threads 1 --clock process   # the committed CPU run (steady on a shared machine)
     python scripts/bench.py --quick                  # small sizes, < 60 s on 2 cores -> build/bench/
-    python scripts/bench.py --device cuda            # full CUDA sweep (float32 + bfloat16) -> cuda.json + SVGs
+    python scripts/bench.py --device cuda            # the GPU run: layer sweeps + attention kernels -> cuda.json + SVGs
+    python scripts/bench.py --dry-run                # the GPU run's code on this CPU at tiny sizes -> build/bench/
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shlex
 import signal
 import sys
@@ -42,7 +44,12 @@ SCRATCH = ROOT / "build" / "bench-partial"
 from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
 from mha_site.cli import positive_float, positive_int, writable_folder  # noqa: E402
 
-
+#: The GPU's attention-kernel sweep: 48 cells x 6 variants, each timed in this many blocks of
+#: this length after its warm-up (README: what the whole GPU run is expected to take).
+KERNEL_REPEATS = 10
+KERNEL_MIN_BLOCK_S = 0.02
+#: A variable that makes cuBLAS use TF32 whatever torch's flags say: the float32 checks would fail.
+TF32_OVERRIDE = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -53,6 +60,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
+    sizes.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="the --device cuda run's code (layer sweeps with float32 and bfloat16, the attention-kernel sweep with "
+        "float16 and bfloat16, FLOP counts, provenance, figures) on this CPU at tiny sizes; writes build/bench/",
+    )
     parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
     parser.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
     parser.add_argument(
@@ -61,12 +74,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="wall",
         help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
     )
-    parser.add_argument("--repeats", type=positive_int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
     parser.add_argument(
-        "--min-block-s", type=positive_float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
+        "--repeats",
+        type=positive_int,
+        help="timed blocks per cell (default 5, 3 with --quick/--tiny, 1 with --dry-run; "
+        f"the CUDA kernel sweep: {KERNEL_REPEATS})",
     )
     parser.add_argument(
-        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"
+        "--min-block-s",
+        type=positive_float,
+        help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny, 0.001 with --dry-run; "
+        f"the CUDA kernel sweep: {KERNEL_MIN_BLOCK_S})",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny/--dry-run)"
     )
     parser.add_argument(
         "--supplement",
@@ -93,6 +114,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             parser.error(f"--dtypes: on CPU only float32 is measured, got {','.join(args.dtypes)}")
     if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
         parser.error("--clock process times one CPU thread: use it with --device cpu and --threads 1")
+    if args.dry_run and (args.device != "cpu" or args.supplement or args.dtypes or args.clock != "wall"):
+        parser.error("--dry-run runs the GPU command's own settings on the CPU: use it without --device, "
+                     "--supplement, --dtypes and --clock")
     return args
 
 
@@ -154,10 +178,42 @@ def _write_results(doc: dict, target: Path, stem: str, started: float) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace) -> dict:
+    """What this invocation measures and how: the size set, file stem, dtypes and run_plan's timing settings."""
+    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, KernelSweep
+
+    gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
+    sizes = "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+    small = sizes in ("tiny", "quick")
+    repeats = args.repeats or (1 if args.dry_run else 3 if small else 5)
+    min_block_s = args.min_block_s or (0.001 if args.dry_run else 0.02 if small else 0.05)
+    settings = {
+        "sizes": sizes,
+        "stem": "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}",
+        "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
+        "repeats": repeats,
+        "min_block_s": min_block_s,
+        "ceiling_n": {"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
+        "clock": args.clock,
+        "decode_prefixes": DECODE_PREFIXES[sizes],
+        "decode_d_model": D_MODEL[sizes],
+        "warmup": "until stable" if gpu_run else "two calls",
+        "half_on_cpu": args.dry_run,
+        "kernels": None,
+    }
+    if gpu_run:
+        settings["kernels"] = KernelSweep(
+            "tiny" if args.dry_run else "cuda",
+            repeats=args.repeats or (1 if args.dry_run else KERNEL_REPEATS),
+            min_block_s=args.min_block_s or (0.001 if args.dry_run else KERNEL_MIN_BLOCK_S),
+        )
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    small = args.quick or args.tiny
+    small = args.quick or args.tiny or args.dry_run
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
 
     from mha_site.bench.figures import folder_figures
@@ -176,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
         return 2
+    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
+        print(f"{TF32_OVERRIDE} is set: cuBLAS would use TF32 for float32 whatever torch's flags say, and the "
+              "float32 checks would fail; unset it", file=sys.stderr)
+        return 2
     # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
     scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
     problem = writable_folder(out) or writable_folder(scratch, "--scratch")  # before measuring: a run may take minutes
@@ -185,16 +245,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
-    sizes = "tiny" if args.tiny else "quick" if args.quick else args.device
-    dtypes = args.dtypes or (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
-    stem = args.device if sizes == args.device else f"{args.device}-{sizes}"
-    target = out / f"{stem}.json"
-    partial = scratch / f"{stem}.partial.json"
+    settings = _settings(args)
+    target = out / f"{settings['stem']}.json"
+    partial = scratch / f"{settings['stem']}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
     try:
         with _sigterm_interrupts():
-            return _measure_and_write(args, torch, sizes, dtypes, stem, target, partial, command, started, small)
+            if args.supplement:
+                return _supplement(args, settings, target, command, started)
+            return _measure(args, settings, target, partial, command, started)
     except KeyboardInterrupt:
         kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
         print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
@@ -202,44 +262,46 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _measure_and_write(args, torch, sizes, dtypes, stem, target, partial, command, started, small) -> int:
-    """Measure (the whole plan, or a supplement to the results in ``target``), then write the results once."""
-    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
-    from mha_site.files import atomic_write, json_bytes
+def _supplement(args: argparse.Namespace, settings: dict, target: Path, command: str, started: float) -> int:
+    """Measure some variants again (or add them) into the complete results in ``target``."""
+    import torch
 
-    if args.supplement:
-        if not target.is_file():
-            print(f"--supplement needs an existing {target}", file=sys.stderr)
-            return 2
-        base = json.loads(target.read_text(encoding="utf-8"))
-        doc = supplement(
-            base, args.supplement.split(","), plan(sizes), DECODE_PREFIXES[sizes], torch.device(args.device), command,
-            decode_d_model=D_MODEL[sizes],
-        )
-        return _write_results(doc, target, stem, started)
+    from mha_site.bench.run import plan, supplement
+
+    if not target.is_file():
+        print(f"--supplement needs an existing {target}", file=sys.stderr)
+        return 2
+    base = json.loads(target.read_text(encoding="utf-8"))
+    doc = supplement(
+        base, args.supplement.split(","), plan(settings["sizes"]), settings["decode_prefixes"],
+        torch.device(args.device), command, decode_d_model=settings["decode_d_model"],
+    )
+    return _write_results(doc, target, settings["stem"], started)
+
+
+def _measure(args: argparse.Namespace, settings: dict, target: Path, partial: Path, command: str,
+             started: float) -> int:
+    """The whole plan, keeping progress in ``partial``; the results are written once, complete."""
+    import torch
+
+    from mha_site.bench import run as bench_run
+    from mha_site.files import atomic_write, json_bytes
 
     def progress(doc: dict) -> None:  # the scratch file, never the results: a run cut short changes nothing there
         atomic_write(partial, json_bytes(doc))
-        print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {partial}", flush=True)
+        rows = len(doc["cells"]) + len(doc.get("kernels_so_far", []))
+        print(f"[{time.perf_counter() - started:6.1f} s] {rows} rows -> {partial}", flush=True)
 
+    plan_settings = {key: value for key, value in settings.items() if key not in ("sizes", "stem", "dtypes")}
     try:
-        doc = run_plan(
-            plan(sizes),
-            torch.device(args.device),
-            dtypes,
-            command,
-            repeats=args.repeats if args.repeats is not None else (3 if small else 5),
-            min_block_s=args.min_block_s if args.min_block_s is not None else (0.02 if small else 0.05),
-            ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
-            clock=args.clock,
-            on_progress=progress,
-            decode_prefixes=DECODE_PREFIXES[sizes],
-            decode_d_model=D_MODEL[sizes],
+        doc = bench_run.run_plan(
+            bench_run.plan(settings["sizes"]), torch.device(args.device), settings["dtypes"], command,
+            on_progress=progress, **plan_settings,
         )
     except OSError as error:
         print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1
-    code = _write_results(doc, target, stem, started)
+    code = _write_results(doc, target, settings["stem"], started)
     partial.unlink(missing_ok=True)  # the complete results replace it
     return code
 
