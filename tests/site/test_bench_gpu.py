@@ -4,7 +4,7 @@
 swapped for this CPU and tiny sizes: the same layer sweeps (float32 and bfloat16, warm-up
 until stable, FLOP counter), the same attention-kernel sweep (every SDPA backend forced in
 turn, the lesson's two functions, float16 and bfloat16, causal and not, two head dims), the
-same provenance and schema check. On a CPU the memory-efficient and cuDNN
+same provenance, schema check, report and figures. On a CPU the memory-efficient and cuDNN
 backends do not exist: the sweep must record them as unsupported, not crash. The tests
 below also inject an out-of-memory error into one variant, check the TFLOP/s and
 %-of-peak arithmetic against a known GPU's peak, and that the GPU timer waits for the
@@ -22,8 +22,10 @@ import pytest
 import torch
 
 from mha_site.bench import kernels, measure
+from mha_site.bench.figures import figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
 from mha_site.bench.measure import time_variants
+from mha_site.bench.report import gpu_section
 from mha_site.bench.run import Cell, measure_cell
 from mha_site.bench.schema import kernel_problems, validate_results
 from mha_site.precision import float32_settings, full_float32, uses_tf32
@@ -108,6 +110,25 @@ def test_dry_run_provenance_names_versions_precision_and_timing(dry_run):
     for cell in doc["cells"]:
         if cell["status"] == "ok":
             assert cell["warmup_calls"] >= 2 and cell["calls_per_block"] >= 1
+
+
+def test_dry_run_report_and_figures_render_from_its_data(dry_run, tmp_path):
+    """The GPU section and every figure, drawn from the dry run's file into a temp folder (no committed file)."""
+    out, doc = dry_run
+    section = gpu_section({"cuda": doc})
+    assert "### Attention kernels { #gpu-kernels }" in section and "No GPU results" not in section
+    assert "unsupported [1]" in section and "No viable backend" in section
+    assert "agreed with 4·B·h·T²·d in every cell for " in section and "no percentage of peak" in section
+    assert "Float32 matmuls" not in section  # a CPU's provenance has no GPU rows
+    files = figure_files("cuda", doc)
+    assert {"cuda-kernels-float16.svg", "cuda-kernels-bfloat16.svg", "cuda-kernel-memory.svg"} <= set(files)
+    for name in ("cuda-kernels-float16.svg", "cuda-kernels-bfloat16.svg", "cuda-kernel-memory.svg"):
+        assert f"assets/bench/{name}" in section
+        (tmp_path / name).write_bytes(files[name])
+        assert files[name].startswith(b"<?xml") and b"<title>Attention kernels" in files[name]
+    written = sorted(path.name for path in out.iterdir())
+    assert "cpu-dryrun-kernels-bfloat16.svg" in written and "cpu-dryrun-kernel-memory.svg" in written
+    assert load_file_module("scripts/bench.py").main(["--check", "--out", str(out)]) == 0
 
 
 # --- what a CPU run cannot show by itself ---------------------------------------------------------
