@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
+from mha_ref.attention import multi_head_attention, multi_head_attention_loop
 from mha_site.bench import kernels, measure
 from mha_site.bench.figures import figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
@@ -30,7 +32,7 @@ from mha_site.bench.run import Cell, measure_cell
 from mha_site.bench.schema import kernel_problems, validate_results
 from mha_site.precision import float32_settings, full_float32, uses_tf32
 
-from sitekit import load_file_module
+from sitekit import ROOT, load_file_module
 
 CPU = torch.device("cpu")
 #: The CPU has no memory-efficient or cuDNN attention kernel; it has the math and a flash kernel.
@@ -273,3 +275,24 @@ def test_gpu_clocks_come_from_nvidia_smi_or_say_why_not(monkeypatch):
     monkeypatch.setattr(measure.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, reply, ""))
     assert measure.gpu_clocks() == {"driver_version": "570.86.15", "clocks.sm": "1980 MHz",
                                     "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"}
+
+
+# --- the lesson's sentence about PyTorch's FLOP counter ---------------------------------------------
+
+
+def test_the_flop_counter_agrees_with_the_formula_on_the_committed_head_sweep():
+    """docs/_includes/cost.md says this test runs the counter on the lesson's two functions at each
+    head-sweep shape of the committed CPU run and finds the formula's count. On meta tensors it
+    counts from shapes alone: nothing is computed."""
+    doc = json.loads((ROOT / "docs" / "assets" / "bench" / "cpu.json").read_text())
+    shapes = sorted({(c["batch"], c["tokens"], c["d_model"], c["heads"], c["flops_attention"] + c["flops_projection"])
+                     for c in doc["cells"] if c["sweep"] == "heads"})
+    assert len({heads for *_, heads, _ in shapes}) == 7
+    for batch, tokens, d_model, heads, formula in shapes:
+        x = torch.empty(batch, tokens, d_model, device="meta")
+        weights = [torch.empty(d_model, d_model, device="meta") for _ in range(4)]
+        biases = {f"b_{n}": torch.empty(d_model, device="meta") for n in "qkvo"}
+        for function in (multi_head_attention, multi_head_attention_loop):
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                function(x, *weights, heads, **biases, check_finite=False)  # a finiteness check needs values
+            assert counter.get_total_flops() == formula, (function.__name__, heads)
