@@ -157,15 +157,27 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def _write_results(doc: dict, target: Path, stem: str, started: float) -> int:
-    """Validate a complete results document, then write it and the figures drawn from exactly those bytes."""
+def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: Path | None = None) -> int:
+    """Validate a complete results document, then write it and the figures drawn from exactly those bytes.
+
+    A document that fails the schema check goes to ``scratch`` (if given) instead, so minutes of
+    measuring (on a borrowed GPU, say) can still be looked at.
+    """
     from mha_site.bench.figures import figure_files
     from mha_site.bench.schema import require_complete, validate_results
-    from mha_site.files import json_bytes, write_or_check
+    from mha_site.files import atomic_write, json_bytes, write_or_check
 
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
-    validate_results(doc)
-    require_complete(doc, target)
+    try:
+        validate_results(doc)
+        require_complete(doc, target)
+    except ValueError as error:
+        kept = ""
+        if scratch is not None:
+            atomic_write(scratch, json_bytes(doc))
+            kept = f"; the results are in {scratch}, and nothing in {target.parent} was changed"
+        print(f"{error}{kept}", file=sys.stderr)
+        return 1
     files = {target.parent / name: svg for name, svg in figure_files(stem, doc).items()}
     files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
     try:
@@ -301,8 +313,9 @@ def _measure(args: argparse.Namespace, settings: dict, target: Path, partial: Pa
     except OSError as error:
         print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1
-    code = _write_results(doc, target, settings["stem"], started)
-    partial.unlink(missing_ok=True)  # the complete results replace it
+    invalid = partial.with_name(f"{settings['stem']}.invalid.json")
+    code = _write_results(doc, target, settings["stem"], started, scratch=invalid)
+    partial.unlink(missing_ok=True)  # replaced by the results (or by the invalid document beside it)
     return code
 
 

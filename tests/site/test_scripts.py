@@ -292,3 +292,18 @@ def test_build_assets_refuses_an_unfinished_benchmark_run(tmp_path, capsys):
     assert run(tmp_path / "repo", ["bench"]) == 1
     assert f"bench: {bench / 'cpu.json'} holds an unfinished run" in capsys.readouterr().err
     assert [path.name for path in bench.iterdir()] == ["cpu.json"]
+
+
+def test_a_finished_run_that_fails_the_schema_is_kept_in_scratch_not_out(tmp_path, capsys, monkeypatch):
+    """Minutes of measuring are not thrown away for a schema slip, nor written where the site reads."""
+    import mha_site.bench.run as bench_run
+
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    doc = {**_partial_doc(), "complete": True}
+    del doc["ceiling"]
+    monkeypatch.setattr(bench_run, "run_plan", lambda *args, **kwargs: doc)
+    assert _script("bench.py").main(["--tiny", "--out", str(out), "--scratch", str(scratch)]) == 1
+    assert list(out.iterdir()) == []
+    assert json.loads((scratch / "cpu-tiny.invalid.json").read_text())["complete"] is True
+    err = capsys.readouterr().err
+    assert "missing top-level key 'ceiling'" in err and f"the results are in {scratch / 'cpu-tiny.invalid.json'}" in err

@@ -37,7 +37,7 @@ from torch.nn import functional as F
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
 from mha_ref.variants import relative_error
-from mha_site.bench.measure import counted_flops, free_memory, is_oom, median, peak_bytes, sync, time_variants
+from mha_site.bench.measure import count_flops, free_memory, is_oom, median, peak_bytes, sync, time_variants
 from mha_site.bench.peaks import dense_peak
 from mha_site.bench.schema import ERROR_BOUNDS
 
@@ -322,7 +322,7 @@ def _checked_and_timed(
         return {**row, "status": "unsupported", "reason": reason}
     error_rel = relative_error(output, reference)
     del output
-    counted = _count(call)
+    counted = count_flops(call)  # one more call, outside the timing
     timings, failures = time_variants({"call": call}, device, sweep.repeats, sweep.min_block_s, warmup=sweep.warmup)
     if failures:
         raise failures["call"]
@@ -345,17 +345,6 @@ def _checked_and_timed(
         "tflops": row["flops"] / seconds / 1e12,
         "peak_fraction": row["flops"] / seconds / peak["flops_per_s"] if peak else None,
     }
-
-
-def _count(call: Callable[[], Tensor]) -> int | None:
-    """FLOPs PyTorch's counter sees in one call; None if the counter itself fails (the run goes on)."""
-    try:
-        return counted_flops(call)[1]
-    except Exception as error:  # noqa: BLE001 - a counter failure must not cost a GPU run
-        if is_oom(error):
-            raise
-        warnings.warn(f"FlopCounterMode failed: {error}", stacklevel=2)
-        return None
 
 
 def run_kernels(

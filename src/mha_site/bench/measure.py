@@ -14,6 +14,7 @@ import platform
 import shutil
 import subprocess
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +33,7 @@ __all__ = [
     "Timing",
     "sync",
     "median",
+    "count_flops",
     "counted_flops",
     "free_memory",
     "gpu_clocks",
@@ -273,6 +275,23 @@ def counted_flops(fn: Callable[[], object]) -> tuple[object, int]:
     return result, int(counter.get_total_flops())
 
 
+def count_flops(fn: Callable[[], object]) -> int | None:
+    """:func:`counted_flops`'s count, or None if the counter itself fails: a count is worth less than a run.
+
+    An allocation failure is still raised (the caller records it).
+
+    >>> count_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))
+    120
+    """
+    try:
+        return counted_flops(fn)[1]
+    except Exception as error:  # noqa: BLE001 - the counter is a torch dispatch mode; a surprise there is not fatal
+        if is_oom(error):
+            raise
+        warnings.warn(f"FlopCounterMode failed, flops_counted left empty: {error}", stacklevel=2)
+        return None
+
+
 @torch.no_grad()
 def matmul_ceiling(
     n: int,
@@ -420,8 +439,11 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         props = torch.cuda.get_device_properties(index)
+        # nvidia-smi numbers every GPU of the machine; torch only those in CUDA_VISIBLE_DEVICES,
+        # so the two indices agree only without it (recorded, to tell).
         clocks = gpu_clocks(index)
         info.update(
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
             device_name=props.name,
             gpu_memory_bytes=int(props.total_memory),
             compute_capability=f"{props.major}.{props.minor}",

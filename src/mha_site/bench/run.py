@@ -30,7 +30,7 @@ from mha_ref.variants import (
 )
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
-    counted_flops,
+    count_flops,
     free_memory,
     gpu_clocks,
     interleaved_seconds,
@@ -169,7 +169,7 @@ def measure_cell(
                     sync(device)
                     error = relative_error(output, reference)
                     del output
-                    counted = counted_flops(fn)[1]
+                    counted = count_flops(fn)
                 except Exception as failure:  # noqa: BLE001 - an out-of-memory cell is recorded, not fatal
                     rows.append(_skipped(row, failure, device))
                     continue
