@@ -24,7 +24,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_ref.attention import multi_head_attention, multi_head_attention_loop
 from mha_site.bench import kernels, measure
-from mha_site.bench.figures import figure_files
+from mha_site.bench.figures import kernel_figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
 from mha_site.bench.measure import time_variants
 from mha_site.bench.report import gpu_section
@@ -122,8 +122,8 @@ def test_dry_run_report_and_figures_render_from_its_data(dry_run, tmp_path):
     assert "unsupported [1]" in section and "No viable backend" in section
     assert "agreed with 4·B·h·T²·d in every cell for " in section and "no percentage of peak" in section
     assert "Float32 matmuls" not in section  # a CPU's provenance has no GPU rows
-    files = figure_files("cuda", doc)
-    assert {"cuda-kernels-float16.svg", "cuda-kernels-bfloat16.svg", "cuda-kernel-memory.svg"} <= set(files)
+    files = kernel_figure_files("cuda", doc)
+    assert sorted(files) == ["cuda-kernel-memory.svg", "cuda-kernels-bfloat16.svg", "cuda-kernels-float16.svg"]
     for name in ("cuda-kernels-float16.svg", "cuda-kernels-bfloat16.svg", "cuda-kernel-memory.svg"):
         assert f"assets/bench/{name}" in section
         (tmp_path / name).write_bytes(files[name])
