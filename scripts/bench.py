@@ -4,34 +4,52 @@
     python scripts/bench.py                          # full CPU sweep -> docs/assets/bench/cpu.json + SVGs
     python scripts/bench.py --threads 1 --clock process   # the committed CPU run (steady on a shared machine)
     python scripts/bench.py --quick                  # small sizes, < 60 s on 2 cores -> build/bench/
-    python scripts/bench.py --device cuda            # full CUDA sweep (float32 + bfloat16) -> cuda.json + SVGs
+    python scripts/bench.py --device cuda            # the GPU run: layer sweeps + attention kernels -> cuda.json + SVGs
+    python scripts/bench.py --dry-run                # the GPU run's code on this CPU at tiny sizes -> build/bench/
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
-Every argument and the output folder are checked before anything is measured. The logic
-lives in mha_site.bench (measurement, schema) and mha_site.bench.figures (figures);
+Every argument and the output folder are checked before anything is measured. The results
+file and its figures are written once, when the run is complete, each by a rename (never
+half-written), with Ctrl-C and SIGTERM held back for those few milliseconds: a run cut short
+leaves every file in --out as it was. What it measured so far is in a scratch file,
+<name>.partial.json in build/bench-partial/ (for the committed folder; git-ignored) or in
+<out>-partial/ beside any other --out, for a look, never read back. --plots-only and
+--check refuse a results file marked incomplete. The logic lives in mha_site.bench
+(measurement, schema) and mha_site.bench.figures (figures);
 `python scripts/build_assets.py bench` redraws the committed figures too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shlex
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 COMMITTED = ROOT / "docs" / "assets" / "bench"
+#: Where a run keeps its cells as it goes: outside docs/assets, ignored by git (/build/).
+SCRATCH = ROOT / "build" / "bench-partial"
 
 from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
 from mha_site.cli import positive_float, positive_int, writable_folder  # noqa: E402
 
-
+#: The GPU's attention-kernel sweep: 48 cells x 6 variants, each timed in this many blocks of
+#: this length after its warm-up (README: what the whole GPU run is expected to take).
+KERNEL_REPEATS = 10
+KERNEL_MIN_BLOCK_S = 0.02
+#: A variable that makes cuBLAS use TF32 whatever torch's flags say: the float32 checks would fail.
+TF32_OVERRIDE = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -42,6 +60,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
+    sizes.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="the --device cuda run's code (layer sweeps with float32 and bfloat16, the attention-kernel sweep with "
+        "float16 and bfloat16, FLOP counts, provenance, figures) on this CPU at tiny sizes; writes build/bench/",
+    )
     parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
     parser.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
     parser.add_argument(
@@ -50,17 +74,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="wall",
         help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
     )
-    parser.add_argument("--repeats", type=positive_int, help="timed blocks per cell (default 5, 3 with --quick/--tiny)")
     parser.add_argument(
-        "--min-block-s", type=positive_float, help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny)"
+        "--repeats",
+        type=positive_int,
+        help="timed blocks per cell (default 5, 3 with --quick/--tiny, 1 with --dry-run; "
+        f"the CUDA kernel sweep: {KERNEL_REPEATS})",
     )
     parser.add_argument(
-        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny)"
+        "--min-block-s",
+        type=positive_float,
+        help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny, 0.001 with --dry-run; "
+        f"the CUDA kernel sweep: {KERNEL_MIN_BLOCK_S})",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny/--dry-run)"
     )
     parser.add_argument(
         "--supplement",
         help="comma-separated variants to measure again (or add) in the existing results in --out, plus the decode "
         "rows; keeps the file's settings and records this run's provenance beside the original",
+    )
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        help="folder for the partial results written as the run goes "
+        "(default: build/bench-partial for the committed folder, else <out>-partial)",
     )
     parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
     parser.add_argument(
@@ -76,33 +114,122 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             parser.error(f"--dtypes: on CPU only float32 is measured, got {','.join(args.dtypes)}")
     if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
         parser.error("--clock process times one CPU thread: use it with --device cpu and --threads 1")
+    if args.dry_run and (args.device != "cpu" or args.supplement or args.dtypes or args.clock != "wall"):
+        parser.error("--dry-run runs the GPU command's own settings on the CPU: use it without --device, "
+                     "--supplement, --dtypes and --clock")
     return args
 
 
 
-def _write_results(doc: dict, target: Path, stem: str, started: float) -> int:
-    """Validate a results document, then write it and the figures drawn from exactly those bytes."""
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back while the block runs; one that arrived meanwhile acts after it.
+
+    The results file and its figures are renamed into place one after another; an
+    interruption between two renames would leave new data beside old figures.
+    """
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal mask; the window is milliseconds
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (``kill``, a job scheduler's time limit) interrupts like Ctrl-C, so the cleanup runs."""
+    try:
+        before = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: Path | None = None) -> int:
+    """Validate a complete results document, then write it and the figures drawn from exactly those bytes.
+
+    A document that fails the schema check goes to ``scratch`` (if given) instead, so minutes of
+    measuring (on a borrowed GPU, say) can still be looked at.
+    """
     from mha_site.bench.figures import figure_files
-    from mha_site.bench.schema import validate_results
-    from mha_site.files import json_bytes, write_or_check
+    from mha_site.bench.schema import require_complete, validate_results
+    from mha_site.files import write_atomic, json_bytes, write_or_check
 
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
-    validate_results(doc)
-    files = {target: json_bytes(doc)}
-    files.update({target.parent / name: svg for name, svg in figure_files(stem, doc).items()})
-    write_or_check(files)
+    try:
+        validate_results(doc)
+        require_complete(doc, target)
+    except ValueError as error:
+        kept = ""
+        if scratch is not None:
+            write_atomic(scratch, json_bytes(doc))
+            kept = f"; the results are in {scratch}, and nothing in {target.parent} was changed"
+        print(f"{error}{kept}", file=sys.stderr)
+        return 1
+    files = {target.parent / name: svg for name, svg in figure_files(stem, doc).items()}
+    files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
+    try:
+        with _signals_held():
+            write_or_check(files)  # each file by a rename (mha_site.files.write_atomic)
+    except KeyboardInterrupt:  # held back during the writes, delivered once they were done
+        print(f"interrupted after writing {target} and its figures", file=sys.stderr)
+        return 130
     print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
     return 0
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    """What this invocation measures and how: the size set, file stem, dtypes and run_plan's timing settings."""
+    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, KernelSweep
+
+    gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
+    sizes = "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+    small = sizes in ("tiny", "quick")
+    repeats = args.repeats or (1 if args.dry_run else 3 if small else 5)
+    min_block_s = args.min_block_s or (0.001 if args.dry_run else 0.02 if small else 0.05)
+    settings = {
+        "sizes": sizes,
+        "stem": "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}",
+        "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
+        "repeats": repeats,
+        "min_block_s": min_block_s,
+        "ceiling_n": {"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
+        "clock": args.clock,
+        "decode_prefixes": DECODE_PREFIXES[sizes],
+        "decode_d_model": D_MODEL[sizes],
+        "warmup": "until stable" if gpu_run else "two calls",
+        "half_on_cpu": args.dry_run,
+        "kernels": None,
+    }
+    if gpu_run:
+        settings["kernels"] = KernelSweep(
+            "tiny" if args.dry_run else "cuda",
+            repeats=args.repeats or (1 if args.dry_run else KERNEL_REPEATS),
+            min_block_s=args.min_block_s or (0.001 if args.dry_run else KERNEL_MIN_BLOCK_S),
+        )
+    return settings
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    small = args.quick or args.tiny
+    small = args.quick or args.tiny or args.dry_run
     out = args.out or (ROOT / "build" / "bench" if small else COMMITTED)
 
     from mha_site.bench.figures import folder_figures
-    from mha_site.files import json_bytes, run_write_or_check, write_or_check
+    from mha_site.files import run_write_or_check
 
     if args.check or args.plots_only:
         try:
@@ -117,55 +244,79 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
         return 2
-    problem = writable_folder(out)  # before measuring: a run may take minutes
+    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
+        print(f"{TF32_OVERRIDE} is set: cuBLAS would use TF32 for float32 whatever torch's flags say, and the "
+              "float32 checks would fail; unset it", file=sys.stderr)
+        return 2
+    # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
+    scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
+    problem = writable_folder(out) or writable_folder(scratch, "--scratch")  # before measuring: a run may take minutes
     if problem:
         print(problem, file=sys.stderr)
         return 2
 
-    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, plan, run_plan, supplement
-
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
-    sizes = "tiny" if args.tiny else "quick" if args.quick else args.device
-    dtypes = args.dtypes or (["float32"] if args.device == "cpu" else ["float32", "bfloat16"])
-    stem = args.device if sizes == args.device else f"{args.device}-{sizes}"
-    target = out / f"{stem}.json"
+    settings = _settings(args)
+    target = out / f"{settings['stem']}.json"
+    partial = scratch / f"{settings['stem']}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
-
-    if args.supplement:
-        if not target.is_file():
-            print(f"--supplement needs an existing {target}", file=sys.stderr)
-            return 2
-        base = json.loads(target.read_text(encoding="utf-8"))
-        doc = supplement(
-            base, args.supplement.split(","), plan(sizes), DECODE_PREFIXES[sizes], torch.device(args.device), command,
-            decode_d_model=D_MODEL[sizes],
-        )
-        return _write_results(doc, target, stem, started)
-
-    def progress(doc: dict) -> None:  # written as it goes, so a run cut short still leaves its cells
-        write_or_check({target: json_bytes(doc)})
-        print(f"[{time.perf_counter() - started:6.1f} s] {len(doc['cells'])} rows -> {target}", flush=True)
-
     try:
-        doc = run_plan(
-            plan(sizes),
-            torch.device(args.device),
-            dtypes,
-            command,
-            repeats=args.repeats if args.repeats is not None else (3 if small else 5),
-            min_block_s=args.min_block_s if args.min_block_s is not None else (0.02 if small else 0.05),
-            ceiling_n={"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
-            clock=args.clock,
-            on_progress=progress,
-            decode_prefixes=DECODE_PREFIXES[sizes],
-            decode_d_model=D_MODEL[sizes],
+        with _sigterm_interrupts():
+            if args.supplement:
+                return _supplement(args, settings, target, command, started)
+            return _measure(args, settings, target, partial, command, started)
+    except KeyboardInterrupt:
+        kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
+        print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
+              file=sys.stderr)
+        return 130
+
+
+def _supplement(args: argparse.Namespace, settings: dict, target: Path, command: str, started: float) -> int:
+    """Measure some variants again (or add them) into the complete results in ``target``."""
+    import torch
+
+    from mha_site.bench.run import plan, supplement
+
+    if not target.is_file():
+        print(f"--supplement needs an existing {target}", file=sys.stderr)
+        return 2
+    base = json.loads(target.read_text(encoding="utf-8"))
+    doc = supplement(
+        base, args.supplement.split(","), plan(settings["sizes"]), settings["decode_prefixes"],
+        torch.device(args.device), command, decode_d_model=settings["decode_d_model"],
+    )
+    return _write_results(doc, target, settings["stem"], started)
+
+
+def _measure(args: argparse.Namespace, settings: dict, target: Path, partial: Path, command: str,
+             started: float) -> int:
+    """The whole plan, keeping progress in ``partial``; the results are written once, complete."""
+    import torch
+
+    from mha_site.bench import run as bench_run
+    from mha_site.files import write_atomic, json_bytes
+
+    def progress(doc: dict) -> None:  # the scratch file, never the results: a run cut short changes nothing there
+        write_atomic(partial, json_bytes(doc))
+        rows = len(doc["cells"]) + len(doc.get("kernels_so_far", []))
+        print(f"[{time.perf_counter() - started:6.1f} s] {rows} rows -> {partial}", flush=True)
+
+    plan_settings = {key: value for key, value in settings.items() if key not in ("sizes", "stem", "dtypes")}
+    try:
+        doc = bench_run.run_plan(
+            bench_run.plan(settings["sizes"]), torch.device(args.device), settings["dtypes"], command,
+            on_progress=progress, **plan_settings,
         )
     except OSError as error:
-        print(f"cannot write {error.filename or target}: {error.strerror or error}", file=sys.stderr)
+        print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1
-    return _write_results(doc, target, stem, started)
+    invalid = partial.with_name(f"{settings['stem']}.invalid.json")
+    code = _write_results(doc, target, settings["stem"], started, scratch=invalid)
+    partial.unlink(missing_ok=True)  # replaced by the results (or by the invalid document beside it)
+    return code
 
 
 if __name__ == "__main__":

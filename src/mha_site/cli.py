@@ -49,8 +49,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def writable_folder(folder: Path) -> str | None:
+def writable_folder(folder: Path, flag: str = "--out") -> str | None:
     """Why results cannot be written into ``folder`` (None: they can); creates it if missing.
+
+    ``flag`` is the option that named the folder, for the message.
 
     >>> import tempfile
     >>> writable_folder(Path(tempfile.mkdtemp()) / "new") is None
@@ -60,11 +62,11 @@ def writable_folder(folder: Path) -> str | None:
     True
     """
     if folder.exists() and not folder.is_dir():
-        return f"--out {folder} is a file, not a folder"
+        return f"{flag} {folder} is a file, not a folder"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
             pass
     except OSError as error:
-        return f"--out {folder} is not writable: {error.strerror or error}"
+        return f"{flag} {folder} is not writable: {error.strerror or error}"
     return None

@@ -23,7 +23,7 @@ import json
 import math
 import os
 import sys
-import uuid
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -194,12 +194,14 @@ def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
 
 
 def write_atomic(path: Path | str, content: bytes | str) -> None:
-    """Write ``content`` (text as UTF-8) to ``path`` through a new file in the same folder, then
-    ``os.replace``: a server, a test or a second build reading ``path`` meanwhile gets the old
-    file or the new one, never half of one, and an interrupted write leaves the old file whole.
+    """Replace ``path`` with ``content`` (text as UTF-8) in one step: a reader, a second build or
+    a command killed midway sees the old file or the new one, never half of one.
 
-    The temporary name is unique to this call, so two builds writing the same file at once do not
-    share a temporary file; it is created like any new file (the umask sets its mode).
+    The bytes go to a hidden temporary file in the same folder (``.<name>.<random>.tmp``, unique
+    to this call and matched by no ``*.json`` or ``*.svg`` pattern), which is then renamed over
+    ``path``; a rename within one file system is atomic. The new file keeps the old one's
+    permissions (a new file gets the usual ``0o666`` less the umask). The temporary file is
+    removed if anything fails, and an error names ``path``, not the temporary file.
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.css"
@@ -214,16 +216,21 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
     path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with open(temporary, "xb") as handle:
-            handle.write(data)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except OSError as error:  # named after the file asked for, not the temporary one
+    except OSError as error:  # name the file the caller asked for, not the temporary one
+        Path(temporary).unlink(missing_ok=True)
         raise type(error)(error.errno, error.strerror, str(path)) from None
-    finally:
-        temporary.unlink(missing_ok=True)  # left only when the write or the rename failed
-
 
 def write_or_check(
     files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
@@ -261,7 +268,7 @@ def write_or_check(
             detail = "" if current is None or reasons == ["bytes differ"] else f" ({'; '.join(reasons)})"
             problems.append(f"{'missing' if current is None else 'stale'}: {path}{detail}")
             continue
-        write_atomic(path, content)
+        write_atomic(path, content)  # an interrupted build leaves each file old or new, never cut short
         written.append(path)
     if problems:
         raise StaleOutputs(problems)

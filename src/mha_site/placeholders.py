@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mha_site.bench.report import bench_values
-from mha_site.bench.schema import validate_results
+from mha_site.bench.schema import require_complete, validate_results
 from mha_site.heads.report import page_values
 
 __all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "load_json", "namespace_values"]
@@ -73,6 +73,10 @@ def _bench_results(folder: Path) -> dict[str, dict[str, Any]]:
                 validate_results(doc)
             except ValueError as error:
                 raise PlaceholderError(f"{path}: {error}") from error
+            try:
+                require_complete(doc, path)
+            except ValueError as error:
+                raise PlaceholderError(str(error)) from error
             docs[device] = doc
     if "cpu" not in docs:
         raise PlaceholderError(f"{folder / 'cpu.json'} is missing: run python scripts/bench.py")

@@ -71,3 +71,14 @@ def test_values_are_cached_until_the_results_file_changes(tmp_path: Path) -> Non
     results["seeds"] = results["seeds"][:1]
     path.write_text(json.dumps(results), encoding="utf-8")
     assert placeholders.namespace_values("rh", docs)["seeds"] == "1"
+
+
+def test_an_unfinished_benchmark_run_stops_the_build_naming_the_file(tmp_path: Path) -> None:
+    """A results file a run left with ``complete: false`` (issue 21) is never quoted on a page."""
+    docs = _docs_copy(tmp_path)
+    path = docs / "assets" / "bench" / "cpu.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    results.update(complete=False, cells=results["cells"][:3])
+    path.write_text(json.dumps(results), encoding="utf-8")
+    with pytest.raises(PluginError, match=r"bench/cpu.json holds an unfinished run \(complete: false, 3 cells\)"):
+        hook.on_page_markdown("{{ bench.cpu.repeats }}", PAGE, {"docs_dir": str(docs)}, None)

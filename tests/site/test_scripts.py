@@ -306,3 +306,98 @@ def test_train_heads_records_what_decides_the_last_bits(monkeypatch):
     results = _script("train_heads.py").train_all([0], 1)
     assert results["provenance"] == {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
                                      "torch": torch.__version__}
+
+
+# --- an interrupted benchmark leaves the results folder as it was (issue 21) ----------------------
+
+
+def _partial_doc() -> dict:
+    """What a run holds midway: provenance and settings, no cells yet, ``complete`` false."""
+    from fixtures import example_results
+
+    doc = example_results("cpu")
+    return {**doc, "schema": 2, "complete": False, "cells": [], "decode": []}
+
+
+def _folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_an_interrupted_bench_run_changes_no_file_in_out(tmp_path, capsys, monkeypatch):
+    """Ctrl-C midway (injected after the first progress report): every file in --out byte for byte as it was."""
+    import mha_site.bench.run as bench_run
+
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    out.mkdir()
+    (out / "cpu-tiny.json").write_bytes(b'{"committed": true}\n')
+    (out / "cpu-tiny-time.svg").write_bytes(b"<svg/>")
+    before = _folder_bytes(out)
+
+    def cut_short(*args, on_progress, **kwargs):
+        on_progress(_partial_doc())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench_run, "run_plan", cut_short)
+    code = _script("bench.py").main(["--tiny", "--out", str(out), "--scratch", str(scratch)])
+    assert code == 130 and _folder_bytes(out) == before
+    partial = scratch / "cpu-tiny.partial.json"
+    assert json.loads(partial.read_text())["complete"] is False
+    assert f"nothing in {out} was changed; the rows measured so far are in {partial}" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM cannot be caught on Windows")
+def test_a_bench_run_killed_by_sigterm_changes_no_file_in_out(tmp_path):
+    """The real command, terminated as a job scheduler would once it has written its first progress line."""
+    import signal
+
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    out.mkdir()
+    (out / "cpu-tiny.json").write_bytes(b'{"committed": true}\n')
+    before = _folder_bytes(out)
+    argv = ["--tiny", "--repeats", "1", "--min-block-s", "0.001", "--out", str(out), "--scratch", str(scratch)]
+    with subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bench.py"), *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as process:
+        first = process.stdout.readline()  # "[  1.2 s] 0 rows -> .../cpu-tiny.partial.json": measuring has begun
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    assert "cpu-tiny.partial.json" in first, (first, err)
+    assert process.returncode == 130, err
+    assert _folder_bytes(out) == before  # no new figure, no temporary file, the JSON untouched
+    assert "interrupted after" in err and "Traceback" not in err
+    assert json.loads((scratch / "cpu-tiny.partial.json").read_text())["complete"] is False
+
+
+def test_plots_only_and_check_refuse_an_unfinished_run_naming_the_file(tmp_path, capsys):
+    target = tmp_path / "cpu.json"
+    target.write_text(json.dumps(_partial_doc()))
+    for flag in ("--plots-only", "--check"):
+        assert _script("bench.py").main([flag, "--out", str(tmp_path)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"{target} holds an unfinished run (complete: false, 0 cells)"), err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["cpu.json"]  # no figure drawn from it
+
+
+def test_build_assets_refuses_an_unfinished_benchmark_run(tmp_path, capsys):
+    from mha_site.assets import run
+
+    bench = tmp_path / "repo" / "docs" / "assets" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "cpu.json").write_text(json.dumps(_partial_doc()))
+    assert run(tmp_path / "repo", ["bench"]) == 1
+    assert f"bench: {bench / 'cpu.json'} holds an unfinished run" in capsys.readouterr().err
+    assert [path.name for path in bench.iterdir()] == ["cpu.json"]
+
+
+def test_a_finished_run_that_fails_the_schema_is_kept_in_scratch_not_out(tmp_path, capsys, monkeypatch):
+    """Minutes of measuring are not thrown away for a schema slip, nor written where the site reads."""
+    import mha_site.bench.run as bench_run
+
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    doc = {**_partial_doc(), "complete": True}
+    del doc["ceiling"]
+    monkeypatch.setattr(bench_run, "run_plan", lambda *args, **kwargs: doc)
+    assert _script("bench.py").main(["--tiny", "--out", str(out), "--scratch", str(scratch)]) == 1
+    assert list(out.iterdir()) == []
+    assert json.loads((scratch / "cpu-tiny.invalid.json").read_text())["complete"] is True
+    err = capsys.readouterr().err
+    assert "missing top-level key 'ceiling'" in err and f"the results are in {scratch / 'cpu-tiny.invalid.json'}" in err

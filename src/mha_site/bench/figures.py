@@ -14,12 +14,20 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mha_site.bench.labels import FIGURES, VARIANT_STYLES, device_label, ok_cells
-from mha_site.bench.schema import validate_results
+from mha_site.bench.labels import (
+    FIGURES,
+    KERNEL_FIGURES,
+    KERNEL_STYLES,
+    VARIANT_STYLES,
+    device_label,
+    kernel_figure_name,
+    ok_cells,
+)
+from mha_site.bench.schema import require_complete, validate_results
 from mha_site.files import load_json
 from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
-__all__ = ["BUILDERS", "figure_files", "folder_figures"]
+__all__ = ["BUILDERS", "figure_files", "folder_figures", "kernel_figure_files"]
 
 def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
     """One panel per dtype, stacked, so every figure keeps the page's width and text size."""
@@ -117,6 +125,100 @@ BUILDERS: dict[str, Callable[[dict[str, Any]], Figure]] = {
 }
 
 
+def _kernel_rows(doc: dict[str, Any], variant: str, **match: object) -> list[dict[str, Any]]:
+    """The correct kernel rows of one variant that match ``match``, by sequence length."""
+    rows = [
+        row for row in doc["kernels"]["rows"]
+        if row["variant"] == variant and row["status"] == "ok" and all(row[k] == v for k, v in match.items())
+    ]
+    return sorted(rows, key=lambda row: row["tokens"])
+
+
+def _kernel_grid(doc: dict[str, Any], panels: list[dict[str, object]], columns: int,
+                 draw: Callable[[Axes, dict[str, object]], None]) -> Figure:
+    """Kernel panels in a grid of ``columns``, one legend for all, every panel on a log2 T axis."""
+    rows = -(-len(panels) // columns)
+    height = 1.3 + 2.6 * rows
+    fig = new_figure(MAX_WIDTH_IN, height)
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    tokens = sorted({row["tokens"] for row in doc["kernels"]["rows"]})
+    for ax, panel in zip(axes, panels, strict=True):
+        for variant in doc["kernels"]["config"]["variants"]:
+            cells = _kernel_rows(doc, variant, **panel["match"])
+            if cells:
+                style = KERNEL_STYLES[variant]
+                ax.plot([c["tokens"] for c in cells], [panel["y"](c) for c in cells], color=style["colour"],
+                        marker=style["marker"], linestyle=style["dash"], markersize=4,
+                        label=doc["kernels"]["variant_labels"][variant])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
+        ax.minorticks_off()
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_title(panel["title"])
+        draw(ax, panel)
+    labels: dict[str, Any] = {}
+    for ax in axes:  # a variant may be missing from some panels (unsupported there): gather every line once
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            labels.setdefault(label, handle)
+    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=2, frameon=False, fontsize=SMALL_FONT_PT)
+    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
+    return fig
+
+
+def _head_dims(doc: dict[str, Any]) -> list[int]:
+    return sorted({row["head_dim"] for row in doc["kernels"]["rows"]})
+
+
+@styled
+def _kernel_speed_figure(doc: dict[str, Any], dtype: str) -> Figure:
+    peak = doc["kernels"]["peak"]
+    panels = [
+        {"match": {"dtype": dtype, "causal": causal, "head_dim": d}, "y": lambda c: c["tflops"],
+         "title": f"{'causal' if causal else 'not causal'}, head dim {d}"}
+        for causal in (False, True) for d in _head_dims(doc)
+    ]
+
+    def draw(ax: Axes, panel: dict[str, object]) -> None:
+        ax.set(xlabel="sequence length T (B·T fixed)", ylabel="TFLOP/s")
+        ax.set_ylim(bottom=0)
+        if peak:  # the same scale read as a share of the device's dense peak
+            scale = 100 / (peak["flops_per_s"] / 1e12)
+            right = ax.secondary_yaxis("right", functions=(lambda y: y * scale, lambda p: p / scale))
+            right.set_ylabel("% of dense peak")
+
+    return _kernel_grid(doc, panels, len(_head_dims(doc)), draw)
+
+
+@styled
+def _kernel_memory_figure(doc: dict[str, Any]) -> Figure:
+    dtype = doc["kernels"]["config"]["dtypes"][0]
+    panels = [
+        {"match": {"dtype": dtype, "causal": False, "head_dim": d}, "y": lambda c: max(c["peak_bytes"], 1) / 2**20,
+         "title": f"{dtype}, not causal, head dim {d}"}
+        for d in _head_dims(doc)
+    ]
+
+    def draw(ax: Axes, panel: dict[str, object]) -> None:
+        ax.set(yscale="log", xlabel="sequence length T (B·T fixed)", ylabel="peak memory per call (MiB)")
+        plain_tick_labels(ax.yaxis)
+
+    return _kernel_grid(doc, panels, len(panels), draw)
+
+
+def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
+    """The attention-kernel sweep's figures: TFLOP/s per dtype and peak memory; none without a sweep."""
+    if "kernels" not in doc:
+        return {}
+    device = device_label(doc)
+    files = {}
+    for dtype in doc["kernels"]["config"]["dtypes"]:
+        title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})"
+        files[kernel_figure_name(stem, "kernels", dtype)] = figure_to_svg(_kernel_speed_figure(doc, dtype), title)
+    title = f"{KERNEL_FIGURES['kernel-memory'][0]} ({device})"
+    files[kernel_figure_name(stem, "kernel-memory")] = figure_to_svg(_kernel_memory_figure(doc), title)
+    return files
+
+
 def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``.
 
@@ -132,17 +234,19 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     True
     """
     device = device_label(doc)
-    return {
+    files = {
         f"{stem}-{kind}.svg": figure_to_svg(BUILDERS[kind](doc), f"{title} ({device})")
         for kind, (title, _) in FIGURES.items()
     }
+    return files | kernel_figure_files(stem, doc)
 
 
 def folder_figures(folder: Path | str) -> dict[Path, bytes]:
     """Every figure that the results JSON files in ``folder`` imply (``cpu.json`` -> ``cpu-*.svg``).
 
-    Each file is validated first; a missing folder, no JSON, invalid JSON or a
-    document off the schema raises :class:`ValueError` naming the file.
+    Each file is validated first; a missing folder, no JSON, invalid JSON, a
+    document off the schema or an unfinished run (``complete: false``) raises
+    :class:`ValueError` naming the file.
 
     >>> import tempfile
     >>> folder_figures(tempfile.mkdtemp())  # doctest: +ELLIPSIS
@@ -161,5 +265,6 @@ def folder_figures(folder: Path | str) -> dict[Path, bytes]:
             validate_results(doc)
         except ValueError as error:
             raise ValueError(f"{source}: {error}") from None
+        require_complete(doc, source)
         files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
     return files

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FIGURES", "VARIANT_STYLES", "device_label", "figure_alt", "ok_cells"]
+__all__ = [
+    "FIGURES",
+    "KERNEL_FIGURES",
+    "KERNEL_STYLES",
+    "VARIANT_STYLES",
+    "device_label",
+    "figure_alt",
+    "kernel_figure_alt",
+    "kernel_figure_name",
+    "ok_cells",
+]
 
 #: Okabe-Ito colours plus a marker and a dash per variant.
 VARIANT_STYLES: dict[str, dict[str, Any]] = {
@@ -89,3 +99,51 @@ def figure_alt(kind: str, doc: dict[str, Any]) -> str:
     labels = doc["variant_labels"]
     keys = "; ".join(f"{labels[v]}: {VARIANT_STYLES[v]['words']}" for v in doc["config"]["variants"])
     return f"On {device_label(doc)}: {FIGURES[kind][1]}; {keys}."
+
+
+#: The attention-kernel sweep's variants: Okabe-Ito colours again, a marker and a dash each.
+KERNEL_STYLES: dict[str, dict[str, Any]] = {
+    "sdpa_math": {"colour": "#56B4E9", "marker": "x", "dash": "dotted", "words": "dotted line, crosses"},
+    "sdpa_efficient": {"colour": "#E69F00", "marker": "D", "dash": "dashdot", "words": "dash-dot line, diamonds"},
+    "sdpa_flash": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
+    "sdpa_cudnn": {"colour": "#CC79A7", "marker": "v", "dash": "dashed", "words": "dashed line, down-triangles"},
+    "lesson": {"colour": "#D55E00", "marker": "s", "dash": (0, (5, 1, 1, 1, 1, 1)),
+               "words": "dash-dot-dot line, squares"},
+    "lesson_tiled": {"colour": "#000000", "marker": "P", "dash": (0, (3, 1)), "words": "densely dashed line, plus signs"},
+}
+
+#: kind -> (title, what the figure shows). ``kernels`` is drawn once per dtype (``<stem>-kernels-<dtype>.svg``).
+KERNEL_FIGURES: dict[str, tuple[str, str]] = {
+    "kernels": (
+        "Attention kernels: TFLOP/s against sequence length",
+        "four panels (not causal and causal, by head dim) of achieved TFLOP/s against T at a fixed token count",
+    ),
+    "kernel-memory": (
+        "Attention kernels: peak memory against sequence length",
+        "two panels (by head dim) of peak memory per call against T, not causal, log-log",
+    ),
+}
+
+
+def kernel_figure_name(stem: str, kind: str, dtype: str | None = None) -> str:
+    """The file name of a kernel figure.
+
+    >>> kernel_figure_name("cuda", "kernels", "bfloat16"), kernel_figure_name("cuda", "kernel-memory")
+    ('cuda-kernels-bfloat16.svg', 'cuda-kernel-memory.svg')
+    """
+    return f"{stem}-{kind}-{dtype}.svg" if dtype else f"{stem}-{kind}.svg"
+
+
+def kernel_figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
+    """Alt text of a kernel figure: what it plots, for which device and dtype, with which line styles.
+
+    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"},
+    ...        "kernels": {"config": {"variants": ["sdpa_flash"]}, "variant_labels": {"sdpa_flash": "SDPA, flash"}}}
+    >>> kernel_figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
+    'On a GPU, float16: two panels (by head dim) of peak memory ...; SDPA, flash: solid line, up-triangles.'
+    """
+    section = doc["kernels"]
+    labels = section["variant_labels"]
+    keys = "; ".join(f"{labels[v]}: {KERNEL_STYLES[v]['words']}" for v in section["config"]["variants"])
+    where = device_label(doc) + (f", {dtype}" if dtype else "")
+    return f"On {where}: {KERNEL_FIGURES[kind][1]}; {keys}."

@@ -1,33 +1,49 @@
-"""How the benchmark measures: a median timer, peak memory, the matmul ceiling, provenance.
+"""How the benchmark measures: a median timer, peak memory, FLOP counts, the matmul ceiling, provenance.
 
-Everything here works the same on CPU and CUDA; on CUDA each timed call ends with a
-synchronise (kernels launch asynchronously, so the clock would otherwise stop early)
-and memory comes from the caching allocator's own peak counter.
+The same code runs on CPU and CUDA. CUDA kernels launch asynchronously, so the clock
+waits for the device at the two edges of each timed block of calls (never between the
+calls, which would add a round trip to every call and time launch latency instead of
+the kernels); memory comes from the caching allocator's own peak counter.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
+import shutil
 import subprocess
 import time
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.utils import benchmark
+from torch.utils.flop_counter import FlopCounterMode
+
+from mha_site.precision import float32_settings
 
 __all__ = [
     "CLOCKS",
+    "WARMUPS",
+    "Timing",
     "sync",
     "median",
+    "count_flops",
+    "counted_flops",
+    "free_memory",
+    "gpu_clocks",
     "interleaved_seconds",
+    "is_oom",
     "median_seconds",
     "matmul_ceiling",
     "peak_bytes",
     "provenance",
+    "time_variants",
 ]
 
 
@@ -64,68 +80,227 @@ def _timer(clock: str, device: torch.device) -> Callable[[], float]:
     return time.process_time
 
 
+#: How a callable is warmed up before it is timed. ``"two calls"``: two untimed calls (the
+#: committed CPU run). ``"until stable"``: at least :data:`STABLE_MIN_BLOCKS` blocks of calls,
+#: each as long as a timed block, until two blocks in a row agree within
+#: :data:`STABLE_TOLERANCE` (a GPU's first calls pay for lazy initialisation, kernel selection
+#: and clocks ramping up, for longer than two calls).
+WARMUPS = ("two calls", "until stable")
+STABLE_TOLERANCE = 0.05
+STABLE_MIN_BLOCKS = 3
+#: "until stable" gives up after this many timed blocks' worth of warm-up (the blocks will show the spread).
+STABLE_MAX_BLOCKS = 10
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One callable's timing: per-call seconds of each timed block, and how the blocks were made."""
+
+    times_s: list[float]
+    calls_per_block: int
+    warmup_calls: int
+
+
+#: Substrings of the messages torch raises when an allocation fails (CUDA, then the CPU allocator).
+_OOM_MESSAGES = ("out of memory", "can't allocate memory", "not enough memory")
+
+
+def is_oom(error: BaseException) -> bool:
+    """Whether ``error`` is an allocation failure (on a GPU or from the CPU allocator).
+
+    >>> is_oom(torch.OutOfMemoryError("CUDA out of memory")), is_oom(RuntimeError("shape mismatch"))
+    (True, False)
+    """
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
+
+
+def free_memory(device: torch.device) -> None:
+    """Give back what a failed call left: collect its garbage and empty CUDA's cache, so the next variant starts clean."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
+    """A clock that first waits for ``device``: read at a block's two edges, it times what the block queued."""
+    read = _timer(clock, device)
+    if device.type == "cpu":
+        return read
+
+    def synced() -> float:
+        sync(device)
+        return read()
+
+    return synced
+
+
+def _warm_up(fn: Callable[[], object], clock: Callable[[], float], min_block_s: float, warmup: str) -> tuple[int, float]:
+    """Warm ``fn`` up as ``warmup`` says; returns (calls made, the last estimate of seconds per call)."""
+    if warmup == "two calls":
+        fn()
+        start = clock()
+        fn()
+        return 2, max(clock() - start, 1e-7)
+    calls, number, previous, blocks = 0, 1, None, 0
+    started = clock()
+    while True:
+        start = clock()
+        for _ in range(number):
+            fn()
+        per_call = max((clock() - start) / number, 1e-9)
+        calls, blocks = calls + number, blocks + 1
+        steady = previous is not None and abs(per_call - previous) <= STABLE_TOLERANCE * previous
+        if blocks >= STABLE_MIN_BLOCKS and (steady or clock() - started > STABLE_MAX_BLOCKS * min_block_s):
+            return calls, per_call
+        previous, number = per_call, max(1, int(min_block_s / per_call))
+
+
+def time_variants(
+    fns: dict[str, Callable[[], object]],
+    device: torch.device,
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    clock: str = "wall",
+    warmup: str = "two calls",
+) -> tuple[dict[str, Timing], dict[str, BaseException]]:
+    """Time each callable in ``repeats`` blocks of about ``min_block_s``; returns ``(timings, failures)``.
+
+    Each callable is warmed up (``warmup``, one of :data:`WARMUPS`) and given a block size
+    that lasts about ``min_block_s``; :mod:`torch.utils.benchmark` times each block. The
+    rounds interleave the callables, in a rotating order, so that load from other processes
+    on a shared machine falls on all of them alike instead of on whichever ran during a busy
+    spell. An allocation failure while one callable runs ends that callable's timing only:
+    it is returned in ``failures`` and memory is freed before the next; any other error is
+    raised. ``timings[name].times_s`` holds one per-call time per block.
+
+    >>> timings, failures = time_variants({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), 3, 0.001)
+    >>> len(timings["a"].times_s), timings["a"].warmup_calls, failures
+    (3, 2, {})
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if min_block_s <= 0:
+        raise ValueError(f"min_block_s must be positive, got {min_block_s}")
+    if warmup not in WARMUPS:
+        raise ValueError(f"warmup must be one of {WARMUPS}, got {warmup!r}")
+    clock_fn = _block_clock(clock, device)
+    timers, numbers, warm = {}, {}, {}
+    failures: dict[str, BaseException] = {}
+
+    def failed(name: str, error: Exception) -> None:
+        if not is_oom(error):
+            raise error
+        failures[name] = error
+        free_memory(device)
+
+    for name, fn in fns.items():
+        try:
+            warm[name], per_call = _warm_up(fn, clock_fn, min_block_s, warmup)
+        except Exception as error:  # noqa: BLE001 - failed() re-raises all but memory errors
+            failed(name, error)
+            continue
+        numbers[name] = max(1, int(min_block_s / per_call))
+        timers[name] = benchmark.Timer(
+            stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads(), timer=clock_fn
+        )
+    names = list(timers)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(repeats):
+        live = [name for name in names if name not in failures]
+        if not live:
+            break
+        shift = round_index % len(live)
+        for name in live[shift:] + live[:shift]:
+            try:
+                times[name].append(timers[name].timeit(numbers[name]).median)
+            except Exception as error:  # noqa: BLE001
+                failed(name, error)
+    timings = {name: Timing(times[name], numbers[name], warm[name]) for name in names if name not in failures}
+    return timings, failures
+
+
 def interleaved_seconds(
     fns: dict[str, Callable[[], object]],
     device: torch.device,
     repeats: int = 5,
     min_block_s: float = 0.05,
     clock: str = "wall",
+    warmup: str = "two calls",
 ) -> dict[str, list[float]]:
-    """Per-call seconds of each callable, from ``repeats`` rounds timed by :mod:`torch.utils.benchmark`.
+    """:func:`time_variants` for callables that must all succeed: ``{name: per-block seconds per call}``.
 
-    Each callable is warmed up twice (first calls pay for lazy set-up), then given a
-    block size that lasts about ``min_block_s``. The rounds interleave the callables,
-    in a rotating order, so that load from other processes on a shared machine falls
-    on all of them alike instead of on whichever ran during a busy spell. On CUDA every
-    call ends with a synchronise, so a time covers the kernels, not just their launch.
-    Returns ``{name: per-block seconds per call}``; take the median of each list.
+    The first failure of any kind is raised. Take the median of each list.
 
     >>> times = interleaved_seconds({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), 3, 0.001)
     >>> len(times["a"]), all(t > 0 for t in times["a"])
     (3, True)
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    if min_block_s <= 0:
-        raise ValueError(f"min_block_s must be positive, got {min_block_s}")
-    clock_fn = _timer(clock, device)
-    timers, numbers = {}, {}
-    for name, fn in fns.items():
-
-        def call(fn: Callable[[], object] = fn) -> None:
-            fn()
-            sync(device)
-
-        call()
-        start = clock_fn()
-        call()
-        numbers[name] = max(1, int(min_block_s / max(clock_fn() - start, 1e-7)))
-        timers[name] = benchmark.Timer(
-            stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads(), timer=clock_fn
-        )
-    names = list(fns)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for round_index in range(repeats):
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            times[name].append(timers[name].timeit(numbers[name]).median)
-    return times
+    timings, failures = time_variants(fns, device, repeats, min_block_s, clock, warmup)
+    if failures:
+        raise next(iter(failures.values()))
+    return {name: timing.times_s for name, timing in timings.items()}
 
 
 def median_seconds(
-    fn: Callable[[], object], device: torch.device, repeats: int = 5, min_block_s: float = 0.05, clock: str = "wall"
+    fn: Callable[[], object],
+    device: torch.device,
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    clock: str = "wall",
+    warmup: str = "two calls",
 ) -> list[float]:
     """:func:`interleaved_seconds` for a single callable: its per-block seconds per call.
 
     >>> len(median_seconds(lambda: torch.ones(8).sum(), torch.device("cpu"), repeats=2, min_block_s=0.001))
     2
     """
-    return interleaved_seconds({"fn": fn}, device, repeats, min_block_s, clock)["fn"]
+    return interleaved_seconds({"fn": fn}, device, repeats, min_block_s, clock, warmup)["fn"]
+
+
+def counted_flops(fn: Callable[[], object]) -> tuple[object, int]:
+    """Call ``fn`` once under PyTorch's FLOP counter; returns its result and the FLOPs counted.
+
+    The counter adds up a formula per matrix-multiply operator from the shapes (``2*m*n*k``
+    for a product), so it counts masked entries too: for causal attention it reports the full
+    ``T x T`` work. It has no formula for some kernels (the CPU's fused attention) and counts 0 there.
+
+    >>> _, flops = counted_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))
+    >>> flops  # 2 * 4 * 3 * 5
+    120
+    """
+    with FlopCounterMode(display=False) as counter:
+        result = fn()
+    return result, int(counter.get_total_flops())
+
+
+def count_flops(fn: Callable[[], object]) -> int | None:
+    """:func:`counted_flops`'s count, or None if the counter itself fails: a count is worth less than a run.
+
+    An allocation failure is still raised (the caller records it).
+
+    >>> count_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))
+    120
+    """
+    try:
+        return counted_flops(fn)[1]
+    except Exception as error:  # noqa: BLE001 - the counter is a torch dispatch mode; a surprise there is not fatal
+        if is_oom(error):
+            raise
+        warnings.warn(f"FlopCounterMode failed, flops_counted left empty: {error}", stacklevel=2)
+        return None
 
 
 @torch.no_grad()
 def matmul_ceiling(
-    n: int, dtype: torch.dtype, device: torch.device, repeats: int = 5, min_block_s: float = 0.05, clock: str = "wall"
+    n: int,
+    dtype: torch.dtype,
+    device: torch.device,
+    repeats: int = 5,
+    min_block_s: float = 0.05,
+    clock: str = "wall",
+    warmup: str = "two calls",
 ) -> dict[str, Any]:
     """Achieved FLOP/s of one ``n x n`` by ``n x n`` matmul (``2 n**3`` FLOPs): the roof a cell is compared with.
 
@@ -135,7 +310,7 @@ def matmul_ceiling(
     """
     gen = torch.Generator().manual_seed(1)
     a, b = (torch.randn(n, n, generator=gen).to(device=device, dtype=dtype) for _ in range(2))
-    times = median_seconds(lambda: a @ b, device, repeats, min_block_s, clock)
+    times = median_seconds(lambda: a @ b, device, repeats, min_block_s, clock, warmup)
     seconds = median(times)
     return {"n": n, "flops": 2 * n**3, "median_s": seconds, "flops_per_s": 2 * n**3 / seconds}
 
@@ -203,8 +378,38 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+#: What ``nvidia-smi`` is asked about the GPU: its driver, the SM clock now and at most, the power limit.
+SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "power.limit", "pstate")
+
+
+def gpu_clocks(index: int = 0) -> dict[str, str] | str:
+    """What ``nvidia-smi`` reports for GPU ``index`` (:data:`SMI_FIELDS`), or why nothing was recorded.
+
+    >>> found = gpu_clocks()
+    >>> isinstance(found, dict) or found.startswith("not recorded: ")
+    True
+    """
+    if shutil.which("nvidia-smi") is None:
+        return "not recorded: nvidia-smi not found"
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"not recorded: nvidia-smi failed ({error})"
+    values = [value.strip() for value in done.stdout.strip().split(",")]
+    if done.returncode != 0 or len(values) != len(SMI_FIELDS):
+        return f"not recorded: nvidia-smi said {(done.stderr or done.stdout).strip()[:200]!r}"
+    return dict(zip(SMI_FIELDS, values))
+
+
 def provenance(device: torch.device, command: str) -> dict[str, Any]:
     """Where and how the numbers were made: hardware, versions, date, git commit, command.
+
+    ``precision`` holds the float32 and half-precision matmul settings in force
+    (:func:`mha_site.precision.float32_settings`); on CUDA, ``gpu_clocks`` what ``nvidia-smi``
+    reported (:func:`gpu_clocks`), or why nothing was recorded.
 
     >>> info = provenance(torch.device("cpu"), "python scripts/bench.py")
     >>> info["command"], info["device_type"], info["threads"] == torch.get_num_threads()
@@ -227,28 +432,24 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "threads": torch.get_num_threads(),
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "precision": float32_settings(),
         "device_type": device.type,
         "load_average_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
     if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        try:
-            smi = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            driver = smi.stdout.strip().splitlines()[0] if smi.returncode == 0 and smi.stdout.strip() else None
-        except (OSError, subprocess.SubprocessError):
-            driver = None
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(index)
+        # nvidia-smi numbers every GPU of the machine; torch only those in CUDA_VISIBLE_DEVICES,
+        # so the two indices agree only without it (recorded, to tell).
+        clocks = gpu_clocks(index)
         info.update(
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
             device_name=props.name,
             gpu_memory_bytes=int(props.total_memory),
             compute_capability=f"{props.major}.{props.minor}",
-            driver_version=driver,
+            driver_version=clocks.get("driver_version") if isinstance(clocks, dict) else None,
             cudnn_version=torch.backends.cudnn.version(),
+            gpu_clocks=clocks,
         )
     else:
         info["device_name"] = info["cpu_model"]

@@ -28,14 +28,29 @@ from mha_ref.variants import (
     reference_output,
     relative_error,
 )
+from mha_site.bench.kernels import KernelSweep, run_kernels
+from mha_site.bench.measure import (
+    count_flops,
+    free_memory,
+    gpu_clocks,
+    interleaved_seconds,
+    is_oom,
+    matmul_ceiling,
+    median,
+    peak_bytes,
+    provenance,
+    sync,
+    time_variants,
+)
 from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, validate_results  # noqa: F401 - doctests use it
-from mha_site.bench.measure import interleaved_seconds, matmul_ceiling, median, peak_bytes, provenance, sync
+from mha_site.precision import full_float32
 
 __all__ = [
     "PLANS",
     "D_MODEL",
     "Cell",
     "DECODE_PREFIXES",
+    "KernelSweep",
     "estimated_bytes",
     "measure_cell",
     "measure_decode",
@@ -43,7 +58,6 @@ __all__ = [
     "run_plan",
     "supplement",
 ]
-
 
 
 @dataclass(frozen=True)
@@ -84,16 +98,6 @@ def _available_cpu_bytes() -> int:
         return 2**63
 
 
-#: Substrings of the messages torch raises when an allocation fails (CUDA, then the CPU allocator).
-_OOM_MESSAGES = ("out of memory", "can't allocate memory", "not enough memory")
-
-
-def _is_oom(error: BaseException) -> bool:
-    if isinstance(error, torch.OutOfMemoryError):
-        return True
-    return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
-
-
 @torch.no_grad()
 def measure_cell(
     cell: Cell,
@@ -105,12 +109,16 @@ def measure_cell(
     min_block_s: float = 0.05,
     seed: int = 0,
     clock: str = "wall",
+    warmup: str = "two calls",
 ) -> list[dict[str, Any]]:
     """Time, profile and check every (variant, dtype) of one cell; one result dict each.
 
     A result is ``status`` ``"ok"``, ``"wrong"`` (error above :data:`ERROR_BOUNDS`; never
-    plotted) or ``"skipped"`` (out of memory, with the reason). The float64 reference
-    is computed once per cell and shared by every variant and dtype.
+    plotted) or ``"skipped"`` (out of memory, with the reason). Running out of memory
+    skips that variant only, whether in its checked call, its timing or its profiled call.
+    The float64 reference is computed once per cell and shared by every variant and dtype.
+    Each timed row also holds ``flops_counted``: what PyTorch's FLOP counter saw in one
+    more call, outside the timing.
 
     >>> rows = measure_cell(Cell("seq", 1, 8, 2, 8), ["batched"], ["float32"], torch.device("cpu"),
     ...                     {"float32": {"flops_per_s": 1e9}}, repeats=1, min_block_s=0.001)
@@ -130,11 +138,10 @@ def measure_cell(
     try:
         reference = reference_output(master)
     except Exception as error:  # noqa: BLE001 - only memory errors are expected; others re-raised
-        if not _is_oom(error):
+        if not is_oom(error):
             raise
         reference = None
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
+        free_memory(device)
     rows = []
     for dtype_name in dtypes:
         params = master.to(getattr(torch, dtype_name))
@@ -162,6 +169,7 @@ def measure_cell(
                     sync(device)
                     error = relative_error(output, reference)
                     del output
+                    counted = count_flops(fn)
                 except Exception as failure:  # noqa: BLE001 - an out-of-memory cell is recorded, not fatal
                     rows.append(_skipped(row, failure, device))
                     continue
@@ -171,28 +179,31 @@ def measure_cell(
                     "status": "ok" if error < bound else "wrong",
                     "max_rel_error": error,
                     "error_bound": bound,
+                    "flops_counted": counted,
                 }
                 fns[name] = fn
         if not fns:
             continue
-        try:
-            times = interleaved_seconds(fns, device, repeats, min_block_s, clock)
-        except Exception as failure:  # noqa: BLE001
-            rows.extend(_skipped(row, failure, device) for row in pending.values())
-            continue
+        timings, failures = time_variants(fns, device, repeats, min_block_s, clock, warmup)
         for name, row in pending.items():
+            if name in failures:  # out of memory while timing: this variant only
+                rows.append(_skipped(row, failures[name], device))
+                continue
             try:
                 memory = peak_bytes(fns[name], device)
             except Exception as failure:  # noqa: BLE001
                 rows.append(_skipped(row, failure, device))
                 continue
-            seconds = median(times[name])
+            timing = timings[name]
+            seconds = median(timing.times_s)
             achieved = (flops_att + flops_proj) / seconds
             rows.append(
                 {
                     **row,
-                    "times_s": times[name],
+                    "times_s": timing.times_s,
                     "median_s": seconds,
+                    "calls_per_block": timing.calls_per_block,
+                    "warmup_calls": timing.warmup_calls,
                     "peak_bytes": memory,
                     "achieved_flops_per_s": achieved,
                     "ceiling_fraction": achieved / ceilings[dtype_name]["flops_per_s"],
@@ -203,11 +214,10 @@ def measure_cell(
 
 def _skipped(row: dict[str, Any], failure: BaseException, device: torch.device) -> dict[str, Any]:
     """A skipped row for an out-of-memory failure; any other exception is re-raised."""
-    if not _is_oom(failure):
+    if not is_oom(failure):
         raise failure
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-    kept = {k: row[k] for k in row if k not in ("max_rel_error", "error_bound")}
+    free_memory(device)
+    kept = {k: row[k] for k in row if k not in ("max_rel_error", "error_bound", "flops_counted")}
     return {**kept, "status": "skipped", "reason": f"out of memory: {str(failure).splitlines()[0][:160]}"}
 
 
@@ -257,6 +267,7 @@ def measure_decode(
     min_block_s: float = 0.05,
     clock: str = "wall",
     seed: int = 0,
+    warmup: str = "two calls",
 ) -> dict[str, Any]:
     """One decoding step after ``prefix`` tokens, two ways: with a :class:`KVCache` and by recomputing.
 
@@ -288,7 +299,9 @@ def measure_decode(
         return layer(x, mask=mask)[:, -1:]  # (1, 1, d_model)
 
     difference = float((cached() - recompute()).abs().max())
-    times = interleaved_seconds({"cached": cached, "recompute": recompute}, device, repeats, min_block_s, clock)
+    times = interleaved_seconds(
+        {"cached": cached, "recompute": recompute}, device, repeats, min_block_s, clock, warmup
+    )
     cached_s, recompute_s = median(times["cached"]), median(times["recompute"])
     return {
         "prefix": prefix,
@@ -336,12 +349,19 @@ def run_plan(
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     decode_prefixes: list[int] | None = None,
     decode_d_model: int = 512,
+    warmup: str = "two calls",
+    kernels: KernelSweep | None = None,
+    half_on_cpu: bool = False,
 ) -> dict[str, Any]:
-    """Measure the matmul ceiling, then every cell; returns the results document.
+    """Measure the matmul ceiling, the decode rows, every cell, then the kernel sweep; returns the results document.
 
-    ``on_progress`` (if given) receives the partial document after each cell, so a long
-    run can be written out as it goes. ``decode_prefixes`` adds one
-    :func:`measure_decode` row per prefix length (8 heads, ``decode_d_model`` wide).
+    Float32 products run in full float32 throughout (:func:`mha_site.precision.full_float32`),
+    and the document records the settings. ``on_progress`` (if given) receives the partial
+    document after each cell, so a long run can keep what it measured. ``decode_prefixes``
+    adds one :func:`measure_decode` row per prefix length (8 heads, ``decode_d_model`` wide);
+    ``kernels`` adds the attention-kernel sweep (:mod:`mha_site.bench.kernels`) as the
+    document's ``kernels`` section. ``half_on_cpu`` lets a CPU measure float16 and bfloat16:
+    only the GPU command's dry run does, at sizes where speed does not matter.
 
     >>> doc = run_plan([Cell("seq", 1, 8, 2, 8)], torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
     ...                repeats=1, min_block_s=0.001, ceiling_n=16)
@@ -356,48 +376,75 @@ def run_plan(
     unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
     if unknown:
         raise ValueError(f"unknown dtypes {unknown}; choose from {sorted(ERROR_BOUNDS)}")
-    if device.type == "cpu" and set(dtypes) != {"float32"}:
+    if device.type == "cpu" and set(dtypes) != {"float32"} and not half_on_cpu:
         raise ValueError(f"on CPU only float32 is measured, got {dtypes}")
     names = list(VARIANTS) if variants is None else variants
     bad = sorted(set(names) - set(VARIANTS))
     if bad:
         raise ValueError(f"unknown variants {bad}; choose from {sorted(VARIANTS)}")
     started = time.perf_counter()
-    doc: dict[str, Any] = {
+    timing = {"repeats": repeats, "min_block_s": min_block_s, "clock": clock, "warmup": warmup}
+    with full_float32():
+        doc = _start(device, dtypes, command, names, ceiling_n, timing)
+        _measure_into(doc, cells, device, timing, on_progress, decode_prefixes or [], decode_d_model, kernels)
+    doc["wall_s"] = round(time.perf_counter() - started, 1)
+    return doc
+
+
+def _start(
+    device: torch.device, dtypes: list[str], command: str, names: list[str], ceiling_n: int, timing: dict[str, Any]
+) -> dict[str, Any]:
+    """A new results document: provenance, settings, labels and the matmul ceiling; no cells yet."""
+    return {
         "schema": SCHEMA_VERSION,
         "complete": False,
         "provenance": provenance(device, command),
-        "config": {
-            "repeats": repeats,
-            "min_block_s": min_block_s,
-            "clock": clock,
-            "dtypes": dtypes,
-            "variants": names,
-            "error_bounds": ERROR_BOUNDS,
-        },
+        "config": {**timing, "dtypes": dtypes, "variants": names, "error_bounds": ERROR_BOUNDS},
         "variant_labels": {name: VARIANTS[name][0] for name in names},
-        "ceiling": {
-            d: matmul_ceiling(ceiling_n, getattr(torch, d), device, repeats, min_block_s, clock) for d in dtypes
-        },
+        "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, **timing) for d in dtypes},
         "cells": [],
         "decode": [],
     }
-    for prefix in decode_prefixes or []:
-        doc["decode"].append(
-            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, repeats, min_block_s, clock)
-        )
+
+
+def _measure_into(
+    doc: dict[str, Any],
+    cells: list[Cell],
+    device: torch.device,
+    timing: dict[str, Any],
+    on_progress: Callable[[dict[str, Any]], None] | None,
+    decode_prefixes: list[int],
+    decode_d_model: int,
+    kernels: KernelSweep | None,
+) -> None:
+    """Fill ``doc`` with the decode rows, the cells and the kernel sweep, then mark it complete."""
+    names = doc["config"]["variants"]
+    dtypes = doc["config"]["dtypes"]
+
+    def progress() -> None:
         if on_progress is not None:
             on_progress(doc)
+
+    for prefix in decode_prefixes:
+        heads = 8 if decode_d_model % 8 == 0 else 1
+        doc["decode"].append(measure_decode(prefix, decode_d_model, heads, device, **timing))
+        progress()
     for cell in cells:
-        doc["cells"].extend(
-            measure_cell(cell, names, dtypes, device, doc["ceiling"], repeats, min_block_s, clock=clock)
-        )
-        if on_progress is not None:
-            on_progress(doc)
+        doc["cells"].extend(measure_cell(cell, names, dtypes, device, doc["ceiling"], **timing))
+        progress()
+    if kernels is not None:
+
+        def kernel_progress(rows: list[dict[str, Any]]) -> None:
+            doc["kernels_so_far"] = rows  # the scratch file shows them; the finished document moves them
+            progress()
+
+        doc["kernels"] = run_kernels(kernels, device, doc["provenance"]["device_name"], kernel_progress)
+        doc.pop("kernels_so_far", None)
     doc["complete"] = True
     doc["provenance"]["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    doc["wall_s"] = round(time.perf_counter() - started, 1)
-    return doc
+    if device.type == "cuda":  # the clocks after minutes of load, beside those at the start
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        doc["provenance"]["gpu_clocks_end"] = gpu_clocks(index)
 
 
 def supplement(
@@ -429,16 +476,24 @@ def supplement(
     if unknown:
         raise ValueError(f"unknown variants {unknown}; choose from {sorted(VARIANTS)}")
     new = [name for name in variants if name not in config["variants"]]
-    out = {**doc, "schema": SCHEMA_VERSION, "decode": list(doc.get("decode", []))}
+    # The document keeps its schema version: its older rows are in that version's form (new rows add keys).
+    out = {**doc, "decode": list(doc.get("decode", []))}
     out["config"] = {**config, "variants": config["variants"] + new}
     out["variant_labels"] = {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}}
-    info = provenance(device, command)
-    measured = []
-    for cell in cells:
-        measured.extend(
-            measure_cell(cell, variants, config["dtypes"], device, doc["ceiling"], config["repeats"],
-                         config["min_block_s"], clock=config["clock"])
-        )
+    warmup = config.get("warmup", "two calls")  # version 2 documents were all warmed up with two calls
+    with full_float32():
+        info = provenance(device, command)
+        measured = []
+        for cell in cells:
+            measured.extend(
+                measure_cell(cell, variants, config["dtypes"], device, doc["ceiling"], config["repeats"],
+                             config["min_block_s"], clock=config["clock"], warmup=warmup)
+            )
+        decoded = [
+            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, config["repeats"],
+                           config["min_block_s"], config["clock"], warmup=warmup)
+            for prefix in decode_prefixes
+        ]
 
     def key(row: dict[str, Any]) -> tuple:
         return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))
@@ -451,11 +506,7 @@ def supplement(
         kept + measured,
         key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"], order[r["variant"]]),
     )
-    for prefix in decode_prefixes:
-        out["decode"].append(
-            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, config["repeats"],
-                           config["min_block_s"], config["clock"])
-        )
+    out["decode"].extend(decoded)
     info["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     record = {"variants": variants, "cells": len(cells), "decode_prefixes": decode_prefixes, "provenance": info}
     out["supplements"] = list(doc.get("supplements", [])) + [record]

@@ -9,10 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "SCHEMA_VERSION", "validate_results"]
+__all__ = [
+    "DECODE_TOLERANCE",
+    "ERROR_BOUNDS",
+    "KERNEL_STATUSES",
+    "SCHEMA_VERSION",
+    "kernel_problems",
+    "require_complete",
+    "validate_results",
+]
 
 #: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
-SCHEMA_VERSION = 2
+#: 3 added the attention-kernel sweep (``kernels``, required on CUDA), ``flops_counted`` (PyTorch's FLOP
+#: counter) and each row's ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and
+#: ``provenance.precision``. A version-2 document (the committed CPU run) is still read: it has none of these.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (2, 3)
 
 #: Largest accepted ``max|out - ref| / max|ref|`` against the float64 reference, per dtype.
 #: float16 and bfloat16 keep 11 and 8 significant bits (unit roundoff 2**-11 and 2**-8);
@@ -41,6 +53,8 @@ _OK_KEYS = {
     "achieved_flops_per_s",
     "ceiling_fraction",
 }
+#: What version 3 adds to every timed row of the layer sweeps.
+_OK_KEYS_V3 = {"flops_counted", "calls_per_block", "warmup_calls"}
 _DECODE_KEYS = {
     "prefix",
     "batch",
@@ -74,7 +88,7 @@ def validate_results(doc: Any) -> None:
     Checks the keys, that FLOP counts match the formulas, and that every ``"ok"`` cell
     is within its dtype's error bound (so no wrong result can be plotted as fast).
 
-    >>> validate_results({"schema": 2})
+    >>> validate_results({"schema": 3})
     Traceback (most recent call last):
     ...
     ValueError: results do not match the schema:
@@ -91,8 +105,8 @@ def validate_results(doc: Any) -> None:
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
     for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"} - set(doc)):
         problems.append(f"missing top-level key {key!r}")
-    if doc.get("schema") != SCHEMA_VERSION:
-        problems.append(f"schema must be {SCHEMA_VERSION}, got {doc.get('schema')!r}")
+    if doc.get("schema") not in READABLE_VERSIONS:
+        problems.append(f"schema must be one of {READABLE_VERSIONS}, got {doc.get('schema')!r}")
     for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
         problems.append(f"provenance lacks {key!r}")
     for dtype, ceiling in doc.get("ceiling", {}).items():
@@ -100,7 +114,8 @@ def validate_results(doc: Any) -> None:
             problems.append(f"ceiling for {dtype} has no positive flops_per_s")
     for i, cell in enumerate(doc.get("cells", [])):
         where = f"cell {i} ({cell.get('sweep')}, {cell.get('variant')}, {cell.get('dtype')}, T={cell.get('tokens')})"
-        missing = _CELL_KEYS - set(cell) | (_OK_KEYS - set(cell) if cell.get("status") in ("ok", "wrong") else set())
+        timed = _OK_KEYS | (_OK_KEYS_V3 if doc.get("schema") == 3 else set())
+        missing = _CELL_KEYS - set(cell) | (timed - set(cell) if cell.get("status") in ("ok", "wrong") else set())
         if missing:
             problems.append(f"{where} lacks {sorted(missing)}")
             continue
@@ -133,6 +148,10 @@ def validate_results(doc: Any) -> None:
             1.0, row["recompute_over_cached"]
         ):
             problems.append(f"{where}: recompute_over_cached is not recompute_median_s / cached_median_s")
+    if doc.get("schema") == SCHEMA_VERSION and doc.get("provenance", {}).get("device_type") == "cuda" and "kernels" not in doc:
+        problems.append("a CUDA run lacks the attention-kernel sweep ('kernels')")
+    if "kernels" in doc:
+        problems.extend(kernel_problems(doc["kernels"]))
     for i, extra in enumerate(doc.get("supplements", [])):
         for key in sorted(_PROVENANCE_KEYS - set(extra.get("provenance", {}))):
             problems.append(f"supplement {i} provenance lacks {key!r}")
@@ -140,3 +159,78 @@ def validate_results(doc: Any) -> None:
             problems.append(f"supplement {i} lacks {key!r}")
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
+
+
+_KERNEL_ROW_KEYS = {"tokens", "batch", "heads", "head_dim", "causal", "dtype", "variant", "status", "flops"}
+_KERNEL_TIMED_KEYS = {
+    "max_rel_error", "error_bound", "flops_counted", "times_s", "median_s", "calls_per_block", "warmup_calls",
+    "peak_bytes", "tflops", "peak_fraction",
+}
+KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
+
+
+def kernel_problems(section: Any) -> list[str]:
+    """Every way a ``kernels`` section departs from what :func:`mha_site.bench.kernels.run_kernels` writes."""
+    if not isinstance(section, dict) or not {"config", "variant_labels", "peak", "rows"} <= set(section):
+        return ["kernels must hold config, variant_labels, peak and rows"]
+    problems = []
+    config, peak = section["config"], section["peak"]
+    for key in sorted({"tokens_per_cell", "width", "dtypes", "variants", "repeats", "min_block_s", "warmup",
+                       "flop_convention"} - set(config)):
+        problems.append(f"kernels config lacks {key!r}")
+    if peak is not None and not peak.get("flops_per_s", 0) > 0:
+        problems.append("kernels peak has no positive flops_per_s")
+    for i, row in enumerate(section["rows"]):
+        where = (f"kernel row {i} ({row.get('variant')}, {row.get('dtype')}, T={row.get('tokens')}, "
+                 f"d={row.get('head_dim')}, causal={row.get('causal')})")
+        status = row.get("status")
+        missing = _KERNEL_ROW_KEYS - set(row) | (_KERNEL_TIMED_KEYS - set(row) if status in ("ok", "wrong") else set())
+        if missing:
+            problems.append(f"{where} lacks {sorted(missing)}")
+            continue
+        if status not in KERNEL_STATUSES:
+            problems.append(f"{where} has unknown status {status!r}")
+        if row["variant"] not in section["variant_labels"]:
+            problems.append(f"{where} names a variant with no label")
+        if row["batch"] * row["tokens"] != config.get("tokens_per_cell") or row["heads"] * row["head_dim"] != config.get("width"):
+            problems.append(f"{where} does not hold tokens_per_cell tokens of width {config.get('width')}")
+        dense = 4 * row["batch"] * row["heads"] * row["tokens"] ** 2 * row["head_dim"]
+        if row["flops"] != (dense // 2 if row["causal"] else dense):
+            problems.append(f"{where} flops disagrees with 4*B*h*T^2*d (halved when causal)")
+        if status in ("unsupported", "oom") and not row.get("reason"):
+            problems.append(f"{where} is {status} without a reason")
+        if status not in ("ok", "wrong"):
+            continue
+        if status == "ok" and not (row["max_rel_error"] is not None
+                                   and row["max_rel_error"] < row["error_bound"] <= ERROR_BOUNDS.get(row["dtype"], 0)):
+            problems.append(f"{where} is 'ok' with error {row['max_rel_error']} not below its bound")
+        if not row["median_s"] > 0:
+            problems.append(f"{where} has a non-positive time")
+            continue
+        if abs(row["tflops"] - row["flops"] / row["median_s"] / 1e12) > 1e-9 * row["tflops"]:
+            problems.append(f"{where}: tflops is not flops / median_s / 1e12")
+        expected = None if peak is None else row["flops"] / row["median_s"] / peak["flops_per_s"]
+        if (expected is None) != (row["peak_fraction"] is None) or (
+                expected is not None and abs(row["peak_fraction"] - expected) > 1e-9 * expected):
+            problems.append(f"{where}: peak_fraction is not the achieved FLOP/s over the table's peak")
+    return problems
+
+
+def require_complete(doc: dict[str, Any], source: object) -> None:
+    """Raise :class:`ValueError` naming ``source`` unless ``doc`` is a finished run (``complete`` is true).
+
+    A run writes ``complete: false`` only into its scratch file while it goes; a document
+    like that in a folder of results means a run was cut short, and its figures and claims
+    would be drawn from whatever cells it reached.
+
+    >>> require_complete({"complete": False, "cells": [{}] * 3}, "docs/assets/bench/cpu.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: docs/assets/bench/cpu.json holds an unfinished run (complete: false, 3 cells): restore the committed file (git checkout -- docs/assets/bench/cpu.json) or finish a run with scripts/bench.py; figures and page numbers are never drawn from partial results
+    """
+    if doc.get("complete") is not True:
+        raise ValueError(
+            f"{source} holds an unfinished run (complete: {str(doc.get('complete')).lower()}, "
+            f"{len(doc.get('cells', []))} cells): restore the committed file (git checkout -- {source}) or finish "
+            "a run with scripts/bench.py; figures and page numbers are never drawn from partial results"
+        )

@@ -1,0 +1,391 @@
+"""The attention-kernel sweep: PyTorch's SDPA backends beside the lesson's functions, in TFLOP/s.
+
+Where :mod:`mha_site.bench.run` times a whole layer (projections included), this sweep
+times attention alone, the way kernel papers report it, so a GPU's numbers can be set
+beside theirs:
+
+- inputs ``q``, ``k``, ``v`` of shape ``(B, h, T, d)``, random normal, float16 or bfloat16;
+- a fixed number of tokens per cell (``B * T``, 16384 on a GPU) and a fixed width
+  (``h * d``, 2048), so a longer sequence trades batch for length and every cell holds
+  the same activations; head dims 64 and 128; causal and not;
+- forward FLOPs ``4 * B * h * T * T * d`` (two products of ``2 * T * T * d`` per head),
+  halved when causal, since a kernel that skips the masked half does half the work;
+- TFLOP/s is those FLOPs over the median time, and "% of peak" divides by the device's
+  dense half-precision peak (:mod:`mha_site.bench.peaks`; none for an unknown device).
+
+Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`. A backend that
+cannot run a cell (wrong GPU, head dim, dtype, or none on a CPU) is recorded as
+``"unsupported"`` with torch's reason; an allocation failure is recorded as ``"oom"`` for
+that variant alone. Every output is checked against a float64 reference computed from
+the same rounded inputs, and PyTorch's FLOP counter is run once per variant and cell,
+outside the timing, and stored beside the formula.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+from mha_ref.attention import causal_mask, scaled_dot_product_attention
+from mha_ref.tiled import tiled_attention
+from mha_ref.variants import relative_error
+from mha_site.bench.measure import count_flops, free_memory, is_oom, median, peak_bytes, sync, time_variants
+from mha_site.bench.peaks import dense_peak
+from mha_site.bench.schema import ERROR_BOUNDS
+
+__all__ = [
+    "FLOP_CONVENTION",
+    "KERNEL_PLANS",
+    "KERNEL_VARIANTS",
+    "KernelCell",
+    "KernelSweep",
+    "kernel_flops",
+    "kernel_plan",
+    "measure_kernel_cell",
+    "reference_attention",
+    "run_kernels",
+]
+
+FLOP_CONVENTION = "4*B*h*T_q*T_k*d per forward call (two matrix products), halved when causal"
+
+
+def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: bool) -> int:
+    """Forward FLOPs of attention by the field's convention (:data:`FLOP_CONVENTION`).
+
+    >>> kernel_flops(1, 16, 16384, 128, causal=False) / 1e12, kernel_flops(1, 16, 16384, 128, causal=True) / 1e12
+    (2.199023255552, 1.099511627776)
+    """
+    dense = 4 * batch * heads * tokens * tokens * head_dim
+    return dense // 2 if causal else dense
+
+
+@dataclass(frozen=True)
+class KernelCell:
+    """One shape of the sweep: ``B`` sequences of ``T`` tokens, ``h`` heads of width ``d``, causal or not.
+
+    >>> KernelCell(tokens=512, batch=32, heads=16, head_dim=128, causal=True).flops / 1e9
+    34.359738368
+    """
+
+    tokens: int
+    batch: int
+    heads: int
+    head_dim: int
+    causal: bool
+
+    @property
+    def flops(self) -> int:
+        return kernel_flops(self.batch, self.heads, self.tokens, self.head_dim, self.causal)
+
+
+#: The sizes per size set: tokens per cell (B * T), width (h * d), sequence lengths and head dims.
+KERNEL_PLANS: dict[str, dict[str, Any]] = {
+    "cuda": {"tokens_per_cell": 16384, "width": 2048, "tokens": [512, 1024, 2048, 4096, 8192, 16384],
+             "head_dims": [64, 128]},
+    # The dry run on a CPU: the same loops and code at sizes that take milliseconds.
+    "tiny": {"tokens_per_cell": 64, "width": 32, "tokens": [16, 32], "head_dims": [8, 16]},
+}
+
+
+def kernel_plan(sizes: str) -> list[KernelCell]:
+    """The cells of a size set, non-causal first, then by head dim and length.
+
+    >>> [(c.causal, c.head_dim, c.tokens, c.batch, c.heads) for c in kernel_plan("tiny")][:3]
+    [(False, 8, 16, 4, 4), (False, 8, 32, 2, 4), (False, 16, 16, 4, 2)]
+    >>> len(kernel_plan("cuda"))
+    24
+    """
+    if sizes not in KERNEL_PLANS:
+        raise ValueError(f"sizes must be one of {sorted(KERNEL_PLANS)}, got {sizes!r}")
+    spec = KERNEL_PLANS[sizes]
+    return [
+        KernelCell(tokens, spec["tokens_per_cell"] // tokens, spec["width"] // head_dim, head_dim, causal)
+        for causal in (False, True)
+        for head_dim in spec["head_dims"]
+        for tokens in spec["tokens"]
+    ]
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """A way to compute attention: its label, ``build(q, k, v, causal) -> zero-argument call``, its SDPA backend."""
+
+    label: str
+    build: Callable[[Tensor, Tensor, Tensor, bool], Callable[[], Tensor]]
+    backend: str | None = None  #: a ``torch.nn.attention.SDPBackend`` member's name; None for the lesson's code
+
+
+def _sdpa(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
+    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _lesson(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
+    mask = causal_mask(q.shape[-2], device=q.device) if causal else None  # built once, outside the timing
+    return lambda: scaled_dot_product_attention(q, k, v, mask)[0]
+
+
+def _lesson_tiled(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
+    mask = causal_mask(q.shape[-2], device=q.device) if causal else None
+    return lambda: tiled_attention(q, k, v, mask)
+
+
+KERNEL_VARIANTS: dict[str, KernelVariant] = {
+    "sdpa_math": KernelVariant("SDPA, math backend", _sdpa, "MATH"),
+    "sdpa_efficient": KernelVariant("SDPA, memory-efficient backend", _sdpa, "EFFICIENT_ATTENTION"),
+    "sdpa_flash": KernelVariant("SDPA, FlashAttention backend", _sdpa, "FLASH_ATTENTION"),
+    "sdpa_cudnn": KernelVariant("SDPA, cuDNN backend", _sdpa, "CUDNN_ATTENTION"),
+    "lesson": KernelVariant("lesson's scaled_dot_product_attention", _lesson),
+    "lesson_tiled": KernelVariant("lesson's tiled_attention", _lesson_tiled),
+}
+
+
+def _backend(variant: KernelVariant) -> contextlib.AbstractContextManager[Any]:
+    """A context forcing the variant's SDPA backend, and only it; the lesson's code needs none.
+
+    Raises :class:`AttributeError` when this torch has no such backend.
+    """
+    if variant.backend is None:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(getattr(SDPBackend, variant.backend))
+
+
+#: What torch says when no kernel of the forced backend(s) accepts the inputs: on a GPU, then on a CPU.
+_NO_KERNEL = ("No available kernel", "No viable backend")
+
+
+def _unsupported_reason(variant: KernelVariant, error: Exception, caught: list[warnings.WarningMessage]) -> str | None:
+    """Why a forced backend could not run, or None if ``error`` is something else (then it is raised).
+
+    On a GPU, torch explains in warnings before it raises ("Flash attention requires ...");
+    those are the reason. A CUDA error is never a mere refusal: it can break every later call.
+    """
+    if variant.backend is None or not isinstance(error, RuntimeError) or is_oom(error):
+        return None
+    message = str(error)
+    if "CUDA error" in message and not any(text in message for text in _NO_KERNEL):
+        return None
+    explained = [str(w.message).split("(Triggered internally")[0].strip() for w in caught]
+    explained = [text for text in dict.fromkeys(explained) if text]
+    return "; ".join(explained or [message.splitlines()[0]])[:400]
+
+
+@torch.no_grad()
+def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, max_scores: int = 2**25) -> Tensor:
+    """Attention in float64, a block of queries at a time: what every variant is checked against.
+
+    Written independently of the variants (a plain softmax over scaled products). The block
+    is sized so that at most ``max_scores`` scores (256 MiB in float64) exist at once.
+
+    >>> q, k, v = torch.randn(3, 2, 1, 5, 4)
+    >>> expected = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    >>> bool(torch.allclose(reference_attention(q, k, v, causal=True, max_scores=20), expected))
+    True
+    """
+    q, k, v = (t.double() for t in (q, k, v))
+    tokens = k.shape[-2]
+    rows = max(1, max_scores // (math.prod(q.shape[:-2]) * tokens))
+    positions = torch.arange(tokens, device=q.device)
+    blocks = []
+    for start in range(0, q.shape[-2], rows):
+        scores = q[..., start : start + rows, :] @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:  # query i sees keys 0..i (T_q == T_k here)
+            queries = positions[start : start + rows, None]
+            scores = scores.masked_fill(positions[None, :] > queries, float("-inf"))
+        blocks.append(scores.softmax(dim=-1) @ v)
+    return torch.cat(blocks, dim=-2)
+
+
+@dataclass(frozen=True)
+class KernelSweep:
+    """What a run's kernel sweep measures and how: cells, dtypes, variants, timing settings."""
+
+    sizes: str
+    dtypes: tuple[str, ...] = ("float16", "bfloat16")
+    variants: tuple[str, ...] = tuple(KERNEL_VARIANTS)
+    repeats: int = 10
+    min_block_s: float = 0.02
+    warmup: str = "until stable"
+
+    @property
+    def cells(self) -> list[KernelCell]:
+        return kernel_plan(self.sizes)
+
+
+def _inputs(cell: KernelCell, device: torch.device, seed: int) -> tuple[Tensor, Tensor, Tensor]:
+    generator = torch.Generator(device=device).manual_seed(seed)
+    shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
+    q, k, v = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
+    return q, k, v
+
+
+@torch.no_grad()
+def measure_kernel_cell(
+    cell: KernelCell,
+    sweep: KernelSweep,
+    device: torch.device,
+    peak: dict[str, Any] | None,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Check, count, time and profile every (dtype, variant) of one cell; one row each.
+
+    ``status`` is ``"ok"``, ``"wrong"`` (timed, but its error is above the dtype's bound: never
+    plotted), ``"unsupported"`` or ``"oom"`` (both with a ``reason``).
+
+    >>> rows = measure_kernel_cell(KernelCell(8, 2, 2, 4, True), KernelSweep("tiny", dtypes=("float32",),
+    ...     variants=("sdpa_math", "sdpa_cudnn", "lesson"), repeats=1, min_block_s=0.001), torch.device("cpu"), None)
+    >>> [(row["variant"], row["status"]) for row in rows]
+    [('sdpa_math', 'ok'), ('sdpa_cudnn', 'unsupported'), ('lesson', 'ok')]
+    """
+    q32, k32, v32 = _inputs(cell, device, seed)
+    rows = []
+    for dtype_name in sweep.dtypes:
+        q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
+        base = {
+            "tokens": cell.tokens,
+            "batch": cell.batch,
+            "heads": cell.heads,
+            "head_dim": cell.head_dim,
+            "causal": cell.causal,
+            "dtype": dtype_name,
+            "flops": cell.flops,
+        }
+        try:
+            reference = reference_attention(q, k, v, cell.causal)  # from the rounded inputs: the error is the kernel's
+        except Exception as error:  # noqa: BLE001 - only memory errors are expected
+            if not is_oom(error):
+                raise
+            free_memory(device)
+            rows.extend({**base, "variant": name, "status": "oom", "reason": "the float64 reference did not fit"}
+                        for name in sweep.variants)
+            continue
+        for name in sweep.variants:
+            rows.append(_measure_variant({**base, "variant": name}, name, (q, k, v), reference, sweep, device, peak))
+        del reference, q, k, v
+    return rows
+
+
+def _measure_variant(
+    row: dict[str, Any],
+    name: str,
+    qkv: tuple[Tensor, Tensor, Tensor],
+    reference: Tensor,
+    sweep: KernelSweep,
+    device: torch.device,
+    peak: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One variant of one cell and dtype, inside its backend's context."""
+    variant = KERNEL_VARIANTS[name]
+    try:
+        context = _backend(variant)
+    except AttributeError as error:  # an older torch without this SDPBackend member
+        return {**row, "status": "unsupported", "reason": f"this torch has no SDPBackend.{variant.backend}: {error}"}
+    with context:
+        try:
+            return _checked_and_timed(row, variant, qkv, reference, sweep, device, peak)
+        except Exception as error:  # noqa: BLE001 - out of memory is recorded for this variant only; others raised
+            if not is_oom(error):
+                raise
+            free_memory(device)
+            return {**row, "status": "oom", "reason": f"out of memory: {str(error).splitlines()[0][:200]}"}
+
+
+def _checked_and_timed(
+    row: dict[str, Any],
+    variant: KernelVariant,
+    qkv: tuple[Tensor, Tensor, Tensor],
+    reference: Tensor,
+    sweep: KernelSweep,
+    device: torch.device,
+    peak: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A checked call (or the backend's refusal), a counted call, the timing, one profiled call."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # torch explains a refusal in warnings it may have shown before
+            call = variant.build(*qkv, row["causal"])
+            output = call()
+            sync(device)
+    except Exception as error:  # noqa: BLE001 - a refusal is recorded; anything else goes up
+        reason = _unsupported_reason(variant, error, caught)
+        if reason is None:
+            raise
+        return {**row, "status": "unsupported", "reason": reason}
+    error_rel = relative_error(output, reference)
+    del output
+    counted = count_flops(call)  # one more call, outside the timing
+    timings, failures = time_variants({"call": call}, device, sweep.repeats, sweep.min_block_s, warmup=sweep.warmup)
+    if failures:
+        raise failures["call"]
+    memory = peak_bytes(call, device)
+    timing = timings["call"]
+    seconds = median(timing.times_s)
+    bound = ERROR_BOUNDS[row["dtype"]]
+    finite = math.isfinite(error_rel)
+    return {
+        **row,
+        "status": "ok" if finite and error_rel < bound else "wrong",
+        "max_rel_error": error_rel if finite else None,
+        "error_bound": bound,
+        "flops_counted": counted,
+        "times_s": timing.times_s,
+        "median_s": seconds,
+        "calls_per_block": timing.calls_per_block,
+        "warmup_calls": timing.warmup_calls,
+        "peak_bytes": memory,
+        "tflops": row["flops"] / seconds / 1e12,
+        "peak_fraction": row["flops"] / seconds / peak["flops_per_s"] if peak else None,
+    }
+
+
+def run_kernels(
+    sweep: KernelSweep,
+    device: torch.device,
+    device_name: str,
+    on_cell: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> dict[str, Any]:
+    """Measure every cell of ``sweep``; returns the document's ``kernels`` section.
+
+    ``on_cell`` (if given) receives the rows so far after each cell.
+
+    >>> section = run_kernels(KernelSweep("tiny", dtypes=("float32",), variants=("sdpa_math",), repeats=1,
+    ...                                   min_block_s=0.001), torch.device("cpu"), "a CPU")
+    >>> len(section["rows"]), section["peak"], section["config"]["tokens_per_cell"]
+    (8, None, 64)
+    """
+    unknown = sorted(set(sweep.variants) - set(KERNEL_VARIANTS))
+    if unknown:
+        raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")
+    peak = dense_peak(device_name)  # None for a CPU, or a GPU missing from the table
+    spec = KERNEL_PLANS[sweep.sizes]
+    section: dict[str, Any] = {
+        "config": {
+            "sizes": sweep.sizes,
+            "tokens_per_cell": spec["tokens_per_cell"],
+            "width": spec["width"],
+            "dtypes": list(sweep.dtypes),
+            "variants": list(sweep.variants),
+            "repeats": sweep.repeats,
+            "min_block_s": sweep.min_block_s,
+            "warmup": sweep.warmup,
+            "flop_convention": FLOP_CONVENTION,
+            "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},
+        },
+        "variant_labels": {name: KERNEL_VARIANTS[name].label for name in sweep.variants},
+        "peak": peak,
+        "rows": [],
+    }
+    for cell in sweep.cells:
+        section["rows"].extend(measure_kernel_cell(cell, sweep, device, peak))
+        if on_cell is not None:
+            on_cell(section["rows"])
+    return section
