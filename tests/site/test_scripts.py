@@ -56,7 +56,7 @@ def test_build_assets_refuses_an_unknown_group(capsys):
     main = _script("build_assets.py").main
     assert _usage_error(main, ["causl"], capsys) == (
         "build_assets.py: error: unknown asset group(s) ['causl']; "
-        "choose from ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'notebook']"
+        "choose from ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']"
     )
     assert "invalid choice: 'tpu'" in _usage_error(main, ["--device", "tpu"], capsys)
 
@@ -64,7 +64,7 @@ def test_build_assets_refuses_an_unknown_group(capsys):
 def test_build_assets_lists_its_groups(capsys):
     assert _script("build_assets.py").main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["explorer", "lesson", "causal", "bench", "real-heads", "notebook"]
+    assert [line.split()[0] for line in lines] == ["explorer", "lesson", "causal", "bench", "real-heads", "real-models", "notebook"]
 
 
 # --- bench.py ----------------------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Write tests/data/rotary-vectors.json: queries and keys rotated by transformers' own RoPE.
+
+    python scripts/make_rotary_vectors.py          # needs the real-models extra (transformers)
+    python scripts/make_rotary_vectors.py --check  # exit 1 if the committed file is not what this makes
+
+Transformers' Llama rotary embedding (``LlamaRotaryEmbedding`` and
+``apply_rotary_pos_emb``) is run once, in float32, on small seeded inputs; the test
+``tests/reference/test_rotary.py`` holds ``mha_ref.rotary`` to the result on every
+machine, with or without transformers installed. The inputs are stored too, so the
+test needs nothing but the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from mha_site.files import json_bytes, json_within, run_write_or_check  # noqa: E402
+
+OUT = ROOT / "tests" / "data" / "rotary-vectors.json"
+#: (head_dim, rope_theta, positions): a toy size, SmolLM2's own (positions of its [bos] + r + r rows
+#: and beyond), and positions that do not start at 0 (a cache).
+CASES = [(8, 10000.0, list(range(6))), (64, 100000.0, [0, 1, 2, 3, 49, 50, 51, 99, 100, 500]),
+         (16, 10000.0, list(range(37, 42)))]
+DIGITS = 6
+
+
+def _rounded(tensor, digits: int) -> list[list[float]]:
+    return [[round(value, digits) for value in row] for row in tensor.double().tolist()]
+
+
+def vectors() -> dict:
+    import torch
+    import transformers
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    generator = torch.Generator().manual_seed(0)
+    cases = []
+    for head_dim, theta, where in CASES:
+        config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim,
+                             rope_parameters={"rope_type": "default", "rope_theta": theta},
+                             max_position_embeddings=2048)
+        positions = torch.tensor(where)
+        q = torch.randn(1, 1, len(where), head_dim, generator=generator).round(decimals=3)  # (B, h, T, d)
+        k = torch.randn(1, 1, len(where), head_dim, generator=generator).round(decimals=3)
+        cos, sin = LlamaRotaryEmbedding(config)(q, positions[None])
+        q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
+        cases.append({
+            "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
+            "q": _rounded(q[0, 0], 3), "k": _rounded(k[0, 0], 3),  # (T, d)
+            "q_rotated": _rounded(q_rot[0, 0], DIGITS), "k_rotated": _rounded(k_rot[0, 0], DIGITS),
+        })
+    return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
+            "dtype": "float32", "digits": DIGITS, "cases": cases}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file is stale")
+    args = parser.parse_args(argv)
+    try:
+        fresh = vectors()
+    except ImportError as error:
+        print(f"make_rotary_vectors.py needs transformers (the real-models extra; see "
+              f"constraints-real-models.txt): {error}", file=sys.stderr)
+        return 1
+    return run_write_or_check({OUT: json_bytes(fresh)}, check=args.check,
+                              fix_command="python scripts/make_rotary_vectors.py", compare=json_within(DIGITS))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Rotary position embedding (RoPE): positions written into queries and keys as rotations.
+
+Attention by itself cannot tell where a token stands: shuffle the tokens and each
+output moves with its token, unchanged. Rotary position embedding (Su et al. 2021,
+RoFormer, arXiv:2104.09864) gives each head a sense of order without adding
+anything to the token vectors. Before the scores are taken, every query and key
+vector is cut into pairs of features, and pair ``i`` of the vector at position ``m``
+is turned by the angle ``m * theta_i``. A rotation keeps lengths, and the dot
+product of two rotated vectors depends only on the *difference* of their angles,
+so the score of query ``m`` and key ``n`` depends on the offset ``m - n``, never on
+``m`` and ``n`` themselves.
+
+Pair ``i`` holds features ``i`` and ``i + d/2`` (the layout of Llama-style models in
+Hugging Face transformers; RoFormer pairs neighbours ``2i, 2i + 1``: the two differ
+only by a fixed reordering of the columns of ``W^Q`` and ``W^K``). Its frequency is
+``theta_i = base ** (-2 i / d)``: the first pair turns one radian per token, the
+last one almost not at all.
+
+The lesson's "Positions" section shows this file, copied in when the site is built.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
+from mha_ref.validation import check_tensor
+
+__all__ = ["rotary", "rotary_attention"]
+
+
+# --8<-- [start:rotary_signature]
+def rotary(
+    x: Tensor, positions: Tensor | None = None, base: float = 10000.0
+) -> Tensor:
+    # --8<-- [end:rotary_signature]
+    """Turn each pair of features of ``x`` (``(..., T, d)``, ``d`` even) by its position's angles.
+
+    ``positions`` (``(T,)`` integers, default ``0 .. T-1``) is where each row
+    stands; ``base`` sets the slowest frequency (SmolLM2 uses 100000). Returns a
+    tensor shaped like ``x``. Apply it to the queries and the keys of every head,
+    after the projection and before the scores; the values are left alone.
+
+    >>> q = torch.tensor([[1.0, 0.0]])  # one vector, one pair: (1, 0)
+    >>> rotary(q, torch.tensor([1]))  # turned by 1 radian: (cos 1, sin 1)
+    tensor([[0.5403, 0.8415]])
+    >>> q, k = torch.randn(2, 1, 8).unbind(0)
+    >>> def score(m, n):  # query at position m, key at position n
+    ...     return rotary(q, torch.tensor([m])) @ rotary(k, torch.tensor([n])).T
+    >>> torch.allclose(score(3, 1), score(10, 8), atol=1e-5)  # offset 2 both times
+    True
+    """
+    check_tensor("x", x, min_ndim=2)
+    if x.shape[-1] % 2:
+        raise ValueError(f"rotary needs an even feature size, got d={x.shape[-1]}")
+    if positions is not None and tuple(positions.shape) != (x.shape[-2],):
+        raise ValueError(f"positions must have shape ({x.shape[-2]},) to match x, "
+                         f"got {tuple(positions.shape)}")
+    # --8<-- [start:rotary]
+    d = x.shape[-1]
+    if positions is None:  # rows stand at 0, 1, ..., T-1
+        positions = torch.arange(x.shape[-2], device=x.device)
+    # One frequency per pair: 1, base^(-2/d), base^(-4/d), ... towards 0.
+    pair = torch.arange(0, d, 2, device=x.device, dtype=x.dtype)  # (d/2,)
+    theta = base ** (-pair / d)  # radians per position, (d/2,)
+    angle = positions.to(x.dtype)[:, None] * theta  # (T, d/2)
+    cos, sin = angle.cos(), angle.sin()  # (T, d/2); broadcast over ...
+    # Pair i is (first[..., i], second[..., i]): features i and i + d/2.
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    # The 2-D rotation [[cos, -sin], [sin, cos]] applied to every pair at once.
+    turned_first = first * cos - second * sin
+    turned_second = first * sin + second * cos
+    return torch.cat([turned_first, turned_second], dim=-1)  # (..., T, d)
+    # --8<-- [end:rotary]
+
+
+# --8<-- [start:rotary_attention]
+def rotary_attention(
+    x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int,
+    num_kv_heads: int | None = None, mask: Tensor | None = None, base: float = 10000.0,
+) -> tuple[Tensor, Tensor]:
+    # --8<-- [end:rotary_attention]
+    """Llama-style self-attention: :func:`mha_ref.attention.multi_head_attention` with :func:`rotary` on q and k.
+
+    Arguments as in ``multi_head_attention`` (no biases: Llama-style layers have none);
+    ``base`` as in :func:`rotary`, positions ``0 .. T-1``. Returns the output
+    ``(B, T, d_model)`` and the weights ``(B, h, T, T)``. A causal model passes
+    ``mask=causal_mask(T)``.
+
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> x = torch.randn(1, 4, 8)
+    >>> w_q, w_o = torch.randn(8, 8), torch.randn(8, 8)
+    >>> w_k, w_v = torch.randn(8, 4), torch.randn(8, 4)  # 2 key/value heads of width 2
+    >>> out, weights = rotary_attention(x, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2)
+    >>> out.shape, weights.shape
+    (torch.Size([1, 4, 8]), torch.Size([1, 4, 4, 4]))
+    """
+    _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
+                         num_kv_heads, mask, None, "raise", True)
+    # --8<-- [start:rotary_attention_body]
+    h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
+    q = split_heads(project(x, w_q), num_heads)  # (B, h, T, d_k)
+    k = split_heads(project(x, w_k), h_kv)  # (B, h_kv, T, d_k)
+    v = split_heads(project(x, w_v), h_kv)  # (B, h_kv, T, d_k)
+    # The one new step: turn every query and key by its position; values stay as they are.
+    q, k = rotary(q, base=base), rotary(k, base=base)
+    group = num_heads // h_kv  # query heads that share one key/value head
+    k = k.repeat_interleave(group, dim=1)  # (B, h, T, d_k)
+    v = v.repeat_interleave(group, dim=1)  # (B, h, T, d_k)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask, check_finite=False)
+    return project(merge_heads(heads), w_o), weights  # (B, T, d_model), (B, h, T, T)
+    # --8<-- [end:rotary_attention_body]

