@@ -45,10 +45,16 @@ def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
 # --- build_assets.py and its fronts --------------------------------------------------------------
 
 
-def test_build_figures_from_another_directory_checks_the_repository_and_writes_nothing_there(tmp_path):
-    result = _run("build_figures.py", "--check", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "generated file(s) are current" in result.stdout
+def test_build_figures_from_another_directory_checks_the_repository_and_writes_nothing_there(tmp_path, monkeypatch):
+    """The script's default folder is the repository's, wherever it runs. (That the explorer's
+    files check as current from another folder, on two kernel paths, is test_assets.py's
+    subprocess test; here the computation is stood in for.)"""
+    script = _script("build_figures.py")
+    asked = []
+    monkeypatch.setattr(script, "explorer_files", lambda out: asked.append(out) or {})
+    monkeypatch.chdir(tmp_path)
+    assert script.main(["--check"]) == 0
+    assert asked == [ROOT / "docs" / "assets" / "explorer"]
     assert list(tmp_path.iterdir()) == []  # no ./docs/assets/explorer here
 
 
