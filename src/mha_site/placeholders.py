@@ -6,7 +6,9 @@ and the function that turns them into ``{key: text}``:
 * ``bench``: ``docs/assets/bench/<device>.json`` (``cpu.json``, and ``cuda.json`` once a GPU
   run is committed), through :func:`mha_site.bench.report.bench_values`;
 * ``rh``: ``docs/assets/real-heads/results.json``, through
-  :func:`mha_site.heads.report.page_values`.
+  :func:`mha_site.heads.report.page_values`;
+* ``ex``: ``docs/assets/explorer/heads.json`` (the explorer's trained dataset, drawn from
+  ``rh``'s results), through :func:`explorer_values`.
 
 Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
 ``hooks/page_numbers.py``) and must stay fast.
@@ -102,8 +104,37 @@ def _real_heads(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]
     return [path], compute
 
 
+def explorer_values(data: dict[str, Any]) -> dict[str, str]:
+    """What the explorer's note says of its trained dataset, counted from its weights: in the
+    first copy, the queries (after the first token) whose induction weight peaks on token 0.
+
+    >>> heads = [{"name": "previous", "weights": []},
+    ...          {"name": "induction", "weights": [[1], [0.9, 0.1], [0.2, 0.7, 0.1], [0.6, 0, 0.2, 0.2]]}]
+    >>> explorer_values({"datasets": [{"name": "trained", "half": 4, "heads": heads}]})
+    {'trained_first_copy_queries': '3', 'trained_first_token_queries': '2'}
+    """
+    trained = next(dataset for dataset in data["datasets"] if dataset["name"] == "trained")
+    induction = next(head for head in trained["heads"] if head["name"] == "induction")["weights"]
+    first_copy = range(1, trained["half"])
+    to_first = [q for q in first_copy if max(range(q + 1), key=induction[q].__getitem__) == 0]
+    return {"trained_first_copy_queries": str(len(first_copy)), "trained_first_token_queries": str(len(to_first))}
+
+
+def _explorer(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+    path = docs_dir / "assets" / "explorer" / "heads.json"
+
+    def compute() -> dict[str, str]:
+        try:
+            return explorer_values(load_json(path))
+        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
+            raise PlaceholderError(f"{path} does not hold the explorer's datasets as scripts/build_figures.py writes "
+                                   f"them: {type(error).__name__}: {error}") from error
+
+    return [path], compute
+
+
 #: namespace -> (docs_dir -> (files the values depend on, how to compute them))
-SOURCES = {"bench": _bench, "rh": _real_heads}
+SOURCES = {"bench": _bench, "rh": _real_heads, "ex": _explorer}
 
 #: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
