@@ -222,7 +222,7 @@ SCROLL_REGION = re.compile(
 
 
 # A notebook cell's printed output: nbconvert makes its box focusable, but the <pre> is what scrolls.
-NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*)<pre>')
+NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*<pre\b)(?![^>]*\btabindex=)')
 
 
 def focusable_scroll_regions(content: str) -> str:
@@ -233,10 +233,10 @@ def focusable_scroll_regions(content: str) -> str:
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
 
     >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
-    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre>1</pre>')
-    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0">1</pre>'
+    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre style="--lines: 1">1</pre>')
+    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0" style="--lines: 1">1</pre>'
     """
-    content = NOTEBOOK_OUTPUT.sub(r'\1<pre tabindex="0">', content)
+    content = NOTEBOOK_OUTPUT.sub(r'\1 tabindex="0"', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
 
 
