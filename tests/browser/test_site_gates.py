@@ -103,11 +103,12 @@ def test_page_reads_without_javascript(new_page, path: str) -> None:
     assert page.off_origin == []
 
 
-@pytest.mark.parametrize("missing", ["404.html", "no-such-page/", "api/no-such-part/deeper"])
+@pytest.mark.parametrize("missing", ["404.html", "no-such-page/", "api/no-such-part/deeper", "a/b/c/deeper/"])
 def test_the_404_page_works_under_the_sub_path(new_page, site_url: str, missing: str) -> None:
     """The tests serve the site under /mha-lesson/, answering a missing address with 404.html,
-    as GitHub Pages does for a project site. The page finds the site's root from its own
-    address: styled, every file found, its links and search pointing into the site."""
+    as GitHub Pages does for a project site. The page stands alone (its styles inside it, no
+    script file), so it is styled and fetches nothing at any depth; its links find the site's
+    root from its own address wherever the address names a part of the site, or is one deep."""
     page = new_page()
     failed = []
     page.on("requestfailed", lambda request: failed.append(f"failed {request.url}"))
@@ -118,13 +119,11 @@ def test_the_404_page_works_under_the_sub_path(new_page, site_url: str, missing:
     assert page.locator("article h1").inner_text() == "404 - Not found"
     header = page.evaluate("() => getComputedStyle(document.querySelector('.md-header')).backgroundColor")
     assert header == "rgb(64, 81, 181)", "Material's stylesheet did not load"
-    home = page.evaluate("() => document.querySelector('.md-header__button.md-logo').href")
-    assert home == site_url
-    page.keyboard.press("/")
-    page.keyboard.type("softmax")
-    page.wait_for_selector(".md-search-result__item")
-    first = page.evaluate("() => document.querySelector('.md-search-result__item a').href")
-    assert first.startswith(site_url), first
+    assert page.locator(".md-search").is_hidden(), "search needs Material's scripts, which this page does not load"
+    if not missing.startswith("a/b/c"):  # an address naming nothing of the site, two deep: links are a guess
+        assert page.evaluate("() => document.querySelector('.md-header__button.md-logo').href") == site_url
+        assert page.get_by_role("link", name="the lesson on multi-head attention").get_attribute("href")
+        assert page.evaluate("() => document.querySelector('article a').href") == site_url
     assert failed == [] and page.off_origin == [], (failed, page.off_origin)
     # Chromium logs the page's own 404 status as a console error; nothing else may fail.
     page_status = [] if missing == "404.html" else ["Failed to load resource: the server responded with a status of 404 (Not Found)"]

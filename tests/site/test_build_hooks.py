@@ -380,7 +380,7 @@ def test_every_region_that_may_scroll_sideways_takes_focus_without_scripts(built
     for page in ["", "causal-mask/", "benchmark/", "api/layer/", "api/benchmark/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         regions = re.findall(r'<pre\b[^>]*>(?:<span></span>)?<code\b[^>]*>|<div class="arithmatex[^"]*"[^>]*>'
-                             r'|<span class="figure-scroll"[^>]*>|<div class="md-typeset__scrollwrap[^"]*"[^>]*>'
+                             r'|<(?:span|div) class="figure-scroll"[^>]*>|<div class="md-typeset__scrollwrap[^"]*"[^>]*>'
                              r'|(?<=data-mime-type="text/plain" tabindex="0">\n)<pre\b[^>]*>', html)
         assert regions, page
         assert [r for r in regions if 'tabindex="0"' not in r] == [], page
