@@ -555,12 +555,20 @@ def test_the_weights_table_fits_a_phone_with_each_swatch_over_its_column(new_pag
     page = open_explorer(new_page, width=375, height=800)
     table = page.locator(".mha-explorer__row").first
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375, "the page scrolls sideways"
-    # The table fits its box with most fonts; with a wider one its box scrolls, by keyboard too.
+    # The table fits its box with most fonts; with a wider one its box scrolls, and only then is it
+    # a tab stop (so the keyboard can scroll it).
     box = table.evaluate("""t => { const b = t.parentElement; return {
       fits: t.getBoundingClientRect().width <= b.getBoundingClientRect().width + 0.5,
-      scrolls: b.scrollWidth > b.clientWidth, focusable: b.tabIndex === 0,
+      scrolls: b.scrollWidth > b.clientWidth + 1, focusable: b.getAttribute('tabindex') === '0',
       inside: b.getBoundingClientRect().right <= t.closest('.mha-explorer').getBoundingClientRect().right + 0.5}; }""")
-    assert box["inside"] and box["focusable"] and (box["fits"] or box["scrolls"]), box
+    assert box["inside"] and (box["fits"] or box["scrolls"]) and box["focusable"] == box["scrolls"], box
+    # Likewise the sentence: a line under the stage says that it scrolls exactly when it does.
+    for width in (375, 320):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_timeout(300)
+        hint = page.evaluate("""() => { const s = document.querySelector('.mha-explorer__stage');
+          return [s.scrollWidth > s.clientWidth + 1, !document.querySelector('.mha-explorer__scroll-hint').hidden]; }""")
+        assert hint[0] == hint[1], (width, hint)
     strays = table.evaluate("""t => [...t.querySelectorAll('thead th[data-head]')].filter((th) => {
       const cell = th.getBoundingClientRect(), swatch = th.querySelector('svg').getBoundingClientRect();
       const name = th.querySelector('span').getBoundingClientRect();

@@ -241,6 +241,10 @@
       view.stage = stage;
       view.tokenRow = tokenRow;
       body.appendChild(stage);
+      // Shown when the reader's font sets the tokens wider than the stage (drawArcs decides).
+      view.scrollHint = el("p", { class: "mha-explorer__scroll-hint", hidden: "" },
+        "\u2194 The tokens scroll sideways; the arrow keys move the query along them.");
+      body.appendChild(view.scrollHint);
 
       // Heads: a toggle and an Isolate button each.
       var controls = el("fieldset", { class: "mha-explorer__heads" });
@@ -292,9 +296,8 @@
       var weights = el("div", { class: "mha-explorer__weights" });
       view.table = el("table", { class: "mha-explorer__row" });
       // In a box that scrolls sideways when the reader's font sets the table wider than a phone
-      // (focusable, so the keyboard can scroll it too).
-      var tableBox = el("div", { class: "mha-explorer__table-box", tabindex: "0", role: "region",
-        "aria-label": "Weights of the query, one column per head" });
+      // (then focusable, so the keyboard can scroll it too: fitTableBox).
+      var tableBox = el("div", { class: "mha-explorer__table-box" });
       tableBox.appendChild(view.table);
       weights.appendChild(tableBox);
       // Every head's whole grid, linked to the arcs and the table.
@@ -309,7 +312,7 @@
         new ResizeObserver(function () {
           if (view.stage !== observed) return; // a later mount replaced this stage
           var width = observed.clientWidth;
-          if (width !== view.width) drawArcs(false);
+          if (width !== view.width) { drawArcs(false); fitTableBox(); }
         }).observe(stage);
       }
       // The arcs follow the tokens' positions: when a font arrives (the site's fonts swap in),
@@ -353,6 +356,7 @@
       clear(layer);
       view.width = stage.clientWidth;
       var width = tokenRow.scrollWidth;
+      view.scrollHint.hidden = width <= stage.clientWidth + 1;
       var footY = tokenRow.offsetTop - 2;
       svg.setAttribute("width", String(width));
       svg.setAttribute("height", String(footY + 2));
@@ -529,6 +533,19 @@
         tbody.appendChild(row);
       });
       table.appendChild(tbody);
+      fitTableBox();
+    }
+
+    // The table's box takes keyboard focus, as a named region, only while it has to scroll.
+    function fitTableBox() {
+      var box = view.table.parentElement;
+      if (box.scrollWidth > box.clientWidth + 1) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", "Weights of the query, one column per head (scrolls sideways)");
+      } else {
+        ["tabindex", "role", "aria-label"].forEach(function (name) { box.removeAttribute(name); });
+      }
     }
 
     function drawGrids() {
