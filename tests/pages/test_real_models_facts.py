@@ -175,3 +175,20 @@ def test_tiny_model_numbers_name_their_induction_definition(values):
     assert "{{ rm.tiny_ind_span }} | second copy, from its first token" in section
     assert "{{ rm.smol_induction_score }} ({{ rm.smol_induction_head }}) | second copy, from its second token" in section
     assert values["tiny_half"] == "32"
+
+
+def test_the_model_view_band_is_the_one_drawn():
+    """The prose and alt text name layers 14 to 19; the figure draws MODEL_VIEW_LAYERS."""
+    from mha_site.real_models.figures import MODEL_VIEW_LAYERS
+
+    first, stop = MODEL_VIEW_LAYERS
+    assert (first, stop - 1) == (14, 19)
+    assert f"layers {first} to {stop - 1}" in PAGE
+
+
+def test_the_page_is_linked_from_the_lesson_positions_section_and_from_heads_that_learn():
+    lesson = (DOCS / "index.md").read_text(encoding="utf-8")
+    positions = lesson[lesson.index("{ #positions }"):lesson.index("{ #check-yourself }")]
+    assert "(real-models.md#reproduced)" in positions and "SmolLM2" in positions
+    heads = (DOCS / "real-heads.md").read_text(encoding="utf-8")
+    assert "(real-models.md)" in heads[heads.index("{ #reproduce }"):]
