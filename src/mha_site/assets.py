@@ -84,7 +84,12 @@ def _real_models(root: Path, device: str) -> dict[Path, bytes]:
     problems = [line for model_id, doc in docs.items() for line in check_reproduction(doc, model_id)]
     if problems:
         raise ValueError("; ".join(problems))
-    return {heads_path(root, model_id): json_bytes(doc) for model_id, doc in docs.items()}
+    from mha_site.real_models.figures import all_figures
+
+    files = {heads_path(root, model_id): json_bytes(doc) for model_id, doc in docs.items()}
+    figures = root / "docs" / "assets" / "real-models"
+    files.update({figures / name: svg for name, svg in all_figures(docs).items()})
+    return files
 
 
 def _notebook(root: Path, device: str) -> dict[Path, bytes]:
@@ -133,7 +138,7 @@ GROUPS: dict[str, AssetGroup] = {
         AssetGroup("real-heads", "docs/assets/real-heads", "trained-heads figures, drawn from results.json",
                    _real_heads),
         AssetGroup("real-models", "docs/assets/real-models",
-                   "two pretrained models' head scores (measured: --recompute), checked against their schema",
+                   "two pretrained models' head scores (measured: --recompute), checked against their schema, and their figures",
                    _real_models),
         AssetGroup("notebook", "docs/notebooks", "the walkthrough notebook, executed on CPU with stored outputs",
                    _notebook, _notebook_within),

@@ -8,7 +8,9 @@ and the function that turns them into ``{key: text}``:
 * ``rh``: ``docs/assets/real-heads/results.json``, through
   :func:`mha_site.heads.report.page_values`;
 * ``ex``: ``docs/assets/explorer/heads.json`` (the explorer's trained dataset, drawn from
-  ``rh``'s results), through :func:`explorer_values`.
+  ``rh``'s results), through :func:`explorer_values`;
+* ``rm``: ``docs/assets/real-models/<id>/heads.json`` (both models) and ``rh``'s
+  ``results.json``, through :func:`mha_site.real_models.report.page_values`.
 
 Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
 ``hooks/page_numbers.py``) and must stay fast.
@@ -133,8 +135,31 @@ def _explorer(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]
     return [path], compute
 
 
+def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+    from mha_site.real_models import report
+    from mha_site.real_models.build import committed, heads_path
+    from mha_site.real_models.schema import MODELS
+
+    root = docs_dir.parent
+    tiny = docs_dir / "assets" / "real-heads" / "results.json"
+    paths = [heads_path(root, model_id) for model_id in MODELS] + [tiny]
+
+    def compute() -> dict[str, str]:
+        try:
+            docs = committed(root)
+        except ValueError as error:
+            raise PlaceholderError(str(error)) from error
+        results = load_json(tiny)
+        try:
+            return report.page_values(docs, results)
+        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
+            raise PlaceholderError(f"real-models numbers: {type(error).__name__}: {error}") from error
+
+    return paths, compute
+
+
 #: namespace -> (docs_dir -> (files the values depend on, how to compute them))
-SOURCES = {"bench": _bench, "rh": _real_heads, "ex": _explorer}
+SOURCES = {"bench": _bench, "rh": _real_heads, "ex": _explorer, "rm": _real_models}
 
 #: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")

@@ -280,7 +280,7 @@ def test_built_code_blocks_hold_no_plain_token_spans(built_site):
 def test_every_script_is_loaded_after_the_first_paint(built_site):
     """hooks/page_assets.py: no page lets the parser run a script file; one loader runs the
     bundle first, then a11y.js, then the page's own scripts."""
-    for page in ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
+    for page in ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         assert "<script src" not in html, page
         loaders = re.findall(r"const scripts = (\[[^\]]*\])\.map", html)
@@ -330,7 +330,7 @@ def test_the_first_paint_waits_for_the_first_skippable_block_only(built_site):
     reaches the first of them (the first screen before it is laid out once), and extra.css picks
     skipped blocks by class, with no selector that counts positions or looks at children."""
     waited = 0
-    for page in ["", "causal-mask/", "inference/", "real-heads/", "benchmark/", "api/layer/", "notebooks/mha-walkthrough/"]:
+    for page in ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/", "api/layer/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         head, body = html.split("</head>", 1)
         expected = re.findall(r'<link rel="expect" href="#([^"]+)" blocking="render">', head)

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from markdown_fences import mkdocs_config
 
 API = ["api/index.md", "api/layer.md", "api/lesson-examples.md", "api/causal-and-inference.md", "api/induction.md", "api/benchmark.md"]
-COURSE = ["index.md", "causal-mask.md", "inference.md", "real-heads.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", *API]
+COURSE = ["index.md", "causal-mask.md", "inference.md", "real-heads.md", "real-models.md", "benchmark.md", "notebooks/mha-walkthrough.ipynb", *API]
 
 
 def _url(source: str) -> str:

@@ -20,7 +20,7 @@ PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="p.md"))
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ bnech.cpu.repeats }}", r"p.md: unknown placeholder namespace 'bnech'; did you mean bench\?"),
     ("{{ rhh.x }}", r"p.md: unknown placeholder namespace 'rhh'; did you mean rh\?"),
-    ("{{ nothing.like.it }}", r"unknown placeholder namespace 'nothing'; known: bench, ex, rh"),
+    ("{{ nothing.like.it }}", r"unknown placeholder namespace 'nothing'; known: bench, ex, rh, rm"),
     ("{{ rh.seeds", r"cannot be filled is left in the page: .*before \{\{ rh.seeds after"),
     ("{{ }}", r"cannot be filled is left in the page: .*before \{\{ \}\} after"),
 ])

@@ -1,0 +1,287 @@
+"""Figures for the "Heads in real models" page, drawn from the committed heads.json files alone.
+
+JSON in, deterministic SVG out (through :mod:`mha_site.style`): no torch, no transformers,
+so ``scripts/build_assets.py --check`` redraws and compares them without the models.
+Every heatmap uses the one weight colour map on the fixed scale 0 to 1; the top heads of
+each score carry their rank as a number in the cell, so no figure relies on colour alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.collections import PatchCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from mha_site.real_models.schema import top_heads
+from mha_site.style import (
+    PALETTE,
+    SMALL_FONT_PT,
+    TEXT_COLOUR,
+    WEIGHT_CMAP,
+    figure_to_svg,
+    new_figure,
+    styled,
+    weight_colorbar,
+    weight_heatmap,
+)
+
+__all__ = ["FIGURE_TITLES", "LABELLED", "MODEL_VIEW_LAYERS", "SCORE_TITLES", "all_figures", "decode_rows", "quantise"]
+
+#: How many top heads of each score are numbered in the score heatmaps.
+LABELLED = 3
+#: The band of SmolLM2's layers drawn in its model view (all 30 x 9 thumbnails would not fit a column).
+MODEL_VIEW_LAYERS = (14, 20)
+#: The model views' thumbnails show weights in this many steps (a finer scale would not be seen at their size).
+SHADES = 8
+#: Panel titles of the score heatmaps, per model, in drawing order.
+SCORE_TITLES = {
+    "smollm2-135m": {"induction": "induction", "previous_token": "previous token", "first_token": "first token"},
+    "minilm-l6": {"cls": "[CLS]", "sep": "[SEP]", "previous_token": "previous token",
+                  "next_token": "next token", "punctuation": "punctuation", "self": "itself"},
+}
+#: Each SVG's <title>; the page's alt text says what the figure shows.
+FIGURE_TITLES = {
+    "smollm2-scores.svg": "SmolLM2-135M: induction, previous-token and first-token score of every head",
+    "minilm-scores.svg": "all-MiniLM-L6-v2: six scores of every head",
+    "smollm2-model-view.svg": "SmolLM2-135M: attention weights of every head in layers 14 to 19 on one repeated input",
+    "minilm-model-view.svg": "all-MiniLM-L6-v2: attention weights of every head on one sentence",
+    "smollm2-head-view.svg": "SmolLM2-135M: the top induction head and previous-token head on three inputs",
+    "minilm-head-view.svg": "all-MiniLM-L6-v2: the top previous-token and next-token heads on three sentences",
+    "smollm2-loss.svg": "SmolLM2-135M: loss per position on the first and the second copy of a random sequence",
+    "smollm2-ablation.svg": "SmolLM2-135M: second-copy loss with the top induction heads zeroed, against random heads",
+}
+
+
+def decode_rows(rows: list[str]) -> list[list[float]]:
+    """Weights stored as two hex digits per key (0 to 255 for 0 to 1) back as floats.
+
+    >>> decode_rows(["ff00", "807f"])
+    [[1.0, 0.0], [0.5019607843137255, 0.4980392156862745]]
+    """
+    return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
+
+
+def _label(layer: int, head: int) -> str:
+    return f"L{layer}H{head}"
+
+
+def _number_top(ax, scores: list[list[float]]) -> None:
+    """Write each top head's rank in its cell, white on dark, dark on light."""
+    for rank, (layer, head, value) in enumerate(top_heads(scores, LABELLED), start=1):
+        ax.text(head, layer, str(rank), ha="center", va="center", fontsize=SMALL_FONT_PT,
+                color=TEXT_COLOUR if value > 0.6 else "white", fontweight="bold")
+
+
+def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_step: int):
+    mesh = weight_heatmap(ax, scores)
+    ax.set_aspect("auto")
+    layers, heads = len(scores), len(scores[0])
+    head_ticks = range(0, heads, 2 if heads > 9 else 1)
+    ax.set_xticks(head_ticks, [str(h) for h in head_ticks], fontsize=SMALL_FONT_PT)
+    ticks = list(range(0, layers, layer_step))
+    ax.set_yticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
+    ax.tick_params(length=2, labelleft=ylabel)
+    ax.set_xlabel("head", fontsize=SMALL_FONT_PT)
+    if ylabel:
+        ax.set_ylabel("layer")
+    ax.set_title(title, fontsize=10)
+    _number_top(ax, scores)
+    return mesh
+
+
+@styled
+def scores_figure(doc: dict, model_id: str) -> Figure:
+    """One L x H heatmap per score; the top three heads of each carry their rank."""
+    names = list(SCORE_TITLES[model_id])
+    if model_id == "smollm2-135m":
+        fig = new_figure(6.4, 6.6)
+        axes = fig.subplots(1, len(names), sharey=True)
+        fig.subplots_adjust(left=0.09, right=0.86, top=0.9, bottom=0.08, wspace=0.12)
+        step = 2
+    else:
+        fig = new_figure(6.8, 4.4)
+        axes = fig.subplots(2, 3, sharey=True).ravel()
+        fig.subplots_adjust(left=0.08, right=0.87, top=0.88, bottom=0.1, wspace=0.1, hspace=0.5)
+        step = 1
+    for index, (ax, name) in enumerate(zip(axes, names)):
+        mesh = _score_panel(ax, doc["scores"][name], SCORE_TITLES[model_id][name],
+                            ylabel=ax.get_subplotspec().is_first_col(), layer_step=step)
+    weight_colorbar(fig, mesh, cax=fig.add_axes((0.9, 0.25, 0.02, 0.5)), label="score")
+    fig.suptitle(f"{doc['model']}: each head's score (numbers: the top {LABELLED} of each)", fontsize=10)
+    return fig
+
+
+def quantise(weights: list[list[float]], levels: int = SHADES) -> np.ma.MaskedArray:
+    """Weights rounded to ``levels`` steps of 1 / ``levels``; weights under 1 / ``levels`` are masked (drawn as 0).
+
+    >>> quantise([[0.2, 0.96], [0.5, 0.3]], 4).tolist()
+    [[None, 1.0], [0.5, 0.25]]
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    steps = np.round(weights * levels) / levels
+    return np.ma.masked_where(weights < 1 / levels, steps)
+
+
+_RECT = re.compile(r"M (-?[\d.]+) (-?[\d.]+) L (-?[\d.]+) \2 L \3 (-?[\d.]+) L \1 \4 L \1 \2")
+
+
+def compact_rectangles(svg: bytes) -> bytes:
+    """Write each axis-aligned cell ``M x y L x2 y L x2 y2 L x y2 L x y`` as ``M x y H x2 V y2 H x Z``.
+
+    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
+    b'd="M 1 2 H 3 V 4 H 1 Z"'
+    """
+    text = _RECT.sub(lambda m: f"M {m[1]} {m[2]} H {m[3]} V {m[4]} H {m[1]} Z", svg.decode())
+    return _UNPAINTED.sub("", text).encode()
+
+
+#: A mesh's masked cells, merged into one path that paints nothing.
+_UNPAINTED = re.compile(r'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill: none"/>')
+
+
+#: Empty cells between two thumbnails of the model view.
+GAP = 2
+
+
+@styled
+def model_view_figure(doc: dict, model_id: str) -> Figure:
+    """Every head's weights on one input as thumbnails, one row per layer (SmolLM2: a band of layers).
+
+    All thumbnails are one mesh in one axes (a mesh per head would be hundreds of SVG groups):
+    each sits on a square in the colour of weight 0, and only its cells of at least
+    1 / :data:`SHADES` are drawn, in :data:`SHADES` steps.
+    """
+    patterns = doc["views"]["model_view"]["patterns"]
+    first, stop = MODEL_VIEW_LAYERS if model_id == "smollm2-135m" else (0, len(patterns))
+    layers = list(range(first, stop))
+    heads = len(patterns[0])
+    size = len(patterns[0][0])
+    step = size + GAP
+    shape = (len(layers) * step - GAP, heads * step - GAP)
+    grid = np.ma.masked_array(np.zeros(shape), mask=np.ones(shape, dtype=bool))
+    for row, layer in enumerate(layers):
+        for head in range(heads):
+            grid[row * step:row * step + size, head * step:head * step + size] = quantise(decode_rows(patterns[layer][head]))
+    side = 6.6 * 0.9 / heads  # inches per thumbnail, with its share of the gaps
+    height = 0.75 + side * len(layers)
+    fig = new_figure(6.6, height)
+    ax = fig.add_axes((0.08, 0.02, 0.9, 1 - 0.75 / height))
+    squares = [Rectangle((head * step - 0.5, row * step - 0.5), size, size)
+               for row in range(len(layers)) for head in range(heads)]
+    ax.add_collection(PatchCollection(squares, facecolor=matplotlib.colormaps[WEIGHT_CMAP](0.0),
+                                      edgecolor=TEXT_COLOUR, linewidth=0.4, zorder=0.5))
+    ax.pcolormesh(np.arange(grid.shape[1] + 1) - 0.5, np.arange(grid.shape[0] + 1) - 0.5, grid, cmap=WEIGHT_CMAP,
+                  vmin=0.0, vmax=1.0, shading="flat", edgecolors="face", linewidth=0.3)
+    ax.set_xlim(-1, grid.shape[1])
+    ax.set_ylim(grid.shape[0], -1)
+    ax.set_aspect("equal")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    centres = [i * step + (size - 1) / 2 for i in range(heads)]
+    ax.xaxis.tick_top()
+    ax.set_xticks(centres, [f"H{h}" for h in range(heads)], fontsize=SMALL_FONT_PT)
+    ax.set_yticks([i * step + (size - 1) / 2 for i in range(len(layers))], [f"L{layer}" for layer in layers],
+                  fontsize=SMALL_FONT_PT)
+    ax.tick_params(length=0)
+    note = doc["views"]["model_view"]["note"]
+    band = f"layers {first} to {stop - 1}, " if model_id == "smollm2-135m" else ""
+    fig.suptitle(f"{doc['model']}: every head, {band}{note}", fontsize=10, y=1 - 0.08 / height)
+    return fig
+
+
+def _token(text: str) -> str:
+    text = "[bos]" if text.startswith("<|") else text
+    return text.strip() or repr(text)
+
+
+@styled
+def head_view_figure(doc: dict, model_id: str) -> Figure:
+    """Two chosen heads (columns) on three inputs (rows), token labels on both axes."""
+    view = doc["views"]["head_view"]
+    names = ["induction", "previous_token"] if model_id == "smollm2-135m" else ["previous_token", "next_token"]
+    inputs = view["inputs"]
+    fig = new_figure(6.8, 3.1 * len(inputs))
+    axes = fig.subplots(len(inputs), len(names), squeeze=False)
+    fig.subplots_adjust(left=0.13, right=0.84, top=0.94, bottom=0.07, wspace=0.5, hspace=0.5)
+    for row, item in enumerate(inputs):
+        tokens = [_token(t) for t in item["tokens"]]
+        for col, name in enumerate(names):
+            ax = axes[row][col]
+            mesh = weight_heatmap(ax, decode_rows(item["weights"][name]))
+            ticks = range(len(tokens))
+            ax.set_xticks(ticks, tokens, rotation=90, fontsize=SMALL_FONT_PT)
+            ax.set_yticks(ticks, tokens, fontsize=SMALL_FONT_PT)
+            ax.tick_params(length=2)
+            layer, head = view["heads"][name]
+            ax.set_title(f"{_label(layer, head)}, {name.replace('_', '-')} head", fontsize=10)
+    weight_colorbar(fig, mesh, cax=fig.add_axes((0.87, 0.35, 0.02, 0.3)))
+    fig.suptitle(f"{doc['model']}: rows are queries, columns keys", fontsize=10)
+    return fig
+
+
+@styled
+def loss_figure(doc: dict) -> Figure:
+    """Loss of each token of the first copy and the second copy, by position within the copy."""
+    first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
+    fig = new_figure(6.4, 3.4)
+    ax = fig.subplots()
+    positions = range(1, len(first) + 1)
+    ax.plot(positions, first, color=PALETTE["vermillion"], linestyle="dashed", marker="s", markersize=3,
+            linewidth=1.4, label="first copy (nothing to recall)")
+    ax.plot(positions, second, color=PALETTE["blue"], linestyle="solid", marker="o", markersize=3,
+            linewidth=1.4, label="second copy (the same tokens again)")
+    ax.set_xlabel("position within the copy")
+    ax.set_ylabel("loss (nats)")
+    ax.set_ylim(0, None)
+    ax.set_xlim(0, len(first) + 1)
+    ax.legend(loc="center right", fontsize=SMALL_FONT_PT, frameon=False)
+    half = doc["inputs"]["half"]
+    ax.set_title(f"{doc['model']}: {doc['inputs']['batch']} rows of [bos] + r + r, r = {half} random tokens",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@styled
+def ablation_figure(doc: dict) -> Figure:
+    """Second-copy loss: the full model, each top induction head zeroed, all of them, five random heads."""
+    ab = doc["ablation"]
+    labels = ["none"] + [_label(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
+    values = [ab["base"]] + ab["single"] + [ab["together"], ab["control"]]
+    colours = ([PALETTE["sky"]] + [PALETTE["blue"]] * len(ab["single"]) + [PALETTE["vermillion"], PALETTE["orange"]])
+    hatches = [""] + [""] * len(ab["single"]) + ["///", ".."]
+    fig = new_figure(6.4, 3.4)
+    ax = fig.subplots()
+    bars = ax.bar(range(len(values)), values, color=colours, edgecolor=TEXT_COLOUR, linewidth=0.6)
+    for bar, hatch, value in zip(bars, hatches, values):
+        bar.set_hatch(hatch)
+        ax.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, value), xytext=(0, 2),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
+    ax.set_xticks(range(len(values)), labels, fontsize=SMALL_FONT_PT)
+    ax.set_xlabel("heads zeroed (top induction heads, best first)")
+    ax.set_ylabel("second-copy loss (nats)")
+    ax.set_ylim(0, max(values) * 1.15)
+    ax.set_title(f"{doc['model']}: switching heads off", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """Every figure of the page as deterministic SVG bytes, keyed by file name."""
+    smol, mini = docs["smollm2-135m"], docs["minilm-l6"]
+    figures = {
+        "smollm2-scores.svg": scores_figure(smol, "smollm2-135m"),
+        "minilm-scores.svg": scores_figure(mini, "minilm-l6"),
+        "smollm2-model-view.svg": model_view_figure(smol, "smollm2-135m"),
+        "minilm-model-view.svg": model_view_figure(mini, "minilm-l6"),
+        "smollm2-head-view.svg": head_view_figure(smol, "smollm2-135m"),
+        "minilm-head-view.svg": head_view_figure(mini, "minilm-l6"),
+        "smollm2-loss.svg": loss_figure(smol),
+        "smollm2-ablation.svg": ablation_figure(smol),
+    }
+    return {name: compact_rectangles(figure_to_svg(fig, FIGURE_TITLES[name])) for name, fig in figures.items()}

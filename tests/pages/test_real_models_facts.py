@@ -1,0 +1,194 @@
+"""What docs/real-models.md says about the committed heads.json files, checked against them.
+
+The page's numbers arrive through ``{{ rm.* }}`` placeholders (mha_site.real_models.report);
+these tests hold the sentences around them, and the alt text of its figures, to the data:
+each test names the claim it checks. JSON only: no transformers, no models.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mha_site import placeholders
+from mha_site.real_models.build import committed
+from mha_site.real_models.figures import FIGURE_TITLES, decode_rows
+from mha_site.real_models.report import STRONG, page_values
+from mha_site.real_models.schema import top_heads
+from mha_site.files import load_json
+from sitekit import DOCS, ROOT
+
+PAGE = (DOCS / "real-models.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return committed(ROOT)
+
+
+@pytest.fixture(scope="module")
+def smol(docs):
+    return docs["smollm2-135m"]
+
+
+@pytest.fixture(scope="module")
+def mini(docs):
+    return docs["minilm-l6"]
+
+
+@pytest.fixture(scope="module")
+def values(docs):
+    return page_values(docs, load_json(DOCS / "assets" / "real-heads" / "results.json"))
+
+
+def strong(scores):
+    return [(layer, head) for layer, row in enumerate(scores) for head, value in enumerate(row) if value >= STRONG]
+
+
+def test_every_placeholder_on_the_page_is_known_and_fills(values):
+    used = set(re.findall(r"\{\{\s*rm\.([A-Za-z0-9_]+)\s*\}\}", PAGE))
+    assert used and used <= set(values), sorted(used - set(values))
+    assert placeholders.namespace_values("rm", DOCS) == values
+    assert not re.findall(r"\{\{(?!\s*rm\.)", PAGE), "the page uses only the rm namespace"
+
+
+def test_every_figure_of_the_group_is_on_the_page_with_alt_text():
+    for name in FIGURE_TITLES:
+        match = re.search(r"!\[([^\n]{80,}?)\]\(assets/real-models/" + re.escape(name) + r"\)", PAGE)
+        assert match, f"{name} is not shown on the page with a full alt text"
+
+
+def test_smollm2_induction_heads_sit_in_the_second_half(smol, values):
+    """'N heads do the induction job, all in layers ...; none appears in the first half.'"""
+    heads = strong(smol["scores"]["induction"])
+    assert str(len(heads)) == values["smol_induction_strong"]
+    assert heads and min(layer for layer, _ in heads) >= smol["num_layers"] // 2
+
+
+def test_smollm2_previous_token_heads_start_at_layer_1(smol):
+    """'N heads score at least 0.5, from layer 1 upward.'"""
+    layers = {layer for layer, _ in strong(smol["scores"]["previous_token"])}
+    assert min(layers) == 1 and len(layers) > 2
+
+
+def test_smollm2_many_not_most_heads_rest_on_the_first_token(smol):
+    """'Many heads rest on the first token': a large share, not a majority."""
+    count = len(strong(smol["scores"]["first_token"]))
+    assert 0.25 * smol["num_layers"] * smol["num_heads"] <= count < 0.5 * smol["num_layers"] * smol["num_heads"]
+    assert "Most heads rest" not in PAGE
+
+
+def test_smollm2_head_view_claims(smol):
+    """The head view's alt text and paragraph: where the induction head looks on each text."""
+    inputs = smol["views"]["head_view"]["inputs"]
+    assert smol["views"]["head_view"]["heads"]["induction"] == [layer for layer in top_heads(smol["scores"]["induction"], 1)[0][:2]]
+
+    def strongest(item, query):
+        row = decode_rows(item["weights"]["induction"])[query]
+        return max(range(len(row)), key=row.__getitem__)
+
+    cat = inputs[0]
+    half = (len(cat["tokens"]) - 1) // 2  # [bos] + 7 tokens twice
+    for word in (" sat", " on", " the", " mat"):
+        query = len(cat["tokens"]) - 1 - cat["tokens"][::-1].index(word)  # the second occurrence
+        first = cat["tokens"].index(word)
+        assert strongest(cat, query) == first + 1 == query - half + 1, word
+    counting = inputs[1]
+    last = len(counting["tokens"]) - 1
+    assert counting["tokens"][last] == " five" and counting["tokens"][strongest(counting, last)] == " one"
+    assert strongest(counting, counting["tokens"].index(" five", 1) + 1) == 0  # only at the end
+    alice = inputs[2]
+    assert all(strongest(alice, query) == 0 for query in range(len(alice["tokens"])))
+    # the previous-token head: a line just below the diagonal on all three
+    for item in inputs:
+        rows = decode_rows(item["weights"]["previous_token"])
+        assert sum(rows[q][q - 1] for q in range(2, len(rows))) / (len(rows) - 2) > 0.6
+
+
+def test_smollm2_model_view_alt_text(smol):
+    """L16H0 a previous-token line; L17H3, L17H4, L17H5 and L18H6 the induction line in the second copy."""
+    patterns = smol["views"]["model_view"]["patterns"]
+    size = len(smol["views"]["model_view"]["tokens"])
+    half = (size - 1) // 2
+    offset = half - 1
+
+    def line(layer, head, back, queries):
+        rows = decode_rows(patterns[layer][head])
+        return sum(rows[q][q - back] for q in queries) / len(queries)
+
+    assert line(16, 0, 1, range(1, size)) > 0.8
+    for layer, head in ((17, 3), (17, 4), (17, 5), (18, 6)):
+        assert line(layer, head, offset, range(half + 2, size)) > 0.5, (layer, head)
+    assert "L16H0" in PAGE and "L17H3, L17H4, L17H5 and L18H6" in PAGE
+
+
+def test_smollm2_loss_curve_claims(smol, values):
+    """First copy 'between about 10 and 16 nats'; the second falls below 3 and stays 'between about 0.5 and 3'."""
+    first, second = smol["loss"]["first_copy"], smol["loss"]["second_copy"]
+    assert 10 <= min(first) and max(first) <= 16
+    below = int(values["smol_below3"])
+    assert second[below - 1] < 3 <= min(second[: below - 1])
+    assert 0.45 <= min(second[below:]) and max(second[below:]) <= 3.1
+    assert float(values["smol_second_mean"]) < float(values["smol_first_mean"]) / 4
+
+
+def test_smollm2_ablation_claims(smol):
+    """Each head alone costs little, all five most of the gain, five random heads little."""
+    ab = smol["ablation"]
+    first_mean = sum(smol["loss"]["first_copy"]) / len(smol["loss"]["first_copy"])
+    assert all(ab["base"] < single < ab["together"] for single in ab["single"])
+    gain = first_mean - ab["base"]
+    assert (ab["together"] - ab["base"]) / gain > 0.5  # 'most of the gain from the context is gone'
+    assert ab["control"] < ab["together"] and ab["control"] - ab["base"] < 0.5  # 'only to'
+
+
+def test_minilm_against_clark(mini, smol, values):
+    """The bullet list set against Clark et al.: position heads, no [SEP] heads, [CLS] instead, weak punctuation."""
+    scores = mini["scores"]
+    assert strong(scores["previous_token"]) == [(0, 2)] and strong(scores["next_token"]) == [(1, 8)]
+    assert values["mini_previous_token_score"] == "1.00"
+    top_smol_prev = top_heads(smol["scores"]["previous_token"], 1)[0][2]
+    assert top_heads(scores["previous_token"], 1)[0][2] > top_smol_prev  # 'purer than any in SmolLM2'
+    assert max(v for row in scores["sep"] for v in row) <= 0.16 < STRONG
+    assert strong(scores["punctuation"]) == []
+    assert values["mini_cls_top_layer"] != "0"
+    assert float(values["mini_cls_top_layer_mean"]) > 2 * float(values["mini_cls_layer0_mean"])
+
+
+def test_minilm_model_view_alt_text(mini):
+    """'Many heads of layers 1 to 4 show a bright first column; few show anything in the last.'"""
+    patterns = mini["views"]["model_view"]["patterns"]
+
+    def column(layer, head, index):
+        rows = decode_rows(patterns[layer][head])
+        return sum(row[index] for row in rows) / len(rows)
+
+    cls = [(l, h) for l in range(1, 5) for h in range(12) if column(l, h, 0) >= STRONG]
+    sep = [(l, h) for l in range(6) for h in range(12) if column(l, h, -1) >= STRONG]
+    assert len(cls) > 20 and not sep
+
+
+def test_tiny_model_numbers_name_their_induction_definition(values):
+    """The comparison table keeps the two induction definitions apart, and says which is which."""
+    section = PAGE[PAGE.index("{ #tiny }"):PAGE.index("{ #reproduce }")]
+    assert "{{ rm.tiny_ind_span }} | second copy, from its first token" in section
+    assert "{{ rm.smol_induction_score }} ({{ rm.smol_induction_head }}) | second copy, from its second token" in section
+    assert values["tiny_half"] == "32"
+
+
+def test_the_model_view_band_is_the_one_drawn():
+    """The prose and alt text name layers 14 to 19; the figure draws MODEL_VIEW_LAYERS."""
+    from mha_site.real_models.figures import MODEL_VIEW_LAYERS
+
+    first, stop = MODEL_VIEW_LAYERS
+    assert (first, stop - 1) == (14, 19)
+    assert f"layers {first} to {stop - 1}" in PAGE
+
+
+def test_the_page_is_linked_from_the_lesson_positions_section_and_from_heads_that_learn():
+    lesson = (DOCS / "index.md").read_text(encoding="utf-8")
+    positions = lesson[lesson.index("{ #positions }"):lesson.index("{ #check-yourself }")]
+    assert "(real-models.md#reproduced)" in positions and "SmolLM2" in positions
+    heads = (DOCS / "real-heads.md").read_text(encoding="utf-8")
+    assert "(real-models.md)" in heads[heads.index("{ #reproduce }"):]
