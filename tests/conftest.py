@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from sitekit import CHROMIUM_ARGS, MKDOCS_ENV, ROOT, chromium
+from sitekit import BLOCKED_BUILD, CHROMIUM_ARGS, MKDOCS_ENV, ROOT, chromium
 
 SHARED_VARIABLE = "MHA_TEST_SITE"
 SITE_FIXTURES = {"built_site", "site_url", "new_page", "page"}
@@ -179,12 +179,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # The exit status is written by the child itself, so any process can wait for it.
     # Run from the shared folder, outside the repository, naming the config file: the build must
     # not depend on the working directory (hooks/build_checks.py; test_site_build.py checks it).
+    # And with torch and matplotlib unimportable (sitekit.BLOCKED_BUILD; test_build_without_torch.py).
     runner = (
         "import os, subprocess, sys; from pathlib import Path\n"
         "shared, config = Path(sys.argv[1]), sys.argv[2]\n"
         "with open(shared / 'build.log', 'w', encoding='utf-8') as log:\n"
         "    print(f'mkdocs build --config-file {config}, run from {os.getcwd()}', file=log, flush=True)\n"
-        "    code = subprocess.call([sys.executable, '-m', 'mkdocs', 'build', '--strict', '--config-file', config,\n"
+        "    code = subprocess.call([sys.executable, '-c', sys.argv[3], '--strict', '--config-file', config,\n"
         "                            '--site-dir', str(shared / 'site')], stdout=log, stderr=subprocess.STDOUT)\n"
         "if code == 0:\n"
         "    (shared / 'site' / '_build.log').write_bytes((shared / 'build.log').read_bytes())\n"
@@ -192,7 +193,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         "(shared / 'build.status.tmp').replace(shared / 'build.status')\n"
     )
     session.config.stash[_BUILD] = subprocess.Popen(
-        [sys.executable, "-c", runner, str(shared), str(ROOT / "mkdocs.yml")], cwd=shared, env=env,
+        [sys.executable, "-c", runner, str(shared), str(ROOT / "mkdocs.yml"), BLOCKED_BUILD], cwd=shared, env=env,
         stdin=subprocess.DEVNULL,
     )
 

@@ -15,6 +15,21 @@ DOCS = ROOT / "docs"
 # The environment every test build runs mkdocs with, as the Makefile exports it: no
 # Material 2.0 banner, and nbconvert not building every exporter at import (0.3 s a build).
 MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
+# `mkdocs build` with torch and matplotlib unimportable, as on a machine with only the docs extra:
+# every number on the site comes from committed JSON. The session's own build runs this way
+# (tests/conftest.py), so one build proves it. Arguments: the mkdocs build arguments.
+BLOCKED_BUILD = """
+import importlib.abc, runpy, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "matplotlib"):
+            raise ModuleNotFoundError(f"blocked: {name}", name=name)
+        return None
+sys.meta_path.insert(0, Block())
+print("torch and matplotlib blocked", flush=True)
+sys.argv = ["mkdocs", "build", *sys.argv[1:]]
+runpy.run_module("mkdocs", run_name="__main__")
+"""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
