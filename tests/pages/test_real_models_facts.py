@@ -192,3 +192,68 @@ def test_the_page_is_linked_from_the_lesson_positions_section_and_from_heads_tha
     assert "(real-models.md#reproduced)" in positions and "SmolLM2" in positions
     heads = (DOCS / "real-heads.md").read_text(encoding="utf-8")
     assert "(real-models.md)" in heads[heads.index("{ #reproduce }"):]
+
+
+def test_smollm2_ablation_numbers_are_losses_and_rises(smol, values):
+    """'raises the second copy's loss to between A and B nats (+a to +b)': losses after zeroing, rises over the base."""
+    ab = smol["ablation"]
+    assert values["smol_ablate_single_min"] == f"{min(ab['single']):.2f}"
+    assert values["smol_ablate_rise_min"] == f"{min(ab['single']) - ab['base']:.2f}"
+    assert values["smol_ablate_rise_max"] == f"{max(ab['single']) - ab['base']:.2f}"
+    assert "raises the second copy's loss to between" in PAGE and "costs between" not in PAGE
+
+
+def test_smollm2_control_is_one_draw(smol, values):
+    """'The control is a single draw of five heads', none of them an ablated induction head."""
+    heads = [tuple(h) for h in smol["ablation"]["control_heads"]]
+    assert len(heads) == len(smol["ablation"]["heads"]) == int(values["smol_ablate_count"])
+    assert all(isinstance(part, int) for head in heads for part in head)
+    assert not set(heads) & {tuple(h) for h in smol["ablation"]["heads"]}
+
+
+def test_smollm2_induction_and_previous_token_layers(smol, values):
+    """'the five best are in layers 17 and 18'; the best previous-token head one layer below layer 17."""
+    best5 = top_heads(smol["scores"]["induction"], 5)
+    assert {layer for layer, _, _ in best5} == {17, 18}
+    layer, head, _ = top_heads(smol["scores"]["previous_token"], 1)[0]
+    assert (layer, head) == (16, 0) and values["smol_previous_token_head"] == "L16H0"
+    assert min(layer for layer, _ in strong(smol["scores"]["previous_token"])) == 1
+    assert "fits how such heads work" not in PAGE
+
+
+def test_smollm2_partial_repeat_and_start_token(smol, values):
+    """The final '.' of the partial repeat gives about 0.44 to ' Later'; the start token is <|im_start|>."""
+    alice = smol["views"]["head_view"]["inputs"][2]
+    rows = decode_rows(alice["weights"]["induction"])
+    assert alice["tokens"][-1] == "." and values["smol_alice_later"] == f"{rows[-1][alice['tokens'].index(' Later')]:.2f}"
+    assert 0.3 < float(values["smol_alice_later"]) < rows[-1][0]
+    assert alice["tokens"][0] == values["smol_bos"] == "<|im_start|>" and "`<|im_start|>`" in PAGE
+    assert smol["views"]["model_view"]["tokens"][0] == "[bos]"
+
+
+def test_smollm2_is_named_as_the_quantised_instruct_model(smol):
+    """The model is the instruction-tuned one, in a Q4_1 GGUF; the page does not claim the rounding is small."""
+    assert smol["model"] == "SmolLM2-135M-Instruct" and "Q4_1" in smol["source"]["file"]
+    assert "## SmolLM2-135M-Instruct, Q4_1 { #smollm2 }" in PAGE
+    assert "close to the published one" not in PAGE
+
+
+def test_reproduction_errors_and_tolerances(smol, mini, values):
+    """The largest SmolLM2 difference is at the named layer; tolerances 1e-5 (MiniLM) and 1e-4 (SmolLM2)."""
+    per_layer = smol["reproduction"]["per_layer"]["output"]
+    assert max(per_layer) == smol["reproduction"]["max_abs_error"]["output"]
+    assert values["smol_out_err_layer"] == str(per_layer.index(max(per_layer)))
+    assert (values["mini_tolerance"], values["smol_tolerance"]) == ("1e-5", "1e-4")
+
+
+def test_alt_texts_use_plain_numbers(values):
+    """No 'N minus 1' in alt texts: the last layer and the induction offset as numbers."""
+    assert "minus 1" not in PAGE
+    assert values["smol_last_layer"] == "29" and values["smol_view_offset"] == "5"
+
+
+def test_minilm_sentence_lengths(mini, values):
+    """'about 13 tokens on average': words and marks plus [CLS] and [SEP] match the head view's token counts."""
+    for item in mini["views"]["head_view"]["inputs"]:
+        assert len(item["tokens"]) == len(re.findall(r"\w+|[^\w\s]", item["text"])) + 2
+    assert values["mini_mean_tokens"] == "13"

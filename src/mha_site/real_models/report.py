@@ -13,6 +13,7 @@ query of the second copy, its first token included. The keys say which: ``tiny_i
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mha_site.real_models.schema import top_heads
@@ -135,20 +136,48 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "smol_ablate_single_max": f"{max(ab['single']):.2f}",
         "smol_ablate_single_max_head": head_name(*ab["heads"][ab["single"].index(max(ab["single"]))]),
         "smol_ablate_single_min": f"{min(ab['single']):.2f}",
+        "smol_ablate_rise_min": f"{min(ab['single']) - ab['base']:.2f}",
+        "smol_ablate_rise_max": f"{max(ab['single']) - ab['base']:.2f}",
         "smol_ablate_together": f"{ab['together']:.2f}",
         "smol_ablate_control": f"{ab['control']:.2f}",
         "smol_control_heads": ", ".join(head_name(*h) for h in ab["control_heads"]),
         "smol_model_view_tokens": str(len(doc["views"]["model_view"]["tokens"])),
         "smol_view_half": str((len(doc["views"]["model_view"]["tokens"]) - 1) // 2),
+        "smol_view_offset": str((len(doc["views"]["model_view"]["tokens"]) - 1) // 2 - 1),
+        "smol_last_layer": str(doc["num_layers"] - 1),
+        "smol_out_err_layer": str(_argmax(doc["reproduction"]["per_layer"]["output"])),
+        "smol_bos": doc["views"]["head_view"]["inputs"][0]["tokens"][0],
+        "smol_alice_later": _alice_later(doc),
     }
+
+
+def _argmax(values: list[float]) -> int:
+    return max(range(len(values)), key=values.__getitem__)
+
+
+def _alice_later(doc: dict) -> str:
+    """The weight the induction head gives " Later" from the last query of the partial repeat."""
+    alice = doc["views"]["head_view"]["inputs"][2]
+    last = alice["weights"]["induction"][-1]  # two hex digits per key, 0 to 255 for 0 to 1
+    at = 2 * alice["tokens"].index(" Later")
+    return f"{int(last[at:at + 2], 16) / 255:.2f}"
+
+
+def _rough_tokens(sentence: str) -> int:
+    """Words and punctuation marks, plus [CLS] and [SEP]: a token count that ignores word pieces."""
+    return len(re.findall(r"\w+|[^\w\s]", sentence)) + 2
 
 
 def _minilm_values(doc: dict) -> dict[str, str]:
     scores = doc["scores"]
+    rough = [_rough_tokens(sentence) for sentence in doc["inputs"]["sentences"]]
     sep_max = max(value for row in scores["sep"] for value in row)
     cls_layers = [sum(row) / len(row) for row in scores["cls"]]
     return {
         "mini_sentences": str(len(doc["inputs"]["sentences"])),
+        "mini_mean_tokens": f"{sum(rough) / len(rough):.0f}",
+        "mini_min_tokens": str(min(rough)),
+        "mini_max_tokens": str(max(rough)),
         "mini_first_sentence": doc["inputs"]["sentences"][0],
         "mini_top_table": _top_table(doc, ["cls", "sep", "previous_token", "next_token", "punctuation", "self"]),
         "mini_sep_max": f"{sep_max:.2f}",
@@ -163,6 +192,7 @@ def _tiny_values(tiny: dict) -> dict[str, str]:
     return {
         "tiny_seeds": str(len(finals)),
         "tiny_half": str(tiny["config"]["score_half"]),
+        "tiny_half_less": str(tiny["config"]["score_half"] - 1),
         "tiny_prev_span": _span([max(final["previous_token"][0]) for final in finals]),
         "tiny_ind_span": _span([max(final["induction"][-1]) for final in finals]),
         "tiny_layers": str(tiny["config"]["num_layers"]),
