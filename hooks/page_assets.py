@@ -216,7 +216,7 @@ def fallback_in_noscript(content: str) -> str:
 
 # Start tags of the regions that scroll sideways when wider than the column (extra.css, Material).
 SCROLL_REGION = re.compile(
-    r'<(?:pre\b[^>]*><span></span><code|pre\b[^>]*><code|div class="arithmatex"|(?:span|div) class="figure-scroll"'
+    r'<(?:pre\b[^>]*>(?:<span></span>)?<code|div class="arithmatex"|(?:span|div) class="figure-scroll"'
     r'|div class="md-typeset__scrollwrap")(?![^>]*\btabindex=)'
 )
 

@@ -315,13 +315,6 @@
           if (width !== view.width) { drawArcs(false); fitTableBox(); }
         }).observe(stage);
       }
-      // The arcs follow the tokens' positions: when a font arrives (the site's fonts swap in),
-      // the words change width, so draw the arcs again.
-      if (document.fonts) {
-        document.fonts.addEventListener("loadingdone", function () {
-          if (view.stage === stage) drawArcs(false);
-        });
-      }
     }
 
     function swatch(h) {

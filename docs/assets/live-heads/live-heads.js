@@ -422,8 +422,6 @@
       observers.push(new ResizeObserver(redrawAll));
       observers[0].observe(wrap);
     }
-    // Sizes are measured from the text: measure again when a font arrives (the site's fonts swap in).
-    if (document.fonts) document.fonts.addEventListener("loadingdone", redrawAll);
     observers.push(new MutationObserver(redrawAll)); // the palette toggle switches light and dark here
     observers[observers.length - 1].observe(document.body,
       { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
