@@ -93,9 +93,17 @@ def scaled_dot_product_attention(
     refuses NaN or infinity in ``q``, ``k`` or ``v``; ``check_finite=False`` skips it.
 
     The lesson writes ``softmax(q k^T / sqrt(d))``; the code divides ``q`` first. The
-    two agree in exact arithmetic, but ``q @ k^T`` can overflow float16 (largest
-    value 65504) before the division would bring it back, so fused kernels scale
-    first too.
+    two agree in exact arithmetic, but in float16 ``q @ k^T`` can overflow (largest
+    value 65504) before a later division could bring it back. PyTorch's math backend
+    avoids this in a similar way, multiplying both ``q`` and ``k`` by ``d ** -0.25``
+    before the product; its flash kernels instead add up the product in float32 and
+    apply the scale inside the softmax.
+
+    >>> big = torch.full((1, 64), 40.0, dtype=torch.float16)  # d = 64: 64 * 40 * 40 = 102400
+    >>> big @ big.T, (big / math.sqrt(64)) @ big.T  # product first: inf; scaled first: finite
+    (tensor([[inf]], dtype=torch.float16), tensor([[12800.]], dtype=torch.float16))
+    >>> bool(scaled_dot_product_attention(big, big, big)[0].isfinite().all())
+    True
 
     >>> q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     >>> v = torch.tensor([[10.0], [20.0]])

@@ -45,14 +45,18 @@ def example_weights() -> dict[str, Tensor]:
     """``w_q``, ``w_k``, ``w_v``, ``w_o``: four ``(d_model, d_model)`` matrices of small integers.
 
     Columns 0-1 of ``w_q``, ``w_k`` and ``w_v`` belong to head 0, columns 2-3 to
-    head 1. Every head's columns have non-zero entries in every row: each head
-    reads all four input features.
+    head 1. In ``w_q`` and ``w_k`` each head's two columns have a non-zero entry in
+    every row, so both heads' queries and keys read all four input features. Their
+    values do not: in ``w_v`` row 2 of head 0's columns and row 1 of head 1's are zero,
+    so head 0's values ignore feature 2 and head 1's ignore feature 1.
 
     >>> w = example_weights()
     >>> sorted(w), tuple(w["w_q"].shape)
     (['w_k', 'w_o', 'w_q', 'w_v'], (4, 4))
-    >>> bool((w["w_q"][:, :2] != 0).any(dim=1).all())  # head 0 reads every feature
-    True
+    >>> def unread(m, head):  # the input features (rows) that head's two columns never read
+    ...     return [f for f in range(4) if not (m[f, 2 * head : 2 * head + 2] != 0).any()]
+    >>> {name: [unread(w[name], head) for head in range(NUM_HEADS)] for name in ("w_q", "w_k", "w_v")}
+    {'w_q': [[], []], 'w_k': [[], []], 'w_v': [[2], [1]]}
     """
     w_q = [[1, 0, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0]]
     w_k = [[1, 0, 1, 0], [0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1]]

@@ -237,3 +237,101 @@ def test_torch_averages_weights_over_heads_by_default():
     torch.testing.assert_close(attn, per_head.mean(dim=1))
     assert key("quiz-torch-weights") == "b" and "(2, 10, 10)" in label("quiz-torch-weights", "b")
     assert "(2, 8, 10, 10)" in label("quiz-torch-weights", "a") and "(2, 10, 512)" in label("quiz-torch-weights", "c")
+
+
+# --- the worked example: which features each head reads ------------------------------------
+
+
+def test_worked_example_sentence_says_which_features_each_head_reads():
+    """'In W^Q and W^K both heads' columns have a non-zero entry in every row ...; in W^V they do
+    not: head 0's values ignore feature 2 ... and head 1's ignore feature 1.' Checked over all
+    three matrices and both heads."""
+    from mha_ref.worked_example import NUM_HEADS, example_weights
+
+    w = example_weights()
+    d_k = 4 // NUM_HEADS
+    unread = {
+        name: [[f for f in range(4) if not bool((w[name][f, h * d_k : (h + 1) * d_k] != 0).any())] for h in range(NUM_HEADS)]
+        for name in ("w_q", "w_k", "w_v")
+    }
+    assert unread["w_q"] == unread["w_k"] == [[], []]
+    (v0,), (v1,) = unread["w_v"]
+    text = " ".join(LESSON.split())
+    assert "In $W^Q$ and $W^K$ both heads' columns have a non-zero entry in every row" in text
+    assert f"head 0's values ignore feature {v0} (row {v0} of its columns is zero) and head 1's ignore feature {v1}" in text
+    assert "so each head reads all four input features" not in text
+
+
+# --- more heads: d_k = d_model / h is a convention, and narrow heads have low-rank scores ---
+
+
+def test_head_width_is_called_a_convention_with_models_that_break_it():
+    text = " ".join(LESSON.split())
+    assert "That width is a convention, not a rule" in text
+    t5 = re.search(r"T5 model \(Raffel et al\. 2020\) has (\d+) heads with \$d_k = (\d+)\$ on "
+                   r"\$d_\{\\text\{model\}\} = (\d+)\$, so its heads together are (\d+) times as wide", text)
+    assert t5, "the T5 sentence changed"
+    heads, d_k, d_model, times = map(int, t5.groups())
+    assert heads * d_k == times * d_model
+    gemma = re.search(r"Gemma 7B \(Gemma Team 2024\) has (\d+) heads with \$d_k = (\d+)\$ on \$d_\{\\text\{model\}\} = (\d+)\$", text)
+    assert gemma, "the Gemma sentence changed"
+    heads, d_k, d_model = map(int, gemma.groups())
+    assert heads * d_k != d_model
+
+
+def test_a_heads_scores_have_rank_at_most_d_k():
+    """'its rank is at most d_k', the low-rank cost the page gives for 32 heads of width 16."""
+    generator = torch.Generator().manual_seed(1)
+    for d_k in (1, 16, 64):
+        q_i, k_i = torch.randn(2, 100, d_k, generator=generator, dtype=torch.float64)
+        assert int(torch.linalg.matrix_rank(q_i @ k_i.T)) == d_k < 100
+    text = " ".join(LESSON.split())
+    assert "so its rank is at most $d_k$" in text and "Bhojanapalli et al. 2020" in text
+    assert "32 heads of width 16 did worse than 8 heads of width 64" in text
+    assert head_dim(512, 32) == 16 and head_dim(512, 8) == 64
+
+
+# --- why one head is not enough: what a 50/50 blend loses ----------------------------------
+
+
+def test_blend_losses_are_stated_in_the_lesson_and_quiz_2_option_c():
+    """The blend does not 'represent neither'; it loses three things: the tokens share one weight
+    budget, one W^V reads both, and after the sum they cannot be told apart."""
+    values = torch.eye(2)
+    even, leaning = torch.tensor([0.5, 0.5]), torch.tensor([0.8, 0.2])
+    assert (leaning @ values)[1] < (even @ values)[1]  # more on one is less on the other
+    other = even @ torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+    assert torch.equal(other, even @ values)  # a different pair, the same output
+    note = quiz("quiz-why-heads").find("li", attrs={"data-option": "c"}).get_text()
+    assert "represents neither" not in note
+    for part in ("one budget of weight", "the same $W^V$", "cannot tell which part came from which token"):
+        assert part in note, part
+    text = " ".join(LESSON.split())
+    for part in ("compete for one budget of weight", "read through the same $W^V$", "which part came from which token"):
+        assert part in text, part
+
+
+# --- further questions: which recurrent networks must go token by token ---------------------
+
+
+def test_a_linear_recurrence_runs_as_one_parallel_pass():
+    """'Recurrences that are linear in the state escape this': h_t = a_t h_(t-1) + b_t, computed
+    step by step, equals a closed form with cumulative products and sums and no loop."""
+    generator = torch.Generator().manual_seed(0)
+    a = 0.5 + 0.5 * torch.rand(16, generator=generator, dtype=torch.float64)
+    b = torch.randn(16, generator=generator, dtype=torch.float64)
+    state, step_by_step = torch.zeros((), dtype=torch.float64), []
+    for t in range(16):
+        state = a[t] * state + b[t]
+        step_by_step.append(state)
+    decay = torch.cumprod(a, 0)  # a_0 ... a_t
+    at_once = decay * torch.cumsum(b / decay, 0)  # every state in one pass
+    torch.testing.assert_close(at_once, torch.stack(step_by_step))
+    text = " ".join(LESSON.split())
+    assert "a classic recurrent network cannot do that" in text and "parallel scan" in text
+
+
+def test_no_prose_calls_a_coreference_link_a_pronoun_to_its_noun():
+    text = " ".join(LESSON.split())
+    assert "pronoun to its noun" not in text and "pronouns to their nouns" not in text
+    assert "its antecedent (coreference)" in text

@@ -10,12 +10,17 @@ from __future__ import annotations
 import math
 
 
-__all__ = ["PRUNING_TOLERANCE", "IDLE_TOLERANCE", "head_label", "heads_removable", "page_values", "seed_summary"]
+__all__ = [
+    "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "first_copy_focus", "head_label", "heads_removable",
+    "page_values", "seed_summary",
+]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
 PRUNING_TOLERANCE = 0.1
 #: A head whose removal changes the loss by at most this many nats counts as idle.
 IDLE_TOLERANCE = 0.01
+#: A query row counts as fixed on one key when that key takes at least this share of its weight.
+SHARP_SHARE = 0.95
 
 
 def head_label(layer: int, head: int) -> str:
@@ -43,6 +48,34 @@ def heads_removable(stages: list[dict], tolerance: float) -> int:
             break
         count += 1
     return count
+
+
+def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> dict:
+    """Where the induction head looks in the first copy of ``[x, x]``, where nothing repeats yet.
+
+    ``heatmap`` is the head's ``(2n, 2n)`` weights (query rows, key columns); the first
+    ``n`` rows are the first copy. Returns ``rows`` (``n``), ``sharp`` (how many of those rows
+    give one key at least ``share`` of their weight) and ``sharp_keys``: for each such row,
+    ``"first"``, ``"previous"``, ``"itself"`` or ``"other"``, the first that fits the key.
+
+    >>> focus = first_copy_focus([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.2, 0.8, 0], [0, 0, 0, 1.0]])
+    >>> focus["rows"], focus["sharp"], focus["sharp_keys"]
+    (2, 1, ['first'])
+    >>> first_copy_focus([[1.0]], share=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: share must be in (0, 1], got 1.5
+    """
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    rows = len(heatmap) // 2
+    kinds = []
+    for query, row in enumerate(heatmap[:rows]):
+        key = max(range(query + 1), key=lambda k: row[k])
+        if row[key] < share:
+            continue
+        kinds.append("first" if key == 0 else "previous" if key == query - 1 else "itself" if key == query else "other")
+    return {"rows": rows, "sharp": len(kinds), "sharp_keys": kinds}
 
 
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
@@ -146,6 +179,9 @@ def page_values(results: dict) -> dict[str, str]:
         "heatmap_len": str(len(results["seeds"][0]["heatmaps"]["tokens"])),
         "heatmap_half": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2),
         "heatmap_offset": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2 - 1),
+        "first_copy_rows": str(first_copy_focus(results["seeds"][0]["heatmaps"]["induction"])["rows"]),
+        "first_copy_sharp": str(first_copy_focus(results["seeds"][0]["heatmaps"]["induction"])["sharp"]),
+        "first_copy_share": f"{SHARP_SHARE:.0%}",
         "idle_tolerance": f"{IDLE_TOLERANCE:g}",
         "plateau_step_span": _int_span([_plateau(r)["step"] for r in results["seeds"]]),
         "plateau_loss_span": _span([_plateau(r)["second_copy_loss"] for r in results["seeds"]], 2),
