@@ -494,3 +494,28 @@ def test_a_formula_kept_with_its_punctuation_fits_a_320_px_screen(new_page, path
     }""")
     assert page.locator("article .katex-nowrap").count() > 10
     assert overflowing == []
+
+
+def test_quizzes_set_up_without_materials_bundle(browser, site_url):
+    """quiz.js subscribes to Material's document$ when the bundle has run, and otherwise sets up
+    from the parsed page: scripts may arrive in either order. Here the bundle never arrives (a
+    plain context: the page's loader, which waits for the bundle, never reports "loaded")."""
+    context = browser.new_context(base_url=site_url)
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
+        page.goto("causal-mask/", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 3")
+        assert page.evaluate("typeof window.document$") == "undefined"
+        box = page.locator("#quiz-causal-count-input")
+        box.fill("15")
+        box.press("Enter")
+        assert shown(page, "quiz-causal-count").startswith("\u2717 Not quite. 15 counts only the entries below the diagonal")
+        page.locator("label[for=quiz-causal-polarity-c]").click()
+        page.locator("#quiz-causal-polarity [data-quiz-check]").click()
+        assert shown(page, "quiz-causal-polarity").startswith("\u2713 Correct.")
+        assert not [error for error in errors if "quiz" in error]
+    finally:
+        context.close()
