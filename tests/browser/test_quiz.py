@@ -1,5 +1,6 @@
-"""The lesson's quizzes in Chromium: every quiz answered right and wrong, by mouse and keyboard,
-and the text a reader sees (and a screen reader hears) checked, not just the DOM state."""
+"""The quizzes in Chromium: every quiz of every content page answered right and wrong (every
+option, every listed wrong value), by mouse and keyboard, and the text a reader sees (and a
+screen reader hears) checked, not just the DOM state; and what the pages show without JavaScript."""
 
 from __future__ import annotations
 
@@ -18,6 +19,38 @@ CHOICE = {
     for q in SOURCE.select("[data-quiz=choice]")
 }
 NUMERIC = {q["id"]: q["data-answer"] for q in SOURCE.select("[data-quiz=numeric]")}
+# The follow-up pages and the include that holds each one's quizzes (the lesson is tested below).
+FOLLOW_UPS = {
+    "causal-mask/": "quizzes-causal-mask.md",
+    "inference/": "quizzes-inference.md",
+    "real-heads/": "quizzes-real-heads.md",
+    "real-models/": "quizzes-real-models.md",
+    "benchmark/": "quizzes-benchmark.md",
+}
+
+
+# A wrong answer on each follow-up quiz and words of the misconception its feedback must name.
+MISCONCEPTIONS = {
+    "causal-mask/": [("quiz-causal-count", "15", "counts only the entries below the diagonal"),
+                     ("quiz-causal-polarity", "b", "That mixes the two readings"),
+                     ("quiz-causal-is-causal", "a", "aligns its triangle top-left")],
+    "inference/": [("quiz-inf-kv-token", "512", "counts all 32 query heads"),
+                   ("quiz-inf-kv-context", "1", "is the size in GiB"),
+                   ("quiz-inf-gqa", "0", "is multi-query attention")],
+    "real-heads/": [("quiz-rh-circuit", "c", "A clean pattern is not a spare part"),
+                    ("quiz-rh-loss", "b", "a confident wrong guess costs more than an even one"),
+                    ("quiz-rh-prune", "6", "keeps only what the circuit needs")],
+    "real-models/": [("quiz-rm-start", "c", "The mask only removes later keys"),
+                     ("quiz-rm-control", "a", "The control is a single draw")],
+    "benchmark/": [("quiz-bench-loop", "d", "gets the overhead backwards"),
+                   ("quiz-bench-fastest", "a", "It saves memory, not time"),
+                   ("quiz-bench-memory", "c", "Every cell of the CPU run is float32")],
+}
+
+
+def source_ids(include: str) -> list[str]:
+    text = (DOCS / "_includes" / include).read_text(encoding="utf-8")
+    return [q["id"] for q in BeautifulSoup(text, "html.parser").select("[data-quiz]")]
 
 # The text a sighted reader sees: KaTeX's MathML copy (visually hidden, for screen readers) removed.
 VISIBLE_TEXT_JS = """el => {
@@ -44,6 +77,20 @@ TEX = re.compile(r"\\[a-zA-Z]+|\$|\^\{|_\{|\\\(|\\\)")
 def note_text(page, quiz_id: str, option: str, js: str) -> str:
     text = page.locator(f"#{quiz_id} .quiz-explanations li[data-option={option}]").evaluate(js)
     return re.sub(r"^[A-D]: (yes|no)\.\s*", "", text)
+
+
+def choice_key(page, quiz_id: str) -> dict[str, bool]:
+    """Option -> is it right, as the built page marks it (placeholders filled)."""
+    return page.locator(f"#{quiz_id} .quiz-explanations li").evaluate_all(
+        "lis => Object.fromEntries(lis.map(li => [li.dataset.option, li.dataset.correct === 'true']))"
+    )
+
+
+def value_notes(page, quiz_id: str) -> dict[str, int]:
+    """Each wrong value a numeric quiz has a note on -> the index of its note."""
+    return page.locator(f"#{quiz_id} .quiz-values li").evaluate_all(
+        "lis => Object.fromEntries(lis.flatMap((li, i) => li.dataset.value.split(/\\s+/).map(v => [v, i])))"
+    )
 
 
 def shown(page, quiz_id: str, js: str = VISIBLE_TEXT_JS) -> str:
@@ -85,7 +132,7 @@ def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
     quiz.scroll_into_view_if_needed()
     quiz.locator("[data-quiz-check]").click()
     assert shown(lesson, quiz_id) == "Choose an answer first."
-    for option, correct in CHOICE[quiz_id].items():
+    for option, correct in choice_key(lesson, quiz_id).items():
         quiz.locator(f"label[for={quiz_id}-{option}]").click()
         quiz.locator("[data-quiz-check]").click()
         mark = "\u2713 Correct." if correct else "\u2717 Not quite."
@@ -123,8 +170,9 @@ def test_every_choice_quiz_by_keyboard(lesson):
 
 
 def answer_right_then_wrong_by_keyboard(lesson, quiz_id: str) -> None:
-    options = list(CHOICE[quiz_id])
-    right = next(option for option, correct in CHOICE[quiz_id].items() if correct)
+    key = choice_key(lesson, quiz_id)
+    options = list(key)
+    right = next(option for option, correct in key.items() if correct)
     lesson.locator(f"#{quiz_id}-{options[0]}").focus()
     lesson.keyboard.press("Space")  # select the focused radio
     for _ in range(options.index(right)):
@@ -161,11 +209,25 @@ def test_numeric_quizzes_by_keyboard_and_mouse(lesson):
 
 def answer_numeric(lesson, quiz_id: str) -> None:
     box = lesson.locator(f"#{quiz_id}-input")
-    box.fill("128")
+    answer = lesson.locator(f"#{quiz_id}").get_attribute("data-answer")
+    notes = value_notes(lesson, quiz_id)
+    assert len(notes) >= 2 and answer not in notes
+    # Each typical wrong value gets its own note, which names the mistake behind it.
+    for value, index in notes.items():
+        box.fill(f"{int(value):,}")  # typed with digit groups; the note is found all the same
+        box.press("Enter")
+        note = lesson.locator(f"#{quiz_id} .quiz-values li").nth(index)
+        assert shown(lesson, quiz_id) == f"\u2717 Not quite. {note.evaluate(VISIBLE_TEXT_JS)}"
+        assert shown(lesson, quiz_id, SPOKEN_TEXT_JS) == f"\u2717 Not quite. {note.evaluate(SPOKEN_TEXT_JS)}"
+        assert f" {value} " in shown(lesson, quiz_id).replace(",", "")  # the note names the value it is about
+        assert_reads_cleanly(lesson, quiz_id)
+    # Any other wrong value gets the hint.
+    other = next(v for v in ("128", "3", "7", "11") if v != answer and v not in notes)
+    box.fill(other)
     box.press("Enter")
     text = shown(lesson, quiz_id)
     hint = lesson.locator(f"#{quiz_id} .quiz-hint").evaluate(VISIBLE_TEXT_JS)
-    assert text == f"\u2717 Not quite. 128 is not it. {hint}"
+    assert text == f"\u2717 Not quite. {other} is not it. {hint}"
     assert_reads_cleanly(lesson, quiz_id)
 
     box.fill("sixty-four")
@@ -176,7 +238,6 @@ def answer_numeric(lesson, quiz_id: str) -> None:
     box.press("Enter")
     assert shown(lesson, quiz_id) == "Type a number first."
 
-    answer = NUMERIC[quiz_id]
     grouped = f"{int(answer):,}".replace(",", " ")  # digit groups are accepted: 1 050 624
     box.fill(f" {grouped} ")
     lesson.locator(f"#{quiz_id} button[type=submit]").click()
@@ -185,6 +246,16 @@ def answer_numeric(lesson, quiz_id: str) -> None:
     assert box.get_attribute("aria-invalid") is None
     assert_reads_cleanly(lesson, quiz_id)
     assert lesson.url.endswith("/"), "the form must not navigate"
+
+
+def test_head_width_names_the_mistake_behind_each_wrong_value(lesson):
+    box = lesson.locator("#quiz-head-width-input")
+    for typed, words in (("512", "512 is dmodel, the width of the whole model"), ("4096", "4,096 is 512×8: the width multiplied"),
+                         ("8", "8 is h, the number of heads")):
+        box.fill(typed)
+        box.press("Enter")
+        text = shown(lesson, "quiz-head-width").replace("\u200b", "")  # KaTeX's zero-width spaces
+        assert text.startswith(f"\u2717 Not quite. {words}"), text
 
 
 def test_head_width_feedback_text(lesson):
@@ -258,6 +329,7 @@ def test_print_shows_questions_options_and_right_explanation_as_text(lesson):
             assert f"{right.upper()}: yes." in text
         elif quiz_id in NUMERIC:
             assert quiz.locator(".quiz-why").is_visible()
+            assert not quiz.locator(".quiz-values").is_visible()  # only the right answer prints
         else:
             assert "Concatenate and project" in text
 
@@ -273,10 +345,70 @@ def test_quizzes_readable_without_javascript(new_page):
     assert "512 / 8 = 64" in details.locator(".katex annotation").first.text_content()
     assert details.locator(".katex-html").first.is_visible()
     assert "$" not in details.inner_text() and "\\text" not in details.inner_text()
+    # The notes on typical wrong values sit in the same box as the answer.
+    values = details.locator(".quiz-values li")
+    assert values.count() == 3 and all(values.nth(i).is_visible() for i in range(3))
+    assert values.first.inner_text().startswith("512 is ")
     for quiz_id in CHOICE:
         page.locator(f"#{quiz_id} summary").click()
         notes = page.locator(f"#{quiz_id} .quiz-explanations li")
         assert notes.count() == 4 and all(notes.nth(i).is_visible() for i in range(4))
+
+
+def test_follow_up_quizzes_readable_without_javascript(new_page):
+    """One context, no JavaScript, every follow-up page: no dead controls, and every answer,
+    option note and wrong-value note one click away."""
+    page = new_page(java_script=False)
+    for path, include in FOLLOW_UPS.items():
+        page.goto(path)
+        ids = page.locator(".quiz[data-quiz]").evaluate_all("qs => qs.map(q => q.id)")
+        assert ids == source_ids(include) and len(ids) >= 2, path
+        for quiz_id in ids:
+            quiz = page.locator(f"#{quiz_id}")
+            assert not quiz.locator("form, [data-quiz-check]").first.is_visible(), quiz_id
+            assert not quiz.locator("details").evaluate("d => d.open")
+            quiz.locator("summary").click()
+            notes = quiz.locator(".quiz-explanations li, .quiz-values li")
+            assert notes.count() >= 2 and all(notes.nth(i).is_visible() for i in range(notes.count())), quiz_id
+            text = quiz.inner_text()
+            assert "{{" not in text and "$" not in text and "\\(" not in text, quiz_id
+            if quiz.get_attribute("data-quiz") == "numeric":
+                assert quiz.locator(".quiz-why").is_visible()
+                assert quiz.locator(".quiz-why").inner_text().startswith(quiz.get_attribute("data-answer")[0])
+
+
+@pytest.mark.parametrize("path", list(FOLLOW_UPS))
+def test_follow_up_page_quizzes_by_mouse_and_keyboard(new_page, path):
+    """One page load per page: every option of every choice quiz by mouse, every listed wrong value
+    and the right one of every numeric quiz, and the first choice quiz again by keyboard."""
+    page = new_page()
+    page.goto(path, wait_until="networkidle")
+    ids = page.locator(".quiz[data-quiz]").evaluate_all("qs => qs.map(q => q.id)")
+    assert ids == source_ids(FOLLOW_UPS[path]) and len(ids) >= 2
+    page.wait_for_function(f"() => document.querySelectorAll('.quiz[data-quiz-ready]').length === {len(ids)}")
+    kinds = {quiz_id: page.locator(f"#{quiz_id}").get_attribute("data-quiz") for quiz_id in ids}
+    for quiz_id, kind in kinds.items():
+        if kind == "choice":
+            key = choice_key(page, quiz_id)
+            assert len(key) == 4 and sum(key.values()) == 1
+            answer_every_option_by_mouse(page, quiz_id)
+        else:
+            assert kind == "numeric"
+            answer_numeric(page, quiz_id)
+    # The numeric answers above went in with Enter; a choice quiz needs the arrow keys and Tab.
+    first_choice = next((quiz_id for quiz_id, kind in kinds.items() if kind == "choice"), None)
+    if first_choice:
+        answer_right_then_wrong_by_keyboard(page, first_choice)
+    for quiz_id, wrong, words in MISCONCEPTIONS[path]:
+        if kinds[quiz_id] == "choice":
+            page.locator(f"label[for={quiz_id}-{wrong}]").click()
+            page.locator(f"#{quiz_id} [data-quiz-check]").click()
+        else:
+            page.locator(f"#{quiz_id}-input").fill(wrong)
+            page.locator(f"#{quiz_id}-input").press("Enter")
+        assert shown(page, quiz_id).startswith("\u2717 Not quite.") and words in shown(page, quiz_id), shown(page, quiz_id)
+    assert page.url.endswith(path)
+    assert page.console_errors == []
 
 
 def test_quizzes_work_after_leaving_and_coming_back(lesson):
@@ -362,3 +494,28 @@ def test_a_formula_kept_with_its_punctuation_fits_a_320_px_screen(new_page, path
     }""")
     assert page.locator("article .katex-nowrap").count() > 10
     assert overflowing == []
+
+
+def test_quizzes_set_up_without_materials_bundle(browser, site_url):
+    """quiz.js subscribes to Material's document$ when the bundle has run, and otherwise sets up
+    from the parsed page: scripts may arrive in either order. Here the bundle never arrives (a
+    plain context: the page's loader, which waits for the bundle, never reports "loaded")."""
+    context = browser.new_context(base_url=site_url)
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
+        page.goto("causal-mask/", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 3")
+        assert page.evaluate("typeof window.document$") == "undefined"
+        box = page.locator("#quiz-causal-count-input")
+        box.fill("15")
+        box.press("Enter")
+        assert shown(page, "quiz-causal-count").startswith("\u2717 Not quite. 15 counts only the entries below the diagonal")
+        page.locator("label[for=quiz-causal-polarity-c]").click()
+        page.locator("#quiz-causal-polarity [data-quiz-check]").click()
+        assert shown(page, "quiz-causal-polarity").startswith("\u2713 Correct.")
+        assert not [error for error in errors if "quiz" in error]
+    finally:
+        context.close()

@@ -1,5 +1,6 @@
-// Quizzes on the lesson page. The markup works without this script (answers sit in
-// <details> boxes); the script adds checking. Re-runs on every Material page swap.
+// Quizzes on the lesson and its follow-up pages. The markup works without this script
+// (answers, and a note on every wrong option or typical wrong value, sit in <details>
+// boxes); the script adds checking. Re-runs on every Material page swap.
 //
 // Feedback is built by cloning the explanation's DOM nodes, never from textContent:
 // a formula stays whatever the page holds (KaTeX's HTML plus its MathML for screen
@@ -54,6 +55,11 @@
     const answer = Number(quiz.dataset.answer);
     const why = quiz.querySelector(".quiz-why");
     const hint = quiz.querySelector(".quiz-hint");
+    // Notes on typical wrong values: <li data-value="512 512.0">, one or more numbers each.
+    const notes = new Map();
+    quiz.querySelectorAll(".quiz-values li[data-value]").forEach((li) =>
+      li.dataset.value.split(/\s+/).filter(Boolean).forEach((v) => notes.set(Number(v.replace(/[,_]/g, "")), li))
+    );
     form.hidden = false;
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -68,6 +74,9 @@
       input.removeAttribute("aria-invalid");
       if (value === answer) {
         say(quiz, "right", cloneContent(why, false));
+      } else if (notes.has(value)) {
+        // A value with its own note: say which mistake gives it (the note starts with the value).
+        say(quiz, "wrong", cloneContent(notes.get(value), false));
       } else {
         const text = document.createDocumentFragment();
         text.append(`${raw} is not it. `, cloneContent(hint, false));
@@ -161,6 +170,11 @@
     });
   });
 
-  // Material's bundle, which defines document$, runs before this script on every page.
-  document$.subscribe(() => initAll(document));
+  // Material's bundle defines document$ and emits on every page; subscribe when it is there.
+  // If this script runs first (scripts may load in either order, after the first paint), set
+  // up from the parsed document instead: initAll skips a quiz it has already set up.
+  const start = () => initAll(document);
+  if (window.document$) window.document$.subscribe(start);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
+  else start();
 })();
