@@ -621,6 +621,20 @@ def reference_scores():
     return q, k, scores, weights
 
 
+def brief(values) -> str:
+    """A vector as the panel prints it: two decimals (one from 10 up), three or more zeros in a row as 0×n."""
+    parts, zeros = [], 0
+    for v in [*[round(v, 4) for v in values], None]:
+        if v == 0:
+            zeros += 1
+            continue
+        parts += [f"0\u00d7{zeros}"] if zeros >= 3 else ["0"] * zeros
+        zeros = 0
+        if v is not None:
+            parts.append(f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}")
+    return "(" + " ".join(parts) + ")"
+
+
 def open_made(page) -> None:
     summary = page.locator(".mha-explorer__made summary")
     summary.scroll_into_view_if_needed()
@@ -630,7 +644,7 @@ def open_made(page) -> None:
 
 
 def test_how_the_weights_are_made_matches_torch_for_every_query(new_page) -> None:
-    _, q_ref, scores, weights = reference_scores()
+    q_ref, _, scores, weights = reference_scores()
     page = open_explorer(new_page)
     assert page.locator(".mha-explorer__made-body").evaluate("b => b.children.length") == 0, "drawn before it opens"
     open_made(page)
@@ -647,15 +661,16 @@ def test_how_the_weights_are_made_matches_torch_for_every_query(new_page) -> Non
                 expected = float(scores[h, query, row["key"]])
                 assert all(abs(s - expected) <= SCORE_TOLERANCE for s in row["scores"]), (table["head"], query, row)
                 assert abs(row["raw"] - 4 * expected) <= 4 * SCORE_TOLERANCE  # q.k before the division by sqrt(16)
-                assert row["raw_text"] == f"{row['raw']:.2f}" and row["score_text"] == f"{row['scores'][1]:.3f}"
+                assert row["raw_text"] == f"{row['raw']:.2f}" and row["score_text"] == f"{row['scores'][1]:.2f}"
                 assert abs(row["weight"] - float(weights[h, query, row["key"]])) <= SCORE_TOLERANCE
                 assert row["weight_text"] == f"{row['weight']:.4f}"
                 checked += 1
         # The query's own features and each head's q are printed, to two decimals.
         text = page.locator(".mha-explorer__made-body").inner_text()
         assert f"x(\u201c{TOKENS[query]}\u201d): position code (" in text
-        shown_q = page.locator('.mha-explorer__made-head[data-head="subject"] .mha-explorer__vector').inner_text()
-        assert shown_q.startswith("q = (") and len(shown_q[5:-1].split()) == q_ref.shape[-1]
+        for h, name in enumerate(names):
+            shown_q = page.locator(f'.mha-explorer__made-head[data-head="{name}"] .mha-explorer__vector').inner_text()
+            assert shown_q == "q = " + brief(q_ref[h, query].tolist()), (name, query)
     assert checked == len(names) * len(TOKENS) ** 2
     # Every element that shows a score carries it.
     assert page.locator(".mha-explorer__made [data-score]").count() == 2 * len(names) * len(TOKENS)
@@ -738,10 +753,10 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     assert after["query"] == CAT and after["on"] == ["previous", "subject", "coreference"]
     assert after["merge"] == "previous,subject" and after["isolated"] == ["coreference"]
     # The table of contents still moves the page by its own anchors, the view's state kept.
-    again.locator('.md-nav--secondary a[href="#what-the-demo-shows"]').first.click()
+    again.locator('.md-sidebar--secondary a[href="#what-the-demo-shows"]:visible').first.click()
     again.wait_for_function("() => location.hash === '#what-the-demo-shows'")
     assert "ex-merge=previous%2Csubject" in again.url
-    # The data set is part of the state; Reset takes every parameter out of the address.
+    # The data set is part of the state; the starting view leaves no parameter in the address.
     switch_to_trained(again)
     token(again, 5).click()
     assert "ex-data=trained" in again.url and "ex-query=5" in again.url and "ex-merge" not in again.url
@@ -750,8 +765,10 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     wait_until_built(third)
     state = third.evaluate(STATE_JS)
     assert state["data"] == "trained" and state["query"] == 5
-    third.locator("button[data-explorer-reset]").click()
-    assert "ex-" not in third.url.split("#")[0]
+    third.locator("button[data-explorer-reset]").click()  # Reset keeps the data set, and only it
+    assert third.url.split("#")[0].endswith("/mha-lesson/?ex-data=trained")
+    third.locator('input[data-dataset="sentence"]').check()
+    assert "?" not in third.url, "the starting view has a plain address"
     # Nonsense in the address is ignored, not an error.
     fourth = new_page()
     fourth.goto("?ex-query=99&ex-merge=verb,verb&ex-isolate=nobody", wait_until="networkidle")

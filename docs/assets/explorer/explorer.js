@@ -224,6 +224,7 @@
       radios.forEach(function (r, i) { r.checked = i === index; });
       root.setAttribute("data-dataset", ds.name);
       description.textContent = ds.description;
+      var madeOpen = Boolean(view.made && view.made.open); // the panel stays open across a switch of data
       clear(body);
       view = {};
 
@@ -352,6 +353,7 @@
 
       // How the query's weights are made. Drawn only while open (nothing of it at start-up).
       view.made = el("details", { class: "mha-explorer__made", "data-explorer-made": "" });
+      view.made.open = madeOpen;
       view.made.appendChild(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"));
       view.madeBody = el("div", { class: "mha-explorer__made-body" });
       view.made.appendChild(view.madeBody);
@@ -815,10 +817,21 @@
 
     /* ---- how the weights are made ---- */
 
+    /* A vector in brief: two decimals (one from 10 up), and a run of three or more zeros as 0\u00d7n. */
     function vector(values) {
-      return "(" + values.map(function (v) {
-        return v === 0 ? "0" : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
-      }).join(" ") + ")";
+      var parts = [], zeros = 0;
+      function flush() {
+        if (zeros >= 3) parts.push("0\u00d7" + zeros);
+        else for (var z = 0; z < zeros; z++) parts.push("0");
+        zeros = 0;
+      }
+      values.forEach(function (v) {
+        if (v === 0) { zeros++; return; }
+        flush();
+        parts.push(Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+      });
+      flush();
+      return "(" + parts.join(" ") + ")";
     }
 
     function features(q) {
@@ -843,7 +856,7 @@
       ["Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W", ["Q"],
         " to get q, and every key\u2019s features by its W", ["K"], " to get k. A key\u2019s score is q\u00b7k divided by " +
         "\u221ad\u2096 (d\u2096 = " + ds.d_k + ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) +
-        "); the softmax over the keys turns the scores into the weights."].forEach(function (part) {
+        "); the softmax over the keys turns the scores into the weights. In the vectors, 0\u00d7n stands for n zeros."].forEach(function (part) {
         intro.appendChild(typeof part === "string" ? document.createTextNode(part) : el("sup", {}, part[0]));
       });
       panel.appendChild(intro);
@@ -872,11 +885,11 @@
         var scores = h.scores[q], weights = merged ? h.weights[q] : h.weights[q];
         scores.forEach(function (score, k) {
           var tr = el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" });
-          tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (itself)" : "")));
+          tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")));
           if (!merged) tr.appendChild(el("td", { class: "mha-explorer__k" }, vector(h.k[k])));
           var exact = score.toFixed(4);
           tr.appendChild(el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)));
-          tr.appendChild(el("td", { "data-score": exact }, score.toFixed(3)));
+          tr.appendChild(el("td", { "data-score": exact }, score.toFixed(2)));
           tr.appendChild(el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4)));
           tbody.appendChild(tr);
         });
