@@ -6,7 +6,10 @@ keyboard focus, arcs linked to the grids, Isolate respecting unticked heads, the
 caption's wording, 24 x 24 px tokens at 375 px, no re-animation on resize, the
 trained-heads dataset, keyboard use, leaving and coming back, the <noscript> fallback
 (never fetched when JavaScript runs), print, and screenshots in light and dark at
-375 and 1280 px (saved under ``/tmp/shots/``).
+375 and 1280 px (saved under ``/tmp/shots/``). Then "How these weights are made" (every
+shown score and weight against torch, every query), merging two heads (against torch),
+the view kept in the address, the SVG download, and the new controls by keyboard, by
+name and inside 375 px.
 """
 
 from __future__ import annotations
@@ -270,6 +273,8 @@ def test_keyboard_alone_operates_the_explorer(new_page) -> None:
     assert page.evaluate("() => document.activeElement.dataset.headIsolate") == "coreference"
     page.keyboard.press("Enter")
     assert arcs(page) == expected(SENTENCE, range(len(TOKENS)), ["coreference"])
+    page.keyboard.press("Tab")  # the merge control comes next; then Reset
+    assert page.evaluate("() => 'explorerMerge' in document.activeElement.dataset")
     page.keyboard.press("Tab")
     assert page.evaluate("() => 'explorerReset' in document.activeElement.dataset")
     page.keyboard.press("Enter")

@@ -708,6 +708,13 @@
 
   window.mhaLiveHeads = { loadModel: loadModel, decode: decode, forward: forward, parseTokens: parseTokens, halfToFloat: halfToFloat };
 
-  // Material's bundle, which defines document$, runs before this script on every page.
-  document$.subscribe(initAll);
+  // Material's bundle defines document$ (it emits once per page). It may start before or after this
+  // script: without it yet, run on the parsed page (init skips a root it has already started).
+  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(initAll);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", initAll);
+  } else {
+    initAll();
+  }
 })();
