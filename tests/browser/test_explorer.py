@@ -795,6 +795,8 @@ def test_the_view_downloads_as_a_standalone_svg(new_page) -> None:
         page.locator("button[data-explorer-download]").click()
     download = info.value
     assert download.suggested_filename == f"attention-sentence-query-{CAT}.svg"
+    SHOTS.mkdir(exist_ok=True)
+    download.save_as(SHOTS / download.suggested_filename)  # to look at
     text = Path(download.path()).read_text(encoding="utf-8")
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
     root = ET.fromstring(text)
