@@ -37,7 +37,19 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 
-from mha_ref.demo_heads import DEFAULT_QUERY, HEAD_NAMES, SENTENCE, TOKENS, attention_patterns, head_weights, token_features
+from mha_ref.attention import project, split_heads
+from mha_ref.demo_heads import (
+    D_K,
+    DEFAULT_QUERY,
+    FEATURE_NAMES,
+    HEAD_NAMES,
+    NUM_HEADS,
+    SENTENCE,
+    TOKENS,
+    attention_patterns,
+    head_weights,
+    token_features,
+)
 from mha_site.files import json_bytes
 from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
 
@@ -52,6 +64,7 @@ __all__ = [
     "RESULTS",
     "token_symbol",
     "demo_patterns",
+    "demo_queries_keys",
     "sentence_dataset",
     "trained_dataset",
     "explorer_data",
@@ -159,6 +172,40 @@ def demo_patterns(device: str = "cpu") -> torch.Tensor:
     return attention_patterns(features, weights).cpu()  # (h, T, T)
 
 
+def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The demo layer's input and every head's queries and keys, in float64, on the CPU.
+
+    Returns ``x`` ``(T, d_model)``, ``q`` and ``k`` ``(h, T, d_k)``: the projections
+    :func:`mha_ref.multi_head_attention` makes before it scores (``softmax(q k^T / sqrt(d_k))``).
+
+    >>> x, q, k = demo_queries_keys()
+    >>> tuple(x.shape), tuple(q.shape), tuple(k.shape)
+    ((11, 64), (4, 11, 16), (4, 11, 16))
+    >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns()))
+    True
+    """
+    x = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
+    weights = {name: w.to(device=device, dtype=torch.float64) for name, w in head_weights().items()}
+    q = split_heads(project(x, weights["w_q"]), NUM_HEADS)[0]  # (h, T, d_k)
+    k = split_heads(project(x, weights["w_k"]), NUM_HEADS)[0]  # (h, T, d_k)
+    return x[0].cpu(), q.cpu(), k.cpu()
+
+
+def _how_weights_are_made(device: str) -> dict[str, Any]:
+    """For the explorer's "how the weights are made" panel: features, q, k and the scaled scores."""
+    x, q, k = demo_queries_keys(device)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(D_K)  # (h, T, T): the softmax's input
+    named = len(FEATURE_NAMES)
+    return {
+        "d_k": D_K,
+        "feature_names": list(FEATURE_NAMES),
+        "features": _rounded(x[:, :named]),
+        "per_head": [
+            {"q": _rounded(q[i]), "k": _rounded(k[i]), "scores": _rounded(scores[i])} for i in range(NUM_HEADS)
+        ],
+    }
+
+
 def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
     """The hand-built heads on the demo sentence, weights rounded to :data:`DIGITS` places.
 
@@ -170,6 +217,10 @@ def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
     """
     patterns = demo_patterns(device)
     labels = {"previous": "previous token", "subject": "subject", "verb": "verb", "coreference": "coreference"}
+    made = _how_weights_are_made(device)
+    heads = [_head_entry(name, labels[name], _rounded(p)) for name, p in zip(HEAD_NAMES, patterns)]
+    for head, extra in zip(heads, made.pop("per_head")):
+        head.update(extra)
     return {
         "name": "sentence",
         "title": "Hand-built heads, one sentence",
@@ -180,7 +231,8 @@ def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
         "tokens": list(TOKENS),
         "symbols": list(TOKENS),
         "default_query": DEFAULT_QUERY,
-        "heads": [_head_entry(name, labels[name], _rounded(p)) for name, p in zip(HEAD_NAMES, patterns)],
+        **made,
+        "heads": heads,
     }
 
 
@@ -239,6 +291,10 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
         "default_query": half + half // 2,
         "half": half,
         "induction_hits": hits,
+        "scores_missing": (
+            "The training record keeps these two heads\u2019 attention weights, not the queries and keys "
+            "behind them, so for this data the panel shows the weights only."
+        ),
         "heads": [
             _head_entry("previous", "previous token", _rounded(maps["previous_token"]),
                         f"layer {prev_layer}, head {prev_index}"),

@@ -6,12 +6,16 @@ keyboard focus, arcs linked to the grids, Isolate respecting unticked heads, the
 caption's wording, 24 x 24 px tokens at 375 px, no re-animation on resize, the
 trained-heads dataset, keyboard use, leaving and coming back, the <noscript> fallback
 (never fetched when JavaScript runs), print, and screenshots in light and dark at
-375 and 1280 px (saved under ``/tmp/shots/``).
+375 and 1280 px (saved under ``/tmp/shots/``). Then "How these weights are made" (every
+shown score and weight against torch, every query), merging two heads (against torch),
+the view kept in the address, the SVG download, and the new controls by keyboard, by
+name and inside 375 px.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -269,6 +273,8 @@ def test_keyboard_alone_operates_the_explorer(new_page) -> None:
     assert page.evaluate("() => document.activeElement.dataset.headIsolate") == "coreference"
     page.keyboard.press("Enter")
     assert arcs(page) == expected(SENTENCE, range(len(TOKENS)), ["coreference"])
+    page.keyboard.press("Tab")  # the merge control comes next; then Reset
+    assert page.evaluate("() => 'explorerMerge' in document.activeElement.dataset")
     page.keyboard.press("Tab")
     assert page.evaluate("() => 'explorerReset' in document.activeElement.dataset")
     page.keyboard.press("Enter")
@@ -575,3 +581,286 @@ def test_the_weights_table_fits_a_phone_with_each_swatch_over_its_column(new_pag
       return swatch.left < cell.left || swatch.right > cell.right || swatch.bottom > name.top + 1;
     }).map((th) => th.dataset.head)""")
     assert strays == [], f"swatches not above their own column's name: {strays}"
+
+
+# ---------------------------------------------------------------- how the weights are made, merge, address, SVG
+
+SCORE_TOLERANCE = 1e-4  # scores and weights in heads.json are rounded to 4 places (JSON_TOLERANCE)
+MERGE_TOLERANCE = 5e-4  # merged weights: the softmax of sums of two rounded scores, then printed to 4 places
+
+MADE_JS = """() => [...document.querySelectorAll('.mha-explorer__made table.mha-explorer__scores')].map(t => ({
+  head: t.dataset.head, query: Number(t.dataset.query),
+  rows: [...t.querySelectorAll('tbody tr')].map(r => ({
+    key: Number(r.dataset.key),
+    scores: [...r.querySelectorAll('[data-score]')].map(c => Number(c.dataset.score)),
+    raw: Number(r.querySelector('[data-raw]').dataset.raw),
+    raw_text: r.querySelector('[data-raw]').textContent,
+    score_text: r.querySelectorAll('[data-score]')[1].textContent,
+    weight: Number(r.querySelector('[data-weight]').dataset.weight),
+    weight_text: r.querySelector('[data-weight]').textContent})) }))"""
+
+STATE_JS = """() => {
+  const root = document.querySelector('.mha-explorer');
+  return {
+    data: root.dataset.dataset,
+    query: Number(root.querySelector('.mha-explorer__token[aria-pressed="true"]').dataset.tokenIndex),
+    on: [...root.querySelectorAll('input[data-head-toggle]')].filter(b => b.checked).map(b => b.dataset.headToggle),
+    isolated: [...root.querySelectorAll('button[data-head-isolate][aria-pressed="true"]')].map(b => b.dataset.headIsolate),
+    merge: root.querySelector('select[data-explorer-merge]').value,
+    caption: root.querySelector('.mha-explorer__caption').textContent,
+  };
+}"""
+
+
+def reference_scores():
+    """Scaled scores q.k / sqrt(d_k) and weights of the demo heads, from mha_ref in float64: (h, T, T) each."""
+    import torch
+
+    from mha_ref import scaled_dot_product_attention
+    from mha_site.explorer import demo_queries_keys
+
+    _, q, k = demo_queries_keys()
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    _, weights = scaled_dot_product_attention(q, k, k)
+    assert torch.allclose(torch.softmax(scores, dim=-1), weights)
+    return q, k, scores, weights
+
+
+def brief(values) -> str:
+    """A vector as the panel prints it: two decimals (one from 10 up), three or more zeros in a row as 0×n."""
+    parts, zeros = [], 0
+    for v in [*[round(v, 4) for v in values], None]:
+        if v == 0:
+            zeros += 1
+            continue
+        parts += [f"0\u00d7{zeros}"] if zeros >= 3 else ["0"] * zeros
+        zeros = 0
+        if v is not None:
+            parts.append(f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}")
+    return "(" + " ".join(parts) + ")"
+
+
+def open_made(page) -> None:
+    summary = page.locator(".mha-explorer__made summary")
+    summary.scroll_into_view_if_needed()
+    summary.focus()
+    page.keyboard.press("Enter")  # by keyboard: a <summary> opens with Enter
+    page.wait_for_selector(".mha-explorer__made[open] table.mha-explorer__scores")
+
+
+def test_how_the_weights_are_made_matches_torch_for_every_query(new_page) -> None:
+    q_ref, _, scores, weights = reference_scores()
+    page = open_explorer(new_page)
+    assert page.locator(".mha-explorer__made-body").evaluate("b => b.children.length") == 0, "drawn before it opens"
+    open_made(page)
+    names = [h["name"] for h in SENTENCE["heads"]]
+    checked = 0
+    for query in range(len(TOKENS)):
+        token(page, query).click()
+        tables = page.evaluate(MADE_JS)
+        assert [t["head"] for t in tables] == names and {t["query"] for t in tables} == {query}
+        for table in tables:
+            h = names.index(table["head"])
+            assert [r["key"] for r in table["rows"]] == list(range(len(TOKENS)))
+            for row in table["rows"]:
+                expected = float(scores[h, query, row["key"]])
+                assert all(abs(s - expected) <= SCORE_TOLERANCE for s in row["scores"]), (table["head"], query, row)
+                assert abs(row["raw"] - 4 * expected) <= 4 * SCORE_TOLERANCE  # q.k before the division by sqrt(16)
+                assert row["raw_text"] == f"{row['raw']:.2f}" and row["score_text"] == f"{row['scores'][1]:.2f}"
+                assert abs(row["weight"] - float(weights[h, query, row["key"]])) <= SCORE_TOLERANCE
+                assert row["weight_text"] == f"{row['weight']:.4f}"
+                checked += 1
+        # The query's own features and each head's q are printed, to two decimals.
+        text = page.locator(".mha-explorer__made-body").inner_text()
+        assert f"x(\u201c{TOKENS[query]}\u201d): position code (" in text
+        for h, name in enumerate(names):
+            shown_q = page.locator(f'.mha-explorer__made-head[data-head="{name}"] .mha-explorer__vector').inner_text()
+            assert shown_q == "q = " + brief(q_ref[h, query].tolist()), (name, query)
+    assert checked == len(names) * len(TOKENS) ** 2
+    # Every element that shows a score carries it.
+    assert page.locator(".mha-explorer__made [data-score]").count() == 2 * len(names) * len(TOKENS)
+    switch_to_trained(page)
+    assert page.locator(".mha-explorer__made table").count() == 0
+    assert "not the queries and keys" in page.locator(".mha-explorer__made-body").inner_text()
+    assert page.locator("select[data-explorer-merge]").is_disabled()
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_merged_heads_match_torch_and_blur_both_answers(new_page) -> None:
+    import itertools
+
+    import torch
+
+    from mha_ref import scaled_dot_product_attention
+
+    q, k, scores, _ = reference_scores()
+    names = [h["name"] for h in SENTENCE["heads"]]
+    page = open_explorer(new_page)
+    select = page.locator("select[data-explorer-merge]")
+    for a, b in itertools.combinations(range(len(names)), 2):
+        select.select_option(f"{names[a]},{names[b]}")
+        qq, kk = torch.cat([q[a], q[b]], dim=-1), torch.cat([k[a], k[b]], dim=-1)  # one head of width 2 d_k
+        _, merged = scaled_dot_product_attention(qq, kk, kk)  # softmax((q1.k1 + q2.k2) / sqrt(2 d_k))
+        cells = page.evaluate("""() => [...document.querySelectorAll(
+          '.mha-explorer__grid[data-head="merged"] rect.mha-cell')].map(c => [+c.dataset.query, +c.dataset.key, +c.dataset.weight])""")
+        assert len(cells) == len(TOKENS) ** 2
+        worst = max(abs(w - float(merged[qi, ki])) for qi, ki, w in cells)
+        assert worst <= MERGE_TOLERANCE, (names[a], names[b], worst)
+        # The two merged heads are gone from the drawing; one merged head stands in their place.
+        drawn = {head for head, *_ in arcs(page)}
+        assert names[a] not in drawn and names[b] not in drawn and "merged" in drawn
+        assert page.locator(f'input[data-head-toggle="{names[a]}"]').is_disabled()
+        scaled = (qq @ kk.T / math.sqrt(qq.shape[-1]))[IT]
+        assert page.locator(".mha-explorer__made-body").evaluate("b => b.children.length") == 0  # shut: not drawn
+        merged_arcs = [(kq, float(w)) for head, _, kq, w in arcs(page) if head == "merged"]
+        assert merged_arcs == [(kq, pytest.approx(float(merged[IT, kq]), abs=MERGE_TOLERANCE))
+                               for kq in range(len(TOKENS)) if float(merged[IT, kq]) >= MIN_WEIGHT]
+        assert abs(float(scaled.max()) - float((scores[a, IT] + scores[b, IT]).max() / math.sqrt(2))) < 1e-9
+    # Previous + subject: "it"'s two answers, "because" and "cat", each fall from 98% to under half.
+    select.select_option("previous,subject")
+    weights = {kq: float(w) for head, _, kq, w in arcs(page) if head == "merged"}
+    assert set(weights) >= {BECAUSE, CAT} and max(weights[BECAUSE], weights[CAT]) < 0.5
+    assert "Merged: the previous token and subject heads as one head of width 32" in caption(page)
+    open_made(page)
+    tables = page.evaluate(MADE_JS)
+    merged_table = [t for t in tables if t["head"] == "merged"][0]
+    qq, kk = torch.cat([q[0], q[1]], dim=-1), torch.cat([k[0], k[1]], dim=-1)
+    expected = qq[IT] @ kk.T / math.sqrt(32)
+    for row in merged_table["rows"]:
+        assert all(abs(s - float(expected[row["key"]])) <= 2 * SCORE_TOLERANCE for s in row["scores"])
+        assert abs(row["raw"] - float(qq[IT] @ kk[row["key"]])) <= 8 * SCORE_TOLERANCE
+    page.locator("button[data-explorer-reset]").click()
+    assert select.input_value() == "" and page.locator('.mha-explorer__grid[data-head="merged"]').count() == 0
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
+    page = new_page()
+    page.goto("#meet-the-heads", wait_until="networkidle")
+    wait_until_built(page)
+    history = page.evaluate("() => history.length")
+    token(page, CAT).click()
+    page.locator('input[data-head-toggle="verb"]').uncheck()
+    page.locator("select[data-explorer-merge]").select_option("previous,subject")
+    page.locator('button[data-head-isolate="coreference"]').click()
+    url = page.url
+    assert "ex-query=1" in url and "ex-heads=previous%2Csubject%2Ccoreference" in url
+    assert "ex-merge=previous%2Csubject" in url and "ex-isolate=coreference" in url
+    assert url.endswith("#meet-the-heads"), "Material's anchor must stay"
+    assert page.evaluate("() => history.length") == history, "a click must not add a history entry"
+    before = page.evaluate(STATE_JS)
+
+    again = new_page()
+    again.goto(url, wait_until="networkidle")
+    wait_until_built(again)
+    after = again.evaluate(STATE_JS)
+    assert after == before
+    assert after["query"] == CAT and after["on"] == ["previous", "subject", "coreference"]
+    assert after["merge"] == "previous,subject" and after["isolated"] == ["coreference"]
+    # The table of contents still moves the page by its own anchors, the view's state kept.
+    again.locator('.md-sidebar--secondary a[href="#what-the-demo-shows"]:visible').first.click()
+    again.wait_for_function("() => location.hash === '#what-the-demo-shows'")
+    assert "ex-merge=previous%2Csubject" in again.url
+    # The data set is part of the state; the starting view leaves no parameter in the address.
+    switch_to_trained(again)
+    token(again, 5).click()
+    assert "ex-data=trained" in again.url and "ex-query=5" in again.url and "ex-merge" not in again.url
+    third = new_page()
+    third.goto(again.url, wait_until="networkidle")
+    wait_until_built(third)
+    state = third.evaluate(STATE_JS)
+    assert state["data"] == "trained" and state["query"] == 5
+    third.locator("button[data-explorer-reset]").click()  # Reset keeps the data set, and only it
+    assert third.url.split("#")[0].endswith("/mha-lesson/?ex-data=trained")
+    third.locator('input[data-dataset="sentence"]').check()
+    assert "?" not in third.url, "the starting view has a plain address"
+    # Nonsense in the address is ignored, not an error.
+    fourth = new_page()
+    fourth.goto("?ex-query=99&ex-merge=verb,verb&ex-isolate=nobody", wait_until="networkidle")
+    wait_until_built(fourth)
+    state = fourth.evaluate(STATE_JS)
+    assert state["query"] == IT and state["merge"] == "" and state["isolated"] == []
+    for p in (page, again, third, fourth):
+        assert p.off_origin == [] and p.console_errors == []
+
+
+def test_the_view_downloads_as_a_standalone_svg(new_page) -> None:
+    import xml.etree.ElementTree as ET
+
+    page = open_explorer(new_page)
+    token(page, CAT).click()
+    page.locator("select[data-explorer-merge]").select_option("previous,verb")
+    shown = arcs(page)
+    with page.expect_download() as info:
+        page.locator("button[data-explorer-download]").click()
+    download = info.value
+    assert download.suggested_filename == f"attention-sentence-query-{CAT}.svg"
+    SHOTS.mkdir(exist_ok=True)
+    download.save_as(SHOTS / download.suggested_filename)  # to look at
+    text = Path(download.path()).read_text(encoding="utf-8")
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    root = ET.fromstring(text)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg" and float(root.get("width")) > 0 and float(root.get("height")) > 0
+    assert root.find(f"{ns}style") is not None and "font-family" in root.find(f"{ns}style").text
+    assert caption(page) == root.find(f"{ns}desc").text
+    texts = ["".join(t.itertext()) for t in root.iter(f"{ns}text")]
+    assert all(t in texts for t in TOKENS), "every token is text in the file"
+    assert "merged previous token + verb head (grey, dash-dot-dot)" in texts
+    paths = [(p.get("data-head"), int(p.get("data-query")), int(p.get("data-key")), p.get("data-weight"))
+             for p in root.iter(f"{ns}path") if p.get("data-weight")]
+    assert paths == shown
+    # Standalone: no link, no external reference; markers are referenced within the file.
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            assert "href" not in name, (element.tag, name)
+            assert "http" not in value and "//" not in value, (element.tag, name, value)
+            if "url(" in value:
+                assert value.startswith("url(#") and root.find(f".//*[@id='{value[5:-1]}']") is not None
+    assert page.off_origin == [] and page.console_errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_new_controls_by_keyboard_named_and_inside_375(new_page, scheme: str) -> None:
+    page = open_explorer(new_page, color_scheme=scheme, width=375, height=800)
+    # Names, as a screen reader reads them.
+    select = page.get_by_role("combobox", name="Merge two heads into one")
+    download = page.get_by_role("button", name="Download this view (SVG)")
+    assert select.count() == 1 and download.count() == 1
+    assert "score is" in select.evaluate("s => document.getElementById(s.getAttribute('aria-describedby')).textContent")
+    # Keyboard: Tab from the last Isolate button reaches the merge control; arrow keys pick a pair.
+    page.locator('button[data-head-isolate="coreference"]').focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.matches('select[data-explorer-merge]')")
+    page.keyboard.press("ArrowDown")
+    assert select.input_value() == "previous,subject"
+    assert page.locator(f'{ARCS}[data-head="merged"]').count() > 0
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.matches('button[data-explorer-reset]')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.matches('button[data-explorer-download]')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.matches('.mha-explorer__made summary')")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".mha-explorer__made[open] table.mha-explorer__scores")
+    # Nothing new sticks out at 375 px: the page does not scroll sideways, and each new part sits inside it
+    # (a scores table too wide for the phone scrolls inside its own box, which is then a named, focusable region).
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375, "the page scrolls sideways"
+    outside = page.evaluate("""() => [...document.querySelectorAll(
+        '.mha-explorer__merge, .mha-explorer__actions, .mha-explorer__made, .mha-explorer__made-body > *, .mha-explorer__made .mha-explorer__table-box')]
+      .filter(n => { const r = n.getBoundingClientRect(); return r.left < -0.5 || r.right > 375.5; })
+      .map(n => n.className)""")
+    assert outside == []
+    boxes = page.evaluate("""() => [...document.querySelectorAll('.mha-explorer__made .mha-explorer__table-box')]
+      .map(b => [b.scrollWidth > b.clientWidth + 1, b.getAttribute('tabindex'), b.getAttribute('role'), b.getAttribute('aria-label')])""")
+    assert all(tab == "0" and role == "region" and name for wide, tab, role, name in boxes if wide)
+    SHOTS.mkdir(exist_ok=True)
+    page.locator(".mha-explorer__heads").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-merge.png"))
+    page.locator(".mha-explorer__made").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-made.png"))
+    page.locator(".mha-explorer__stage").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-merged-arcs.png"))
+    # The merged head's colour is the one the stylesheet gives its scheme.
+    stroke = page.locator(f'{ARCS}[data-head="merged"]').first.evaluate("a => getComputedStyle(a).stroke")
+    assert stroke == ("rgb(85, 85, 85)" if scheme == "light" else "rgb(192, 192, 192)")
+    page.add_script_tag(path=str(AXE))
+    assert page.evaluate(AXE_EXPLORER_JS) == []
+    assert page.off_origin == [] and page.console_errors == []

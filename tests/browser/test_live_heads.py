@@ -409,3 +409,70 @@ def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
     assert 4 * cpu["end"] < 50, cpu  # the issue's budget on a phone-class CPU
     assert cpu["start"] > cpu["end"], cpu  # the full recompute costs more: the cache is what keeps typing cheap
     assert page.console_errors == []
+
+
+# Per induction row: its strongest key, whether that key's cell is inside the visible strip (right of the sticky
+# labels, left of the scroll box's edge), and the off-screen arrow the row shows, if any.
+STRONGEST_JS = """(heads) => {
+  const wrap = document.querySelector('.live-heads__wrap').getBoundingClientRect();
+  const label = document.querySelector('.live-heads__label').getBoundingClientRect();
+  return heads.map(name => {
+    const row = document.querySelector(`[data-row-head="${name}"]`);
+    const top = row.querySelector('[data-top]'), r = top.getBoundingClientRect();
+    const mark = [...row.querySelectorAll('[data-offscreen]')].filter(m => !m.hidden)
+      .map(m => { const b = m.getBoundingClientRect();
+        return {side: m.dataset.offscreen, text: m.textContent, key: Number(m.dataset.key),
+                inside: b.width > 0 && b.left >= label.right - 1 && b.right <= Math.min(wrap.right, innerWidth) + 1}; });
+    return {head: name, key: Number(top.dataset.key), weight: Number(top.dataset.weight),
+            visible: r.left >= label.right - 1 && r.right <= wrap.right + 1, marks: mark};
+  });
+}"""
+
+
+def test_at_375_each_induction_row_shows_its_strongest_key(new_page) -> None:
+    page = open_widget(new_page, width=375, height=800)
+    page.locator("button[data-live-example='figure']").click()  # a block of 12 written twice: targets 11 back
+    tokens = MANIFEST["figure_tokens"]
+    page.locator('[data-live-heads] button[aria-pressed="true"]').focus()
+    page.keyboard.press("End")
+    marked = 0
+    for query in range(len(tokens) - 1, len(tokens) // 2, -1):  # the second copy, walked by keyboard
+        page.wait_for_function(f"() => document.querySelector('[data-live-heads]').dataset.liveQuery === '{query}'")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")  # the scroll
+        for row in page.evaluate(STRONGEST_JS, INDUCTION):
+            if row["visible"]:
+                assert row["marks"] == [], row
+                continue
+            # Off screen: an arrow and the key's position, symbol and weight, inside the visible strip.
+            (mark,) = row["marks"]
+            symbol = SYMBOLS[tokens[row["key"]]]
+            arrow = "\u25c0" if mark["side"] == "left" else "\u25b6"
+            assert mark["key"] == row["key"] and mark["inside"], (query, row)
+            assert arrow in mark["text"] and f"\u00b7{row['key']} {symbol} {row['weight']:.2f}" in mark["text"], (query, row)
+            marked += 1
+        if query == len(tokens) - 1:
+            page.locator("[data-live-heads]").screenshot(path="/tmp/live-heads-375-offscreen.png")
+        page.keyboard.press("ArrowLeft")
+    assert marked > 0, "at 375 px the first copy should be off screen for some query (else this test shows nothing)"
+    # Scrolled back to the start by hand, the marks go: the strongest keys are in view.
+    page.locator(".live-heads__wrap").evaluate("w => { w.scrollLeft = 0; }")
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-offscreen]')].every(m => m.hidden ||
+      m.dataset.offscreen === 'right')""")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(new_page) -> None:
+    consonants = " ".join(dict.fromkeys(s[0] for s in SYMBOLS))
+    vowels = " ".join(dict.fromkeys(s[1:] for s in SYMBOLS))
+    assert "u" not in vowels.split()  # the model's vowels are a, e, i, o
+    page = open_widget(new_page)
+    box = page.locator("[data-live-input]")
+    box.fill("ba bu")
+    assert box.get_attribute("aria-invalid") == "true"
+    status = page.locator(".live-heads__status").inner_text()
+    assert status == (f"\u201cbu\u201d is not a token: a token is one of the consonants {consonants} followed by one of "
+                      f"the vowels {vowels} (the model has no \u201cu\u201d), or type a number from 0 to {len(SYMBOLS) - 1}.")
+    box.fill("ba bo")
+    assert box.get_attribute("aria-invalid") is None
+    assert page.console_errors == []

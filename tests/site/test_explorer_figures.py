@@ -370,3 +370,62 @@ def test_page_shows_every_figure_with_alt_text() -> None:
     fallback = source.split('<div class="mha-explorer__fallback" markdown>', 1)[1].split("\n</div>", 1)[0]
     assert all(f"]({src})" in fallback for _, src in images)
     assert "<noscript" not in source, "the hook wraps the fallback; wrapped here too, it nested"
+
+
+def test_committed_scores_are_q_dot_k_over_sqrt_d_k_and_their_softmax_is_the_weights() -> None:
+    import torch
+
+    from mha_site.explorer import demo_queries_keys
+
+    committed = json.loads((EXPLORER_ASSETS / "heads.json").read_text(encoding="utf-8"))
+    sentence = committed["datasets"][0]
+    x, q, k = demo_queries_keys()
+    assert sentence["d_k"] == D_K == q.shape[-1]
+    named = len(sentence["feature_names"])
+    assert x[:, named:].abs().max() == 0, "every non-zero feature has a name"
+    assert compare_data(sentence["features"], x[:, :named].tolist()) == []
+    for i, head in enumerate(sentence["heads"]):
+        scores = torch.tensor(head["scores"], dtype=torch.float64)
+        assert compare_data(head["q"], q[i].tolist()) == [] and compare_data(head["k"], k[i].tolist()) == []
+        assert (scores - q[i] @ k[i].T / math.sqrt(D_K)).abs().max() <= JSON_TOLERANCE
+        # The softmax of the rounded scores gives the committed weights, to the same tolerance.
+        assert (torch.softmax(scores, dim=-1) - torch.tensor(head["weights"])).abs().max() <= JSON_TOLERANCE
+    trained = committed["datasets"][1]
+    assert "d_k" not in trained and "not the queries and keys" in trained["scores_missing"]
+
+
+def test_page_counts_the_distinct_targets_of_it() -> None:
+    it = TOKENS.index("it")
+    targets = {keys[it] for keys in top_keys().values()}
+    words = {1: "one", 2: "two", 3: "three", 4: "four"}
+    text = " ".join(page_text().split())
+    assert f"land on {words[len(targets)]} different tokens, because two of the answers are \"cat\"" in text
+    assert sorted(TOKENS[k] for k in top_keys()["subject"][it:it + 1] + top_keys()["coreference"][it:it + 1]) == ["cat", "cat"]
+    assert "four different answers" not in text
+
+
+def test_page_states_what_merging_two_heads_does_to_it() -> None:
+    import torch
+
+    from mha_ref import scaled_dot_product_attention
+    from mha_site.explorer import demo_queries_keys
+
+    _, q, k = demo_queries_keys()
+    it, because, cat = (TOKENS.index(t) for t in ("it", "because", "cat"))
+    _, alone = scaled_dot_product_attention(q, k, k)
+
+    def merged(a: str, b: str) -> torch.Tensor:
+        i, j = HEAD_NAMES.index(a), HEAD_NAMES.index(b)
+        qq, kk = torch.cat([q[i], q[j]], -1), torch.cat([k[i], k[j]], -1)
+        return scaled_dot_product_attention(qq, kk, kk)[1][it]
+
+    blur = merged("previous", "subject")
+    text = " ".join(page_text().split())
+    pct = lambda w: f"{round(100 * float(w))}%"  # noqa: E731
+    assert pct(blur[because]) == pct(blur[cat]) == "47%"
+    assert pct(alone[0, it, because]) == pct(alone[1, it, cat]) == "98%"
+    assert (f'"it" gives {pct(blur[because])} of its weight to "because" and {pct(blur[cat])} to "cat", where each '
+            f"head alone gave its own answer {pct(alone[0, it, because])}") in text
+    lost = merged("previous", "coreference")
+    assert f'"cat" takes {pct(lost[cat])} and "because" keeps {pct(lost[because])}' in text
+    assert "$2d_k = 32$" in text and 2 * D_K == 32

@@ -64,6 +64,16 @@ def test_page_lists_the_manifest_vocabulary() -> None:
     assert vocab.group(1).split() == lh.token_symbols(manifest()["config"]["vocab_size"]) == manifest()["symbols"]
 
 
+
+def test_page_names_the_letters_of_the_syllables() -> None:
+    symbols = manifest()["symbols"]
+    consonants, vowels = sorted({s[0] for s in symbols}), sorted({s[1:] for s in symbols})
+    assert len(consonants) * len(vowels) == len(symbols) and "u" not in vowels
+    text = " ".join((ROOT / "docs" / "real-heads.md").read_text(encoding="utf-8").split())
+    spoken = ", ".join(vowels[:-1]) + " and " + vowels[-1]
+    assert f"one of {len(consonants)} consonants followed by one of the vowels {spoken} (there is no `u`;" in text
+
+
 def _copy_inputs(tmp_path: Path) -> Path:
     for relative in (lh.RESULTS, lh.ASSET_DIR / "weights.bin", lh.ASSET_DIR / "model.json", lh.VECTORS):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)

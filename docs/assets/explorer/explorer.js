@@ -11,6 +11,10 @@
  *   <div class="mha-explorer" data-explorer-src="...heads.json">
  *     <noscript>  static figures, only ever shown without JavaScript
  *     <p class="mha-explorer__caption" aria-live="polite">  rewritten on every change
+ * The view (data set, query, heads switched on, isolated head, merged pair) is kept in the
+ * page address's query string (ex-data, ex-query, ex-heads, ex-isolate, ex-merge) with
+ * history.replaceState, so a link reopens it; the hash stays Material's. "How the weights
+ * are made" (q, k, q.k / sqrt(d_k), softmax) is drawn only while its panel is open.
  * Pages without that markup are left alone. Initialisation runs on every document$
  * emission: once per load here, and again per page should Material's instant navigation
  * (off in mkdocs.yml, for speed) be switched back on.
@@ -19,7 +23,11 @@
   "use strict";
 
   var SVG_NS = "http://www.w3.org/2000/svg";
-  var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4" };
+  var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4", dashdotdot: "12 3 2 3 2 3" };
+  // Colours of the standalone SVG download (the page's light scheme; mha_site.explorer.HEAD_COLOURS).
+  var LIGHT = { previous: "#0072b2", subject: "#9a6a00", verb: "#009e73", coreference: "#922b5f", induction: "#9a6a00",
+    merged: "#555555" };
+  var PARAMS = ["ex-data", "ex-query", "ex-heads", "ex-isolate", "ex-merge"];
   var instances = 0;
 
   function el(tag, attrs, text) {
@@ -43,6 +51,25 @@
   function listWords(words) {
     if (words.length < 2) return words.join("");
     return words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
+  }
+
+  /* The scaled scores of one row -> softmax weights (max subtracted first). */
+  function softmax(row) {
+    var top = Math.max.apply(null, row), sum = 0;
+    var e = row.map(function (s) { var v = Math.exp(s - top); sum += v; return v; });
+    return e.map(function (v) { return v / sum; });
+  }
+
+  /* Two heads as one of width 2 d_k: q = [q1 | q2], k = [k1 | k2], so
+     q.k / sqrt(2 d_k) = (q1.k1 + q2.k2) / sqrt(2 d_k) = (s1 + s2) / sqrt(2), with s = q.k / sqrt(d_k). */
+  function mergeHeads(a, b) {
+    var scores = a.scores.map(function (row, q) {
+      return row.map(function (s, k) { return (s + b.scores[q][k]) * Math.SQRT1_2; });
+    });
+    return {
+      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour_name: "grey",
+      dash: "dashdotdot", dash_name: "dash-dot-dot", scores: scores, weights: scores.map(softmax), parts: [a, b],
+    };
   }
 
   function reducedMotion() {
@@ -69,6 +96,7 @@
     var state = null; // set by mount()
     var ds = null; // the current dataset
     var view = {}; // the current dataset's nodes
+    var live = false; // true once the first view is drawn: from then on every change goes into the address
 
     var captionNode = root.querySelector(".mha-explorer__caption");
     var app = el("div", { class: "mha-explorer__app" });
@@ -79,7 +107,7 @@
     var radios = data.datasets.map(function (dataset, index) {
       var label = el("label", { class: "mha-explorer__choice" });
       var radio = el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name });
-      radio.addEventListener("change", function () { if (radio.checked) mount(index); });
+      radio.addEventListener("change", function () { if (radio.checked) mount(index, null); });
       label.appendChild(radio);
       label.appendChild(el("span", {}, dataset.title));
       picker.appendChild(label);
@@ -96,11 +124,27 @@
     root.insertBefore(app, captionNode || null);
     root.setAttribute("data-explorer-ready", "");
 
-    function headByName(name) { return ds.heads.filter(function (h) { return h.name === name; })[0]; }
+    function headByName(name) {
+      if (name === "merged") return mergedHead();
+      return ds.heads.filter(function (h) { return h.name === name; })[0];
+    }
+    /* The merged pair's head (computed when a pair is picked, kept until the pair changes), or null. */
+    function mergedHead() {
+      if (!state.merge) return null;
+      var key = state.merge.join(",");
+      if (!view.merged || view.merged.key !== key) {
+        view.merged = mergeHeads(headByName(state.merge[0]), headByName(state.merge[1]));
+        view.merged.key = key;
+      }
+      return view.merged;
+    }
+    function isMerged(name) { return Boolean(state.merge) && state.merge.indexOf(name) >= 0; }
     function shownHeads() {
-      return ds.heads.filter(function (h) {
-        return state.enabled[h.name] && (!state.isolated || state.isolated === h.name);
+      var list = ds.heads.filter(function (h) {
+        return !isMerged(h.name) && state.enabled[h.name] && (!state.isolated || state.isolated === h.name);
       });
+      if (state.merge && !state.isolated) list.push(mergedHead());
+      return list;
     }
 
     /* The arcs the state draws: [{head, query, key, weight}], every key with weight >= minWeight. */
@@ -161,19 +205,26 @@
       text += heads.map(function (h) {
         return describeHead(h) + ": " + rowWords(h, state.query);
       }).join(". ") + ". Arcs show every weight of at least " + percent(minWeight) + ".";
-      var off = ds.heads.filter(function (h) { return !state.enabled[h.name]; });
+      var off = ds.heads.filter(function (h) { return !state.enabled[h.name] && !isMerged(h.name); });
       if (off.length) text += " Switched off: " + off.map(function (h) { return h.label; }).join(", ") + ".";
+      if (state.merge) {
+        text += " Merged: the " + mergedHead().parts[0].label + " and " + mergedHead().parts[1].label +
+          " heads as one head of width " + 2 * ds.d_k + ", with one softmax over (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" +
+          2 * ds.d_k + ".";
+      }
       return text;
     }
 
     /* Build the dataset-specific part: tokens, head controls, row table, grids. */
-    function mount(index) {
+    function mount(index, wanted) {
       ds = data.datasets[index];
-      state = { query: ds.default_query, enabled: {}, isolated: null, preview: null };
+      state = { query: ds.default_query, enabled: {}, isolated: null, preview: null, merge: null };
       ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
+      if (wanted) applyWanted(wanted);
       radios.forEach(function (r, i) { r.checked = i === index; });
       root.setAttribute("data-dataset", ds.name);
       description.textContent = ds.description;
+      var madeOpen = Boolean(view.made && view.made.open); // the panel stays open across a switch of data
       clear(body);
       view = {};
 
@@ -213,7 +264,7 @@
         "aria-label": "Arcs (arrow keys move between them)",
       });
       var defs = svgEl("defs");
-      ds.heads.forEach(function (h) {
+      ds.heads.concat(ds.d_k ? [{ name: "merged" }] : []).forEach(function (h) {
         var marker = svgEl("marker", {
           id: id + "-arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
           markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse",
@@ -280,17 +331,34 @@
         row.appendChild(isolate);
         controls.appendChild(row);
       });
+      controls.appendChild(mergeControl());
+      var actions = el("div", { class: "mha-explorer__actions" });
       var reset = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
         "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)");
       reset.addEventListener("click", function () {
         var moved = state.query !== ds.default_query;
         state.query = ds.default_query;
         state.isolated = null;
+        state.merge = null;
         ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
         render(moved);
       });
-      controls.appendChild(reset);
+      actions.appendChild(reset);
+      var download = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
+        "Download this view (SVG)");
+      download.addEventListener("click", downloadSvg);
+      actions.appendChild(download);
+      controls.appendChild(actions);
       body.appendChild(controls);
+
+      // How the query's weights are made. Drawn only while open (nothing of it at start-up).
+      view.made = el("details", { class: "mha-explorer__made", "data-explorer-made": "" });
+      view.made.open = madeOpen;
+      view.made.appendChild(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"));
+      view.madeBody = el("div", { class: "mha-explorer__made-body" });
+      view.made.appendChild(view.madeBody);
+      view.made.addEventListener("toggle", function () { if (view.made.open) drawMade(); else clear(view.madeBody); });
+      body.appendChild(view.made);
 
       // The query's full row, as numbers (one column per shown head).
       var weights = el("div", { class: "mha-explorer__weights" });
@@ -359,6 +427,7 @@
       svg.setAttribute("viewBox", "0 0 " + width + " " + (footY + 2));
       var order = {};
       ds.heads.forEach(function (h, i) { order[h.name] = i; });
+      order.merged = ds.heads.length;
       var enter = animate && !reducedMotion();
       var arcs = arcsFor();
       var heaviest = {};
@@ -531,11 +600,14 @@
 
     // The table's box takes keyboard focus, as a named region, only while it has to scroll.
     function fitTableBox() {
-      var box = view.table.parentElement;
+      fitBox(view.table.parentElement, "Weights of the query, one column per head (scrolls sideways)");
+    }
+
+    function fitBox(box, name) {
       if (box.scrollWidth > box.clientWidth + 1) {
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");
-        box.setAttribute("aria-label", "Weights of the query, one column per head (scrolls sideways)");
+        box.setAttribute("aria-label", name);
       } else {
         ["tabindex", "role", "aria-label"].forEach(function (name) { box.removeAttribute(name); });
       }
@@ -654,19 +726,295 @@
       });
       ds.heads.forEach(function (h) {
         view.toggles[h.name].checked = state.enabled[h.name];
+        view.toggles[h.name].disabled = isMerged(h.name); // a merged head is drawn as part of the merge
         view.isolators[h.name].setAttribute("aria-pressed", state.isolated === h.name ? "true" : "false");
-        view.isolators[h.name].disabled = !state.enabled[h.name];
+        view.isolators[h.name].disabled = !state.enabled[h.name] || isMerged(h.name);
       });
+      if (view.mergeSelect) view.mergeSelect.value = state.merge ? state.merge.join(",") : "";
       root.classList.toggle("mha-explorer--isolated", Boolean(state.isolated));
       setHot(null);
       drawArcs(animate);
       showQuery();
       drawTable();
       drawGrids();
+      if (view.made.open) drawMade();
       if (captionNode) captionNode.textContent = caption();
+      writeUrl();
     }
 
-    mount(0);
+    /* ---- merging two heads ---- */
+
+    function mergeControl() {
+      var box = el("div", { class: "mha-explorer__merge" });
+      var selectId = id + "-merge";
+      box.appendChild(el("label", { for: selectId }, "Merge two heads into one"));
+      var select = el("select", { id: selectId, "data-explorer-merge": "", "aria-describedby": selectId + "-note" });
+      select.appendChild(el("option", { value: "" }, "no merge"));
+      ds.heads.forEach(function (a, i) {
+        ds.heads.slice(i + 1).forEach(function (b) {
+          select.appendChild(el("option", { value: a.name + "," + b.name }, a.label + " + " + b.label));
+        });
+      });
+      select.disabled = !ds.d_k;
+      select.addEventListener("change", function () {
+        state.merge = select.value ? select.value.split(",") : null;
+        if (state.isolated && isMerged(state.isolated)) state.isolated = null;
+        render(false);
+      });
+      view.mergeSelect = select;
+      box.appendChild(select);
+      box.appendChild(el("p", { id: selectId + "-note", class: "mha-explorer__note" }, ds.d_k
+        ? "One head of width 2d\u2096 = " + 2 * ds.d_k + ": the two heads\u2019 q laid end to end, and their k, so " +
+          "the score is (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" + 2 * ds.d_k +
+          " and one softmax shares the weight between both heads\u2019 answers."
+        : ds.scores_missing));
+      return box;
+    }
+
+    /* ---- the view in the page address ---- */
+
+    function readUrl() {
+      var params = new URLSearchParams(window.location.search), wanted = {};
+      PARAMS.forEach(function (name) { if (params.has(name)) wanted[name] = params.get(name); });
+      return wanted;
+    }
+
+    /* Apply what the address asks for to the fresh state, ignoring what this data set cannot show. */
+    function applyWanted(wanted) {
+      var names = ds.heads.map(function (h) { return h.name; });
+      var query = Number(wanted["ex-query"]);
+      if (/^\d+$/.test(wanted["ex-query"] || "") && query < ds.tokens.length) state.query = query;
+      if ("ex-heads" in wanted) {
+        var on = wanted["ex-heads"].split(",");
+        names.forEach(function (name) { state.enabled[name] = on.indexOf(name) >= 0; });
+      }
+      var pair = (wanted["ex-merge"] || "").split(",");
+      if (ds.d_k && pair.length === 2 && pair[0] !== pair[1] &&
+          names.indexOf(pair[0]) >= 0 && names.indexOf(pair[1]) >= 0) {
+        state.merge = names.indexOf(pair[0]) < names.indexOf(pair[1]) ? pair : [pair[1], pair[0]];
+      }
+      var isolate = wanted["ex-isolate"];
+      if (names.indexOf(isolate) >= 0 && state.enabled[isolate] && !isMerged(isolate)) state.isolated = isolate;
+    }
+
+    /* Write the view into the address's query string: no new history entry, the hash untouched. */
+    function writeUrl() {
+      if (!live || !window.history || !window.history.replaceState) return;
+      var url = new URL(window.location.href), params = url.searchParams;
+      PARAMS.forEach(function (name) { params.delete(name); });
+      if (ds !== data.datasets[0]) params.set("ex-data", ds.name);
+      if (state.query !== ds.default_query) params.set("ex-query", String(state.query));
+      var on = ds.heads.filter(function (h) { return state.enabled[h.name]; }).map(function (h) { return h.name; });
+      if (on.length !== ds.heads.length) params.set("ex-heads", on.join(","));
+      if (state.isolated) params.set("ex-isolate", state.isolated);
+      if (state.merge) params.set("ex-merge", state.merge.join(","));
+      var search = params.toString();
+      var next = url.pathname + (search ? "?" + search : "") + url.hash;
+      if (next !== window.location.pathname + window.location.search + window.location.hash) {
+        window.history.replaceState(window.history.state, "", next);
+      }
+    }
+
+    /* ---- how the weights are made ---- */
+
+    /* A vector in brief: two decimals (one from 10 up), and a run of three or more zeros as 0\u00d7n. */
+    function vector(values) {
+      var parts = [], zeros = 0;
+      function flush() {
+        if (zeros >= 3) parts.push("0\u00d7" + zeros);
+        else for (var z = 0; z < zeros; z++) parts.push("0");
+        zeros = 0;
+      }
+      values.forEach(function (v) {
+        if (v === 0) { zeros++; return; }
+        flush();
+        parts.push(Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+      });
+      flush();
+      return "(" + parts.join(" ") + ")";
+    }
+
+    function features(q) {
+      var values = ds.features[q], code = [], flags = [];
+      ds.feature_names.forEach(function (name, i) {
+        if (/^(cos|sin)_/.test(name)) code.push(values[i]);
+        else if (values[i] !== 0) flags.push(name + " " + values[i]);
+      });
+      return "x(" + quoted(ds.symbols[q]) + "): position code " + vector(code) + "; " + flags.join(", ") +
+        "; every other feature 0.";
+    }
+
+    function drawMade() {
+      var panel = view.madeBody, q = state.query;
+      clear(panel);
+      if (!ds.d_k) {
+        panel.appendChild(el("p", { class: "mha-explorer__note" }, ds.scores_missing));
+        return;
+      }
+      panel.setAttribute("data-query", String(q));
+      var intro = el("p");
+      ["Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W", ["Q"],
+        " to get q, and every key\u2019s features by its W", ["K"], " to get k. A key\u2019s score is q\u00b7k divided by " +
+        "\u221ad\u2096 (d\u2096 = " + ds.d_k + ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) +
+        "); the softmax over the keys turns the scores into the weights. In the vectors, 0\u00d7n stands for n zeros."].forEach(function (part) {
+        intro.appendChild(typeof part === "string" ? document.createTextNode(part) : el("sup", {}, part[0]));
+      });
+      panel.appendChild(intro);
+      panel.appendChild(el("p", { class: "mha-explorer__features" }, features(q)));
+      shownHeads().forEach(function (h) {
+        var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
+        var section = el("section", { class: "mha-explorer__made-head", "data-head": h.name });
+        var title = el("p", { class: "mha-explorer__made-title" });
+        title.appendChild(swatch(h));
+        title.appendChild(el("span", {}, describeHead(h)));
+        section.appendChild(title);
+        section.appendChild(el("p", { class: "mha-explorer__vector" }, merged
+          ? "q = [q of the " + h.parts[0].label + " head | q of the " + h.parts[1].label + " head], " + width +
+            " numbers; each k likewise. q\u00b7k = q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082."
+          : "q = " + vector(h.q[q])));
+        var table = el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) });
+        table.appendChild(el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"));
+        var headRow = el("tr");
+        ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]).forEach(function (name) {
+          headRow.appendChild(el("th", { scope: "col" }, name));
+        });
+        var thead = el("thead");
+        thead.appendChild(headRow);
+        table.appendChild(thead);
+        var tbody = el("tbody");
+        var scores = h.scores[q], weights = merged ? h.weights[q] : h.weights[q];
+        scores.forEach(function (score, k) {
+          var tr = el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" });
+          tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")));
+          if (!merged) tr.appendChild(el("td", { class: "mha-explorer__k" }, vector(h.k[k])));
+          var exact = score.toFixed(4);
+          tr.appendChild(el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)));
+          tr.appendChild(el("td", { "data-score": exact }, score.toFixed(2)));
+          tr.appendChild(el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4)));
+          tbody.appendChild(tr);
+        });
+        table.appendChild(tbody);
+        var box = el("div", { class: "mha-explorer__table-box" });
+        box.appendChild(table);
+        section.appendChild(box);
+        panel.appendChild(section);
+        fitBox(box, "Scores of the " + h.label + " head (scrolls sideways)");
+      });
+    }
+
+    /* ---- the current view as a standalone SVG file ---- */
+
+    function wrapText(text, chars) {
+      var lines = [], line = "";
+      text.split(" ").forEach(function (word) {
+        if (line && (line + " " + word).length > chars) { lines.push(line); line = word; } else line = line ? line + " " + word : word;
+      });
+      if (line) lines.push(line);
+      return lines;
+    }
+
+    function exportSvg() {
+      var width = Math.max(view.tokenRow.scrollWidth, 320), heads = shownHeads(), arcHeight = Number(view.svg.getAttribute("height"));
+      var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" });
+      var style = svgEl("style");
+      style.textContent = "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
+        ".title { font-size: 14px; font-weight: bold; } .legend, .caption { font-size: 11px; }\n" +
+        ".token { font-size: 13px; text-anchor: middle; } .query { font-weight: bold; }\n" +
+        ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }";
+      out.appendChild(style);
+      var title = svgEl("title");
+      title.textContent = "Attention explorer: " + ds.title;
+      out.appendChild(title);
+      var desc = svgEl("desc");
+      desc.textContent = caption();
+      out.appendChild(desc);
+      var defs = svgEl("defs");
+      out.appendChild(defs);
+      var background = svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" });
+      out.appendChild(background);
+      var y = 20;
+      var heading = svgEl("text", { x: "8", y: String(y), class: "title" });
+      heading.textContent = ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]));
+      out.appendChild(heading);
+      heads.forEach(function (h) {
+        y += 17;
+        var colour = LIGHT[h.name];
+        var marker = svgEl("marker", { id: "arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
+          markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" });
+        marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: colour }));
+        defs.appendChild(marker);
+        out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: colour,
+          "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
+        var label = svgEl("text", { x: "52", y: String(y), class: "legend" });
+        label.textContent = describeHead(h);
+        out.appendChild(label);
+      });
+      var top = y + 10;
+      var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
+      view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
+        var head = path.getAttribute("data-head");
+        var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: LIGHT[head], "stroke-linecap": "round",
+          "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
+          "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
+          "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
+          "data-weight": path.getAttribute("data-weight") });
+        var tip = svgEl("title");
+        tip.textContent = path.getAttribute("aria-label");
+        copy.appendChild(tip);
+        drawing.appendChild(copy);
+      });
+      view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
+        var head = line.getAttribute("data-head");
+        drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
+          y2: line.getAttribute("y2"), stroke: LIGHT[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
+      });
+      view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
+        var copy = svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" });
+        copy.textContent = text.textContent;
+        drawing.appendChild(copy);
+      });
+      var rowTop = arcHeight + 2;
+      view.tokens.forEach(function (button, i) {
+        var cx = button.offsetLeft + button.offsetWidth / 2, isQuery = !state.isolated && i === state.query;
+        if (isQuery) {
+          drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
+            height: "22", rx: "4", class: "query-box" }));
+        }
+        var text = svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
+          "data-token-index": String(i) });
+        text.textContent = ds.symbols[i];
+        drawing.appendChild(text);
+      });
+      out.appendChild(drawing);
+      y = top + rowTop + 44;
+      wrapText(caption(), Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
+        var text = svgEl("text", { x: "8", y: String(y), class: "caption" });
+        text.textContent = line;
+        out.appendChild(text);
+        y += 15;
+      });
+      var height = y;
+      out.setAttribute("width", String(width));
+      out.setAttribute("height", String(height));
+      out.setAttribute("viewBox", "0 0 " + width + " " + height);
+      return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out) + "\n";
+    }
+
+    function downloadSvg() {
+      var blob = new Blob([exportSvg()], { type: "image/svg+xml" });
+      var link = el("a", { href: URL.createObjectURL(blob), download: "attention-" + ds.name + "-" +
+        (state.isolated ? "isolated-" + state.isolated : "query-" + state.query) + ".svg" });
+      document.body.appendChild(link);
+      link.click();
+      document.body.removeChild(link);
+      setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+    }
+
+    var wanted = readUrl();
+    var start = 0;
+    data.datasets.forEach(function (dataset, index) { if (dataset.name === wanted["ex-data"]) start = index; });
+    mount(start, Object.keys(wanted).length ? wanted : null);
+    live = true;
   }
 
   function init(root) {
@@ -714,6 +1062,13 @@
     });
   }
 
-  // Material's bundle, which defines document$, runs before this script on every page.
-  document$.subscribe(initAll);
+  // Material's bundle defines document$ (it emits once per page). It may start before or after this
+  // script: without it yet, run on the parsed page (init skips a root it has already started).
+  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(initAll);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", initAll);
+  } else {
+    initAll();
+  }
 })();

@@ -197,6 +197,27 @@
     return probs;
   }
 
+  function distinct(list) { return list.filter(function (x, i) { return list.indexOf(x) === i; }); }
+
+  /* Why a word is not a token, naming the letters the vocabulary is made of (first letters, then
+     the rest) when every symbol is one of the first letters followed by one of the rest. */
+  function notAToken(word, symbols) {
+    var start = "\u201c" + word + "\u201d is not a token: ";
+    var numbers = "or type a number from 0 to " + (symbols.length - 1) + ".";
+    var firsts = distinct(symbols.map(function (s) { return s.charAt(0); }));
+    var rests = distinct(symbols.map(function (s) { return s.slice(1); }));
+    var grid = firsts.length * rests.length === symbols.length && rests.every(function (r) { return r.length === 1; });
+    if (!grid) return start + "use the syllables " + symbols[0] + ", " + symbols[1] + " \u2026 " + symbols[symbols.length - 1] + " " + numbers;
+    var lower = word.toLowerCase(), bad = [];
+    lower.split("").forEach(function (letter, i) {
+      var allowed = i === 0 ? firsts : rests;
+      if (allowed.indexOf(letter) < 0 && bad.indexOf(letter) < 0) bad.push(letter);
+    });
+    var why = bad.length ? " (the model has no \u201c" + bad.join("\u201d, \u201c") + "\u201d)" : "";
+    return start + "a token is one of the consonants " + firsts.join(" ") + " followed by one of the vowels " +
+      rests.join(" ") + why + ", " + numbers;
+  }
+
   /* Words to token ids: symbols from the vocabulary or plain numbers. Returns {ids} or {error}. */
   function parseTokens(text, symbols, context) {
     var words = text.split(/[\s,]+/).filter(Boolean);
@@ -207,10 +228,7 @@
       var word = words[i].toLowerCase();
       var id = symbols.indexOf(word);
       if (id < 0 && /^\d+$/.test(word) && Number(word) < symbols.length) id = Number(word);
-      if (id < 0) {
-        return { error: "\u201c" + words[i] + "\u201d is not a token: use the syllables " + symbols[0] + ", " +
-          symbols[1] + " \u2026 " + symbols[symbols.length - 1] + " or the numbers 0 to " + (symbols.length - 1) + "." };
-      }
+      if (id < 0) return { error: notAToken(words[i], symbols) };
       ids.push(id);
     }
     return { ids: ids };
@@ -304,10 +322,19 @@
           var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" });
           var canvas = el("canvas", { class: "live-heads__canvas" });
           cells.appendChild(canvas);
+          // Arrow + text at the strip's edge when the key this head weighs most is scrolled out of view
+          // (markOffscreen); the summary under the rows says the same for screen readers.
+          var before = el("span", { class: "live-heads__off live-heads__off--left", "aria-hidden": "true" });
+          var after = el("span", { class: "live-heads__off live-heads__off--right", "aria-hidden": "true" });
+          before.appendChild(el("span", { class: "live-heads__off-text", "data-offscreen": "left", hidden: "" }));
+          after.appendChild(el("span", { class: "live-heads__off-text", "data-offscreen": "right", hidden: "" }));
           row.appendChild(label);
+          row.appendChild(before);
           row.appendChild(cells);
+          row.appendChild(after);
           grid.appendChild(row);
-          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [], word: stateWord };
+          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [], word: stateWord,
+            left: before.firstChild, right: after.firstChild, top: 0 };
           ablate[name] = box;
         })(l, h);
       }
@@ -369,8 +396,35 @@
         if (next > target + 1 || next < right - 1) next = target;
         else next = Math.min(maximum, Math.ceil(next / m.cell - 0.02) * m.cell);
         if (Math.abs(next - wrap.scrollLeft) > 0.5) wrap.scrollLeft = next;
+        markOffscreen();
       });
     }
+
+    /* For each row whose strongest key lies outside the visible strip, show an arrow pointing to it with the
+       key's position, symbol and weight at that edge of the strip. */
+    function markOffscreen() {
+      if (!state.result) return;
+      var m = measure(), strip = m.view - m.label, from = wrap.scrollLeft, to = from + strip;
+      var r = state.result, row0 = state.query * r.stride;
+      Object.keys(rows).forEach(function (name) {
+        var info = rows[name], key = info.top, left = key * m.cell, right = left + m.cell;
+        var weight = r.weights[info.layer][info.head][row0 + key];
+        var text = "\u00b7" + key + " " + symbols[state.ids[key]] + " " + weight.toFixed(2);
+        var side = left < from - 1 ? "left" : right > to + 1 ? "right" : null;
+        [["left", info.left, "\u25c0 " + text], ["right", info.right, text + " \u25b6"]].forEach(function (entry) {
+          var node = entry[1], shown = entry[0] === side;
+          if (node.hidden === !shown && (!shown || node.textContent === entry[2])) return;
+          node.hidden = !shown;
+          node.textContent = shown ? entry[2] : "";
+          if (shown) node.setAttribute("data-key", String(key)); else node.removeAttribute("data-key");
+        });
+      });
+    }
+    var scrollFrame = 0;
+    wrap.addEventListener("scroll", function () {
+      if (scrollFrame) return;
+      scrollFrame = requestAnimationFrame(function () { scrollFrame = 0; markOffscreen(); });
+    });
 
     /* One row of bars: bar height is the weight; the key the head weighs most is wider and drawn solid;
        keys after the query get a dotted baseline; a switched-off head's bars are outlines only. */
@@ -502,6 +556,7 @@
         }
         var top = 0;
         for (var key = 1; key <= query; key++) if (weights[row0 + key] > weights[row0 + top]) top = key;
+        info.top = top;
         for (key = 0; key < T; key++) { // each drawn weight is an element carrying its numbers (the canvas draws them)
           var node = cells.children[key + 1];
           var text = key > query ? "masked" : weights[row0 + key].toFixed(4) + (key === top ? " top" : "");
@@ -543,6 +598,7 @@
       status.textContent = "Query: position " + query + ", " + quoted(symbols[state.ids[query]]) + ". Top prediction " +
         quoted(symbols[best]) + " (" + percent(probs[best]) + ")" + (actual === null ? "." : best === actual ? ", right." : ", wrong.");
       root.setAttribute("data-live-query", String(query));
+      markOffscreen();
     }
 
     input.addEventListener("input", function () {
@@ -652,6 +708,13 @@
 
   window.mhaLiveHeads = { loadModel: loadModel, decode: decode, forward: forward, parseTokens: parseTokens, halfToFloat: halfToFloat };
 
-  // Material's bundle, which defines document$, runs before this script on every page.
-  document$.subscribe(initAll);
+  // Material's bundle defines document$ (it emits once per page). It may start before or after this
+  // script: without it yet, run on the parsed page (init skips a root it has already started).
+  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(initAll);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", initAll);
+  } else {
+    initAll();
+  }
 })();
