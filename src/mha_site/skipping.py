@@ -8,6 +8,9 @@ output, that is most of the work of a page load on a phone (issue 22).
 
 Headings stay outside the runs: Material's table of contents reads their positions as the page
 starts, and a heading inside a skipped run would make the browser lay that run out to answer.
+So do the interactive widgets (the explorer, the live heads): a widget inside a run was drawn
+where the run's guessed height put it, and a scroll to it (a script's, a link's) ended 2,700 px
+past it once the runs around it had rendered.
 A top-level block with a heading inside (mkdocstrings' API entries) is not a run: its own
 children are split the same way.
 
@@ -26,7 +29,10 @@ __all__ = ["RUN_CLASS", "top_level_blocks", "wrap_runs"]
 
 RUN_CLASS = "mha-run"
 FIRST_SCREEN_RUNS = 2
-HEADING = re.compile(r"<h[1-6]\b")
+# A block with one of these in it breaks a run and stays out of all runs: headings and the
+# interactive widgets (whose own start tags carry WIDGET).
+WIDGET = re.compile(r'class="mha-explorer"|\sdata-live-heads\b')
+HEADING = re.compile(rf"<h[1-6]\b|{WIDGET.pattern}")
 START_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>")
 VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -58,6 +64,8 @@ def wrap_runs(content: str, unwrapped: int = FIRST_SCREEN_RUNS) -> str:
     '<h2 id="a">A</h2><div class="mha-run"><p>1</p>\\n<p>2</p></div><h3 id="b">B</h3><div class="mha-run"><p>3</p></div>'
     >>> wrap_runs('<div class="doc"><h2 id="m">m</h2><div class="doc-contents"><p>x</p><h3 id="f">f</h3><p>y</p></div></div>', 1)
     '<div class="doc"><h2 id="m">m</h2><div class="doc-contents"><p>x</p><h3 id="f">f</h3><div class="mha-run"><p>y</p></div></div></div>'
+    >>> wrap_runs('<p>a</p><div class="mha-explorer" data-src="h.json"><p>b</p></div><p>c</p>', 0)
+    '<div class="mha-run"><p>a</p></div><div class="mha-explorer" data-src="h.json"><p>b</p></div><div class="mha-run"><p>c</p></div>'
     """
     return _wrap(content, [unwrapped])
 
@@ -88,7 +96,7 @@ def _wrap(content: str, unwrapped: list[int]) -> str:
         close_run()
         pieces.append(content[position:start])
         tag_end = content.index(">", start) + 1
-        if block.startswith("<div") and not HEADING.match(block):
+        if block.startswith("<div") and not WIDGET.search(content, start, tag_end):
             inner_end = end - len("</div>")
             block = content[start:tag_end] + _wrap(content[tag_end:inner_end], unwrapped) + "</div>"
         pieces.append(block)

@@ -354,3 +354,35 @@ def test_every_region_that_may_scroll_sideways_takes_focus_without_scripts(built
         assert [r for r in regions if 'tabindex="0"' not in r] == [], page
         checked += len(regions)
     assert checked > 100
+
+
+def test_the_material_contracts_the_site_keeps_hold(built_site):
+    """What the site relies on in Material, beyond its documented blocks and settings (issue 22):
+    each is read from the installed theme, and a failure names its version.
+
+    * overrides/main.html marks <html> as Material's bundle would (no-js -> js, js-focus-visible);
+    * mha_site.tables wraps Markdown tables as the bundle does (table:not([class]) in
+      md-typeset__scrollwrap > md-typeset__table) and copies the theme's table rules;
+    * mha_site.code_tokens drops spans the theme draws in the code colour (its --md-code-hl-* variables);
+    * hooks/page_assets.py keeps code out of the index with the search plugin's data-search-exclude.
+    """
+    import importlib.metadata
+    import inspect
+
+    from material.plugins.search import plugin as search_plugin
+
+    version = importlib.metadata.version("mkdocs-material")
+    assets = built_site / "assets"
+    bundle = next((assets / "javascripts").glob("bundle.*.min.js")).read_text(encoding="utf-8")
+    css = next((assets / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
+    contracts = {
+        "the bundle swaps no-js for js on <html>": 'classList.remove("no-js")' in bundle and 'classList.add("js")' in bundle,
+        "the bundle's focus-visible polyfill marks js-focus-visible": "js-focus-visible" in bundle,
+        "the bundle wraps table:not([class]) in md-typeset__scrollwrap > md-typeset__table":
+            all(name in bundle for name in ("table:not([class])", "md-typeset__scrollwrap", "md-typeset__table")),
+        "code tokens are coloured by --md-code-hl-name/operator/punctuation-color":
+            all(f"--md-code-hl-{kind}-color" in css for kind in ("name", "operator", "punctuation")),
+        "the search plugin skips elements with data-search-exclude": "data-search-exclude" in inspect.getsource(search_plugin),
+    }
+    broken = [name for name, holds in contracts.items() if not holds]
+    assert broken == [], f"mkdocs-material {version} breaks what the site relies on: {broken}"
