@@ -3,10 +3,11 @@
 :func:`shape_flow` runs :mod:`mha_ref`'s own steps (project, split the heads,
 score, softmax, weight the values, merge, project with W^O) on a tensor of the
 original transformer's sizes and records the shape after every step;
-:func:`shape_flow_figure` draws that list. :func:`transformer_block_figure` draws where that layer sits: one
-pre-LN transformer block, its stages listed in :data:`BLOCK_STAGES` (the order
-``tests/pages/test_lesson_block_facts.py`` runs against PyTorch's own block).
-:func:`build_files` renders both to bytes for
+:func:`shape_flow_figure` draws that list. :func:`transformer_block_figure`
+draws where that layer sits: one pre-LN transformer block, its stages listed in
+:data:`BLOCK_STAGES` (the order the lesson's block example checks against PyTorch's
+own block, and ``tests/pages/test_lesson_path_facts.py`` holds the lesson's prose
+to). :func:`build_files` renders both to bytes for
 :func:`mha_site.files.write_or_check`. Command line::
 
     python -m mha_site.lesson_figures           # write docs/assets/lesson/*.svg
@@ -279,8 +280,8 @@ def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES)
 def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> str:
     """The block figure's text alternative, built from the same stages.
 
-    >>> transformer_block_alt()  # doctest: +ELLIPSIS
-    'One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs...'
+    >>> print(transformer_block_alt())  # doctest: +ELLIPSIS
+    One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs...
     """
     steps = "; then ".join(
         f"a branch reads the stream through a LayerNorm into the {name} ({note}) and adds its output back to the stream"
