@@ -129,7 +129,7 @@ GROUPS: dict[str, AssetGroup] = {
     for group in (
         AssetGroup("explorer", "docs/assets/explorer", "demo-head figures and heads.json of the explorer",
                    _explorer, _explorer_within, uses_device=True),
-        AssetGroup("lesson", "docs/assets/lesson", "the lesson's shape-flow figure, shapes from running the code",
+        AssetGroup("lesson", "docs/assets/lesson", "the lesson's shape-flow figure (shapes from running the code) and transformer block",
                    _lesson, uses_device=True),
         AssetGroup("causal", "docs/assets/causal", "causal-mask data (float64, 4 places) and figures",
                    _causal, _json_within, uses_device=True),

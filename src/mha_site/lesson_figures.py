@@ -3,8 +3,12 @@
 :func:`shape_flow` runs :mod:`mha_ref`'s own steps (project, split the heads,
 score, softmax, weight the values, merge, project with W^O) on a tensor of the
 original transformer's sizes and records the shape after every step;
-:func:`shape_flow_figure` draws that list; :func:`build_files` renders it to
-bytes for :func:`mha_site.files.write_or_check`. Command line::
+:func:`shape_flow_figure` draws that list. :func:`transformer_block_figure`
+draws where that layer sits: one pre-LN transformer block, its stages listed in
+:data:`BLOCK_STAGES` (the order the lesson's block example checks against PyTorch's
+own block, and ``tests/pages/test_lesson_path_facts.py`` holds the lesson's prose
+to). :func:`build_files` renders both to bytes for
+:func:`mha_site.files.write_or_check`. Command line::
 
     python -m mha_site.lesson_figures           # write docs/assets/lesson/*.svg
     python -m mha_site.lesson_figures --check   # exit 1 naming stale or missing files
@@ -18,14 +22,25 @@ from pathlib import Path
 
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
 from mha_ref.validation import check_int, head_dim
 from mha_site.files import run_write_or_check
 from mha_site.style import PALETTE, TEXT_COLOUR, figure_to_svg, new_figure, styled
 
-__all__ = ["FLOW_SIZES", "Step", "shape_flow", "shape_flow_figure", "shape_flow_alt", "build_files", "main"]
+__all__ = [
+    "BLOCK_STAGES",
+    "FLOW_SIZES",
+    "Step",
+    "build_files",
+    "main",
+    "shape_flow",
+    "shape_flow_alt",
+    "shape_flow_figure",
+    "transformer_block_alt",
+    "transformer_block_figure",
+]
 
 #: The example sizes the figure prints next to the symbols: a batch of 2 sentences of
 #: 10 tokens in the original transformer's layer (d_model = 512, h = 8, so d_k = 64).
@@ -170,14 +185,126 @@ def shape_flow_alt(steps: list[Step]) -> str:
     )
 
 
+#: One pre-LN transformer block (GPT-2, Llama), top to bottom: each sublayer reads the
+#: residual stream through a LayerNorm and adds its output back. (sublayer, its second line)
+BLOCK_STAGES: tuple[tuple[str, str], ...] = (
+    ("multi-head attention", "this lesson's layer"),
+    ("MLP", "each token on its own"),
+)
+
+# Geometry of the block figure (inches). 3.3 in is 317 CSS px at natural size: the figure
+# fits a 375 px phone's text column without scrolling, its text at 9 pt (12 px) or more.
+BLOCK_WIDTH_IN = 3.3
+_STREAM_X = 0.5  # the residual stream's line
+_BOX_X = 1.0  # left edge of the sublayer boxes
+_BOX_W = 2.15
+_INK = "#444444"
+
+
+def _box(ax, y_top: float, height: float, lines: tuple[str, ...], highlight: bool) -> None:
+    """A sublayer box from ``y_top`` down, its lines of text centred (the first bold when highlighted)."""
+    ax.add_patch(
+        FancyBboxPatch(
+            (_BOX_X, y_top - height),
+            _BOX_W,
+            height,
+            boxstyle="round,pad=0.02,rounding_size=0.06",
+            facecolor="#e8f1f8" if highlight else "#f2f2f2",
+            edgecolor=PALETTE["blue"] if highlight else "#555555",
+            linewidth=2.0 if highlight else 1.0,
+        )
+    )
+    centre = _BOX_X + _BOX_W / 2
+    step = 0.2
+    first = y_top - height / 2 + step * (len(lines) - 1) / 2
+    for i, line in enumerate(lines):
+        weight = "bold" if highlight and i == 0 else "normal"
+        ax.text(centre, first - i * step, line, ha="center", va="center", fontsize=FONT_PT if i == 0 else 9,
+                fontweight=weight, color=TEXT_COLOUR)
+
+
+def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: float = 1.0) -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=_INK, linewidth=width,
+                                 shrinkA=0, shrinkB=0))
+
+
+@styled
+def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> Figure:
+    """Draw one pre-LN block: the residual stream down the left, each stage a branch off it
+    (LayerNorm, then the sublayer) whose output is added back at a circled plus.
+
+    >>> fig = transformer_block_figure()
+    >>> texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text") and a.get_text())]
+    >>> texts.count("LayerNorm"), "this lesson's layer" in texts, "residual stream" in texts
+    (2, True, True)
+    """
+    if not stages:
+        raise ValueError("stages must hold at least one (sublayer, note) pair, got none")
+    branch = 2.0  # inches per stage, fork to plus
+    height = 1.2 + branch * len(stages)
+    fig = new_figure(BLOCK_WIDTH_IN, height)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, BLOCK_WIDTH_IN)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+    centre = _BOX_X + _BOX_W / 2
+    top, bottom = height - 0.45, 0.42
+    ax.text(0.08, height - 0.22, "in: x, (B, T, d_model)", ha="left", va="center", fontsize=FONT_PT,
+            family="DejaVu Sans Mono", color=TEXT_COLOUR)
+    ax.text(0.08, 0.18, "out: (B, T, d_model), to the next block", ha="left", va="center", fontsize=9,
+            family="DejaVu Sans Mono", color=TEXT_COLOUR)
+    # The residual stream: one thick line from input to output, through each circled plus.
+    _arrow(ax, (_STREAM_X, top), (_STREAM_X, bottom), width=2.6)
+    ax.text(0.2, top - branch * len(stages) / 2, "residual stream", rotation=90, ha="center", va="center",
+            fontsize=FONT_PT, color=TEXT_COLOUR)
+    radius = 0.14
+    for i, (name, note) in enumerate(stages):
+        fork = top - 0.25 - i * branch
+        ax.plot([_STREAM_X, centre], [fork, fork], color=_INK, linewidth=1.0, solid_capstyle="butt")
+        ln_top = fork - 0.2
+        _arrow(ax, (centre, fork), (centre, ln_top))
+        _box(ax, ln_top, 0.36, ("LayerNorm",), highlight=False)
+        sub_top = ln_top - 0.36 - 0.22
+        _arrow(ax, (centre, ln_top - 0.36), (centre, sub_top))
+        highlight = name == "multi-head attention"
+        _box(ax, sub_top, 0.62, (name, note), highlight=highlight)
+        plus_y = sub_top - 0.62 - 0.25
+        ax.plot([centre, centre], [sub_top - 0.62, plus_y], color=_INK, linewidth=1.0, solid_capstyle="butt")
+        _arrow(ax, (centre, plus_y), (_STREAM_X + radius, plus_y))
+        ax.add_patch(Circle((_STREAM_X, plus_y), radius, facecolor="#ffffff", edgecolor=_INK, linewidth=1.4, zorder=3))
+        ax.text(_STREAM_X, plus_y, "+", ha="center", va="center", fontsize=12, fontweight="bold", color=TEXT_COLOUR,
+                zorder=4)
+    return fig
+
+
+def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> str:
+    """The block figure's text alternative, built from the same stages.
+
+    >>> print(transformer_block_alt())  # doctest: +ELLIPSIS
+    One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs...
+    """
+    steps = "; then ".join(
+        f"a branch reads the stream through a LayerNorm into the {name} ({note}) and adds its output back to the stream"
+        for name, note in stages
+    )
+    return (
+        "One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs "
+        f"straight from the block's input to its output. First {steps}. The output, still (B, T, d_model), "
+        "goes to the next block."
+    )
+
+
 def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
     """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir`` (nothing is written).
 
     >>> sorted(path.name for path in build_files(Path("out")))
-    ['shape-flow.svg']
+    ['shape-flow.svg', 'transformer-block.svg']
     """
     steps = shape_flow(**FLOW_SIZES, device=device)
-    return {Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps))}
+    return {
+        Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps)),
+        Path(out_dir) / "transformer-block.svg": figure_to_svg(transformer_block_figure(), transformer_block_alt()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

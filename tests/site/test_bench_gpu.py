@@ -277,13 +277,14 @@ def test_gpu_clocks_come_from_nvidia_smi_or_say_why_not(monkeypatch):
                                     "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"}
 
 
-# --- the lesson's sentence about PyTorch's FLOP counter ---------------------------------------------
+# --- the benchmark page's sentence about PyTorch's FLOP counter -------------------------------
 
 
 def test_the_flop_counter_agrees_with_the_formula_on_the_committed_head_sweep():
-    """docs/_includes/cost.md says this test runs the counter on the lesson's two functions at each
-    head-sweep shape of the committed CPU run and finds the formula's count. On meta tensors it
-    counts from shapes alone: nothing is computed."""
+    """The benchmark page (its summary, docs/_includes/cost.md, and its #flops section) says this
+    test runs the counter on the lesson's two functions at each head-sweep shape of the committed
+    CPU run and finds the formula's count. On meta tensors it counts from shapes alone: nothing is
+    computed, and the test takes about 2.5 s on two cores."""
     doc = json.loads((ROOT / "docs" / "assets" / "bench" / "cpu.json").read_text())
     shapes = sorted({(c["batch"], c["tokens"], c["d_model"], c["heads"], c["flops_attention"] + c["flops_projection"])
                      for c in doc["cells"] if c["sweep"] == "heads"})

@@ -1,4 +1,5 @@
-"""The lesson's shape-flow figure: current on disk, drawn from real shapes, readable at the page's width."""
+"""The lesson's figures: current on disk, the shape flow drawn from real shapes, both readable at the
+page's width, the transformer block on a phone too, and both on their own white ground in dark mode."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from matplotlib.text import Text
 
 from mha_ref import multi_head_attention
 from mha_site.files import write_or_check
-from mha_site.lesson_figures import FLOW_SIZES, OUT_DIR, build_files, shape_flow, shape_flow_figure
+from mha_site.lesson_figures import (
+    BLOCK_STAGES,
+    FLOW_SIZES,
+    OUT_DIR,
+    build_files,
+    shape_flow,
+    shape_flow_figure,
+    transformer_block_figure,
+)
+from mha_site.style import MIN_FONT_PT
 from sitekit import DOCS
 
 
@@ -46,6 +56,38 @@ def test_text_is_large_enough_at_the_width_shown(sizes):
 
 
 def test_svg_carries_its_text_alternative():
-    (svg,) = build_files(OUT_DIR).values()
+    svg = build_files(OUT_DIR)[OUT_DIR / "shape-flow.svg"]
     title = re.search(rb"<dc:title>(.*?)</dc:title>", svg, re.S)
     assert title and b"(B, h, T, T)" in title.group(1) and b"(2, 8, 10, 64)" in title.group(1)
+
+
+# --- the transformer block ------------------------------------------------------------------
+
+
+def test_block_figure_draws_each_stage_behind_a_layer_norm_and_fits_a_phone():
+    fig = transformer_block_figure()
+    texts = [t for t in fig.findobj(Text) if t.get_text().strip()]
+    words = [t.get_text() for t in texts]
+    # pre-LN: a LayerNorm above every sublayer, and one circled plus where each output joins the stream
+    assert words.count("LayerNorm") == words.count("+") == len(BLOCK_STAGES) == 2
+    ys = {w: t.get_position()[1] for w, t in zip(words, texts)}
+    assert ys["multi-head attention"] > ys["MLP"]  # attention first, top to bottom
+    assert "this lesson's layer" in words and "residual stream" in words
+    # 1 pt = 4/3 CSS px at natural size: >= 11 px text, and narrow enough for a 375 px phone's
+    # text column (375 less Material's 2 x 16 px padding and the figure's own margin) without scrolling.
+    assert min(t.get_fontsize() for t in texts) >= MIN_FONT_PT
+    assert fig.get_size_inches()[0] * 96 <= 320
+
+
+def test_block_svg_has_its_alt_text_and_an_opaque_white_ground_for_dark_mode():
+    """The page's dark (slate) scheme would show through a transparent SVG under the figure's dark ink."""
+    svg = build_files(OUT_DIR)[OUT_DIR / "transformer-block.svg"]
+    title = re.search(rb"<title>(.*?)</title>", svg, re.S).group(1).decode()
+    assert "pre-LN transformer block" in title and "residual stream" in title
+    assert title.index("multi-head attention") < title.index("MLP")
+    width, height = (float(v) for v in re.search(rb'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', svg).groups())
+    # the figure's first drawing, before any box or text: a white rectangle over the whole view box
+    first = re.search(rb'<g id="figure_1">\s*<path d="([^"]*)" style="([^"]*)"', svg)
+    assert first and first[2] == b"fill: #ffffff", "the figure has no opaque ground"
+    corners = [tuple(map(float, pair)) for pair in re.findall(rb"[ML] ([0-9.]+) ([0-9.]+)", first[1])]
+    assert set(corners) == {(0, height), (width, height), (width, 0), (0, 0)}

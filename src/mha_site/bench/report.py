@@ -211,7 +211,8 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-#: Claims printed only on the benchmark and inference pages (``CLAIMS`` are the lesson's, one sentence each).
+#: Claims printed only in the benchmark and inference pages' sections (``CLAIMS`` are the benchmark page's
+#: summary, docs/_includes/cost.md, one sentence each).
 PAGE_CLAIMS: tuple[Claim, ...] = (
     Claim(
         key="cpu_loop_memory",
