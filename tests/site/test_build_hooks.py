@@ -288,7 +288,7 @@ def test_scripts_are_plain_tags_after_materials_bundle(built_site):
         assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
         assert body.find('<script src="') > body.find("</article>"), page
         if page == "real-heads/":
-            assert sources[2:] == ["live-heads.js"]
+            assert "live-heads.js" in sources[2:], sources
         assert "dispatchEvent" not in html and "XMLHttpRequest" not in html, page
 
 
