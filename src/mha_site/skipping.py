@@ -1,106 +1,262 @@
-"""Runs of a page's content that the browser may skip while they are off screen.
+"""Which blocks of a page the browser may skip while they are off screen, decided at build time.
 
-A run is the top-level blocks between two headings. ``wrap_runs`` puts each in a
-``<div class="mha-run">``, and extra.css gives that one rule: ``content-visibility: auto`` with a
-single height guess (``auto`` keeps a run's real height once it has been shown). Far from the
-screen a run is neither styled nor laid out: on the lesson, 77% of whose 8,583 elements are KaTeX's
-output, that is most of the work of a page load on a phone (issue 22).
+extra.css gives a block marked ``mha-skip`` ``content-visibility: auto``: far from the screen
+it is neither styled nor laid out, and stands in at a guessed height. The choice of blocks was
+a selector at first (``article > :is(p:not(:has(img)), ...):not(:nth-child(-n + 10))
+:not(:nth-last-child(-n + 4))``). The positional and ``:has`` parts made Chromium restyle
+every child of the article each time the parser added one, and once more when the article
+ended: about 900 elements in one task after the first paint on the lesson (20 to 80 ms with no
+throttling, 80 to 320 ms at Lighthouse's 4x slowdown). A class written here costs nothing to
+match.
 
-Headings stay outside the runs: Material's table of contents reads their positions as the page
-starts, and a heading inside a skipped run would make the browser lay that run out to answer.
-So do the interactive widgets (the explorer, the live heads): a widget inside a run was drawn
-where the run's guessed height put it, and a scroll to it (a script's, a link's) ended 2,700 px
-past it once the runs around it had rendered.
-A top-level block with a heading inside (mkdocstrings' API entries) is not a run: its own
-children are split the same way.
+The rules, for the top-level blocks of a page's content:
 
-The first two runs of a page are left as they are: they make the first screen, and Chromium
-drew a run there at its guessed height in the first frame, then at its own (layout shift 0.015
-on the causal-mask page, where the first heading moved up by 300 px).
+* never the first ten blocks: they make the first screen, and a block skipped there is drawn
+  at its guessed height and then jumps to its real one;
+* never the last four: content that spilled out of a short guess lay over the footer, where
+  accessibility checkers measured it;
+* paragraphs without images, lists, display formulas, admonitions, ``details``, table boxes and
+  quizzes; a code block's ``<pre>`` (not its wrapper, whose margins would stop collapsing),
+  unless tabs follow it (skipped, the code lay under the tab labels when they were measured);
+* never headings (the table of contents reads their positions) and never tabs (their labels are
+  what those checkers measure).
+
+``mark_skippable_blocks`` also names the first such block: the page holds its first paint until
+the parser has reached it (``hooks/page_assets.py``), so the first screen is laid out once.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 
-from mha_site.html import element_end
+from mha_site.html import collapsed_length, is_mathml_copy
 
-__all__ = ["RUN_CLASS", "top_level_blocks", "wrap_runs"]
+__all__ = ["FIRST_SKIPPED_ID", "SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
 
-RUN_CLASS = "mha-run"
-FIRST_SCREEN_RUNS = 2
-# A block with one of these in it breaks a run and stays out of all runs: headings and the
-# interactive widgets (whose own start tags carry WIDGET).
-WIDGET = re.compile(r'class="mha-explorer"|\sdata-live-heads\b')
-HEADING = re.compile(rf"<h[1-6]\b|{WIDGET.pattern}")
-START_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>")
-VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+SKIP_CLASS = "mha-skip"
+FIRST_SKIPPED_ID = "mha-first-skipped"  # given to the first skipped block when it has no id
+ALWAYS_RENDERED_FIRST = 10
+ALWAYS_RENDERED_LAST = 4
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+SKIPPABLE_TAGS = {"p", "ul", "ol", "details"}
+SKIPPABLE_CLASSES = {"arithmatex", "admonition", "md-typeset__scrollwrap", "quiz"}
+CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
+ID_ATTR = re.compile(r'\sid="([^"]*)"')
+TAG_NAME = re.compile(r"<[a-zA-Z][a-zA-Z0-9]*")
+
+# Height guesses for text blocks, in em, written on them as --guess-narrow / --guess-wide.
+# A line of body text holds about (column width in px) / 8 characters (median over the site's
+# paragraphs in Chromium, system sans-serif at 16 px, at seven widths from 320 to 1280 px).
+# Phones: the 343 px column of a 375 px screen; 700 px and wider: the 688 px column of a
+# desktop (extra.css switches at 700 px).
+LINE_EM = 1.6  # Material's line height for body text
+NARROW_CHARS_PER_LINE = 43
+WIDE_CHARS_PER_LINE = 85
+LIST_ITEM_COLUMN = 0.92  # a list item's column is narrower by its indent
+LIST_ITEM_MARGIN_EM = 0.5
+# A display formula: KaTeX's tallest strut (in KaTeX's em, 1.21 of the text's) and the
+# formula's margins of 1 em above and below.
+STRUT_HEIGHT = re.compile(r'class="strut" style="height:\s*([0-9.]+)em')
+KATEX_EM = 1.21
 
 
-def top_level_blocks(content: str) -> list[tuple[int, int]]:
-    """(start, end) of each top-level element of ``content``, in order; text between them is left out.
+@dataclass
+class TopBlock:
+    """One top-level element of a page's content: where its start tag is, what it holds."""
 
-    >>> page = '<h2 id="a">A</h2>\\n<p>x <b>y</b></p><div><div>z</div></div><hr>'
-    >>> [page[s:e] for s, e in top_level_blocks(page)]
-    ['<h2 id="a">A</h2>', '<p>x <b>y</b></p>', '<div><div>z</div></div>', '<hr>']
+    tag: str
+    start: int  # offset of its start tag in the content
+    tag_end: int  # offset just past its start tag
+    end: int = -1  # offset just past its end tag
+    has_image: bool = False
+    pre: tuple[int, int] | None = None  # its first <pre>'s start tag, for code blocks
+    classes: set[str] = field(default_factory=set)
+
+
+class _TopBlocks(HTMLParser):
+    def __init__(self, content: str) -> None:
+        super().__init__(convert_charrefs=True)
+        # HTMLParser counts lines at "\n" only (str.splitlines would also split at "\u2028")
+        self.line_starts = [0] + [index + 1 for index, char in enumerate(content) if char == "\n"]
+        self.depth = 0
+        self.blocks: list[TopBlock] = []
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
+        start = self._offset()
+        tag_end = start + len(self.get_starttag_text() or "")
+        if self.depth == 0:
+            classes = set((dict(attr_list).get("class") or "").split())
+            self.blocks.append(TopBlock(tag, start, tag_end, classes=classes))
+        elif tag == "img":
+            self.blocks[-1].has_image = True
+        elif tag == "pre" and self.blocks and self.blocks[-1].pre is None:
+            self.blocks[-1].pre = (start, tag_end)
+        if tag not in VOID:
+            self.depth += 1
+
+    def handle_startendtag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.handle_starttag(tag, attr_list)
+            if tag not in VOID:
+                self.depth -= 1
+        elif tag == "img":
+            self.blocks[-1].has_image = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID:
+            self.depth = max(0, self.depth - 1)
+            if self.depth == 0 and self.blocks:
+                self.blocks[-1].end = self._offset() + len(f"</{tag}>")
+
+
+class _VisibleText(HTMLParser):
+    """Characters a reader sees in a block, whitespace collapsed, per list item for a list.
+    KaTeX's MathML copy of a formula is not drawn, so it is not counted."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.mathml_depth: int | None = None
+        self.items: list[int] = [0]
+
+    def handle_starttag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
+        if self.depth == 1 and tag == "li":
+            self.items.append(0)
+        if self.mathml_depth is None and is_mathml_copy(dict(attr_list)):
+            self.mathml_depth = self.depth
+        if tag not in VOID:
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID:
+            self.depth -= 1
+            if self.mathml_depth == self.depth:
+                self.mathml_depth = None
+
+    def handle_data(self, data: str) -> None:
+        if self.mathml_depth is None:
+            self.items[-1] += collapsed_length(data)
+
+
+def _lines(chars: int, per_line: float) -> int:
+    return max(1, math.ceil(chars / per_line))
+
+
+def height_guesses(block_html: str, tag: str) -> tuple[float, float]:
+    """Height guesses in em (a phone's column, a desktop's) for a paragraph, a list or a formula.
+
+    >>> height_guesses("<p>" + "word " * 40 + "</p>", "p")  # 199 characters: 5 and 3 lines
+    (8.0, 4.8)
+    >>> height_guesses("<ul><li>one</li><li>two</li></ul>", "ul")
+    (4.2, 4.2)
+    >>> height_guesses('<div class="arithmatex"><span class="strut" style="height:2em;"></span></div>', "div")
+    (4.4, 4.4)
     """
-    blocks, position = [], 0
-    while (match := START_TAG.search(content, position)) is not None:
-        name = match.group(1).lower()
-        if name in VOID or match.group(2):
-            end = match.end()
-        else:
-            end = element_end(content, match.start(), name)
-        blocks.append((match.start(), end))
-        position = end
-    return blocks
+    if tag not in ("p", "ul", "ol"):
+        tallest = max((float(h) for h in STRUT_HEIGHT.findall(block_html)), default=2.0)
+        guess = round(2 + KATEX_EM * tallest, 1)
+        return guess, guess
+    parser = _VisibleText()
+    parser.feed(block_html)
+    parser.close()
+    if tag == "p":
+        chars = sum(parser.items)
+        return round(LINE_EM * _lines(chars, NARROW_CHARS_PER_LINE), 1), round(LINE_EM * _lines(chars, WIDE_CHARS_PER_LINE), 1)
+    items = parser.items[1:] or [sum(parser.items)]
+    guesses = []
+    for per_line in (NARROW_CHARS_PER_LINE, WIDE_CHARS_PER_LINE):
+        guesses.append(round(sum(LINE_EM * _lines(c, per_line * LIST_ITEM_COLUMN) + LIST_ITEM_MARGIN_EM for c in items), 1))
+    return guesses[0], guesses[1]
 
 
-def wrap_runs(content: str, unwrapped: int = FIRST_SCREEN_RUNS) -> str:
-    """``content`` with each run of top-level blocks between headings in a ``div.mha-run``,
-    except the first ``unwrapped`` runs.
+def _with_guesses(start_tag: str, narrow: float, wide: float) -> str:
+    """``start_tag`` with the two guesses as custom properties in its style.
 
-    >>> wrap_runs('<h2 id="a">A</h2><p>1</p>\\n<p>2</p><h3 id="b">B</h3><p>3</p>', unwrapped=0)
-    '<h2 id="a">A</h2><div class="mha-run"><p>1</p>\\n<p>2</p></div><h3 id="b">B</h3><div class="mha-run"><p>3</p></div>'
-    >>> wrap_runs('<div class="doc"><h2 id="m">m</h2><div class="doc-contents"><p>x</p><h3 id="f">f</h3><p>y</p></div></div>', 1)
-    '<div class="doc"><h2 id="m">m</h2><div class="doc-contents"><p>x</p><h3 id="f">f</h3><div class="mha-run"><p>y</p></div></div></div>'
-    >>> wrap_runs('<p>a</p><div class="mha-explorer" data-src="h.json"><p>b</p></div><p>c</p>', 0)
-    '<div class="mha-run"><p>a</p></div><div class="mha-explorer" data-src="h.json"><p>b</p></div><div class="mha-run"><p>c</p></div>'
+    >>> _with_guesses('<p class="s">', 3.2, 1.6)
+    '<p class="s" style="--guess-narrow: 3.2em; --guess-wide: 1.6em">'
     """
-    return _wrap(content, [unwrapped])
+    properties = f"--guess-narrow: {narrow}em; --guess-wide: {wide}em"
+    if ' style="' in start_tag:
+        return start_tag.replace(' style="', f' style="{properties}; ', 1)
+    return f'{start_tag[:-1]} style="{properties}">'
 
 
-def _wrap(content: str, unwrapped: list[int]) -> str:
-    pieces: list[str] = []
-    run_start = run_end = None
-    position = 0
+def top_blocks(content: str) -> list[TopBlock]:
+    """The top-level elements of ``content``, in order.
 
-    def close_run() -> None:
-        nonlocal run_start
-        if run_start is not None:
-            if unwrapped[0] > 0:
-                unwrapped[0] -= 1
-                pieces.append(content[run_start:run_end])
-            else:
-                pieces.append(f'<div class="{RUN_CLASS}">{content[run_start:run_end]}</div>')
-            run_start = None
+    >>> [(b.tag, b.has_image) for b in top_blocks('<h1 id="t">T</h1><p>a <img src="x.svg"> b</p>\\n<ul><li>c</li></ul>')]
+    [('h1', False), ('p', True), ('ul', False)]
+    """
+    parser = _TopBlocks(content)
+    parser.feed(content)
+    parser.close()
+    return parser.blocks
 
-    for start, end in top_level_blocks(content):
-        block = content[start:end]
-        if not HEADING.search(block):
-            if run_start is None:
-                pieces.append(content[position:start])
-                run_start = start
-            run_end = position = end
+
+def _skipped_tag(block: TopBlock, next_block: TopBlock | None) -> tuple[int, int] | None:
+    """The start tag (start, end) that gets the class, or None when the block is never skipped."""
+    if "highlight" in block.classes:
+        tabs_follow = next_block is not None and "tabbed-set" in next_block.classes
+        return None if tabs_follow or block.pre is None else block.pre
+    if block.tag == "p" and block.has_image:
+        return None
+    if block.tag in SKIPPABLE_TAGS or block.classes & SKIPPABLE_CLASSES:
+        return (block.start, block.tag_end)
+    return None
+
+
+def _with_class(start_tag: str, name: str) -> str:
+    """``start_tag`` with ``name`` added to its classes.
+
+    >>> _with_class('<pre style="--lines: 2">', "s"), _with_class('<div class="quiz" id="q">', "s")
+    ('<pre class="s" style="--lines: 2">', '<div class="quiz s" id="q">')
+    """
+    existing = CLASS_ATTR.search(start_tag)
+    if existing:
+        return f"{start_tag[:existing.end(1)]} {name}{start_tag[existing.end(1):]}"
+    after_name = TAG_NAME.match(start_tag).end()
+    return f'{start_tag[:after_name]} class="{name}"{start_tag[after_name:]}'
+
+
+def mark_skippable_blocks(content: str) -> tuple[str, str | None]:
+    """``content`` with ``mha-skip`` on each block the browser may skip, and the first one's id.
+
+    >>> page = "".join(f"<p>{i}</p>" for i in range(12)) + '<div class="highlight"><pre><code>x</code></pre></div>' + "<p>e</p>" * 4
+    >>> marked, first = mark_skippable_blocks(page)
+    >>> marked.count('class="mha-skip"'), first, '<pre class="mha-skip">' in marked
+    (3, 'mha-first-skipped', True)
+    >>> marked.split("<p>9</p>")[1].split("</p>")[0]
+    '<p class="mha-skip" style="--guess-narrow: 1.6em; --guess-wide: 1.6em" id="mha-first-skipped">10'
+    """
+    blocks = top_blocks(content)
+    targets: list[tuple[int, int, TopBlock]] = []
+    for index, block in enumerate(blocks):
+        if index < ALWAYS_RENDERED_FIRST or index >= len(blocks) - ALWAYS_RENDERED_LAST:
             continue
-        close_run()
-        pieces.append(content[position:start])
-        tag_end = content.index(">", start) + 1
-        if block.startswith("<div") and not WIDGET.search(content, start, tag_end):
-            inner_end = end - len("</div>")
-            block = content[start:tag_end] + _wrap(content[tag_end:inner_end], unwrapped) + "</div>"
-        pieces.append(block)
+        span = _skipped_tag(block, blocks[index + 1] if index + 1 < len(blocks) else None)
+        if span:
+            targets.append((*span, block))
+    if not targets:
+        return content, None
+    pieces, position, first_id = [], 0, None
+    for start, end, block in targets:
+        start_tag = _with_class(content[start:end], SKIP_CLASS)
+        if block.tag in ("p", "ul", "ol") or "arithmatex" in block.classes:
+            start_tag = _with_guesses(start_tag, *height_guesses(content[block.start:block.end], block.tag))
+        if first_id is None:
+            own_id = ID_ATTR.search(start_tag)
+            first_id = own_id.group(1) if own_id else FIRST_SKIPPED_ID
+            if not own_id:
+                start_tag = f'{start_tag[:-1]} id="{FIRST_SKIPPED_ID}">'
+        pieces += [content[position:start], start_tag]
         position = end
-    close_run()
     pieces.append(content[position:])
-    return "".join(pieces)
+    return "".join(pieces), first_id

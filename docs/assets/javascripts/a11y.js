@@ -25,8 +25,8 @@
 
   // All measurements first, then all attribute changes: reading scrollWidth after a write
   // would lay the page out again, once per region.
-  // A region in a run the browser still skips (content-visibility in extra.css) has no
-  // laid-out content to measure; it is measured when the run is rendered (below).
+  // A region in a block the browser still skips (content-visibility in extra.css) has no
+  // laid-out content to measure; it is measured when the block is rendered (below).
   const rendered = (region) => {
     const probe = region.firstElementChild || region;
     return !probe.checkVisibility || probe.checkVisibility({ contentVisibilityAuto: true });
@@ -66,9 +66,9 @@
     else mark([...labels.keys()]);  // no observer, or nothing to observe: one pass now
   }
 
-  // A skipped run that starts rendering (it has come near the viewport): measure its regions.
+  // A skipped block that starts rendering: measure the regions in it that are near the viewport.
   document.addEventListener("contentvisibilityautostatechange", (event) => {
-    if (!event.skipped) mark([...labels.keys()].filter((region) => event.target.contains(region)));
+    if (!event.skipped) mark([...nearby].filter((region) => event.target.contains(region)));
   }, true);
 
   document$.subscribe(({ body }) => collect(body));
@@ -87,7 +87,7 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
   addEventListener(type, () => { mhaReader.input = performance.now(); }, { capture: true, passive: true });
 }
 
-// Links to a section land on it. Runs the browser skips (content-visibility in
+// Links to a section land on it. Blocks the browser skips (content-visibility in
 // extra.css) take their real height only when they near the screen, so a jump to a
 // section near the end of a long page can stop short: the page was shorter when the
 // browser scrolled. Once the blocks around the target have rendered, finish the jump.
