@@ -298,6 +298,7 @@ def _check_mha_arguments(
         cache.bind(weights["w_k"], context)
 
 
+# ``cache`` is annotated in quotes: the docs run this definition where KVCache is not imported.
 # --8<-- [start:mha_signature]
 def multi_head_attention(
     x: Tensor,
@@ -315,7 +316,6 @@ def multi_head_attention(
     b_o: Tensor | None = None,
     context: Tensor | None = None,
     num_kv_heads: int | None = None,
-    # in quotes: the docs run this definition where KVCache is not imported
     cache: "KVCache | None" = None,
     empty_rows: str = "raise",
     check_finite: bool = True,

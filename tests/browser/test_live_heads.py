@@ -471,8 +471,13 @@ def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(new_page) -> 
     box.fill("ba bu")
     assert box.get_attribute("aria-invalid") == "true"
     status = page.locator(".live-heads__status").inner_text()
-    assert status == (f"\u201cbu\u201d is not a token: a token is one of the consonants {consonants} followed by one of "
-                      f"the vowels {vowels} (the model has no \u201cu\u201d), or type a number from 0 to {len(SYMBOLS) - 1}.")
+    rule = f"a token is one of the consonants {consonants} followed by one of the vowels {vowels}"
+    numbers = f"or type a number from 0 to {len(SYMBOLS) - 1}."
+    assert status == (f"\u201cbu\u201d is not a token: {rule} (\u201cu\u201d is not one of the vowels), {numbers}")
+    # a word of the wrong length is not blamed on a letter the model has (the review's "hello")
+    box.fill("ba hello")
+    status = page.locator(".live-heads__status").inner_text()
+    assert status == f"\u201chello\u201d is not a token: {rule} (it has 5 letters, a token has 2), {numbers}"
     box.fill("ba bo")
     assert box.get_attribute("aria-invalid") is None
     assert page.console_errors == []

@@ -40,7 +40,7 @@ def test_every_cell_of_the_kv_cache_table_follows_from_its_sizes():
     window caps the cache (Mistral 7B: 4,096 tokens kept) or the length is past the context."""
     rows = _rows()
     assert [row[0] for row in rows] == [
-        "Transformer base (decoder self-attention)", "Llama 2 7B", "Mistral 7B (window of 4,096)", "Llama 3 8B",
+        "Transformer base (decoder self-attention)", "Llama 2 7B", "Mistral 7B v0.1 (window of 4,096)", "Llama 3 8B",
     ]
     for name, layers, kv_heads, d_k, per_token, at_4k, at_8k in rows:
         size = kv_cache_bytes_per_token(int(layers), int(kv_heads), int(d_k))  # 2 bytes a number

@@ -353,8 +353,10 @@ def test_page_counts_the_trained_heads_first_token_habit() -> None:
     to_first = [q for q in range(1, half) if max(range(q + 1), key=induction[q].__getitem__) == 0]
     # The page counts from the committed heads.json (mha_site.placeholders, namespace ex), so a
     # retrain that moves the count rewrites the sentence; here the count is made independently.
-    assert ("for {{ ex.trained_first_token_queries }} of its {{ ex.trained_first_copy_queries }} queries after the "
-            "first token, most of its weight goes to the first token") in page_text()
+    assert ("the first token for {{ ex.trained_first_token_queries }} of its {{ ex.trained_first_copy_queries }} "
+            "queries after the first token, often the token just before for the others") in page_text()
+    previous = [q for q in range(1, half) if max(range(q + 1), key=induction[q].__getitem__) == q - 1]
+    assert len(previous) >= 2 and len(to_first) < half - 1  # "often", and the first token is not all
     values = namespace_values("ex", ROOT / "docs")
     assert values == {"trained_first_token_queries": str(len(to_first)), "trained_first_copy_queries": str(half - 1)}
 

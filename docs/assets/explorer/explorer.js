@@ -797,7 +797,9 @@
       if (names.indexOf(isolate) >= 0 && state.enabled[isolate] && !isMerged(isolate)) state.isolated = isolate;
     }
 
-    /* Write the view into the address's query string: no new history entry, the hash untouched. */
+    /* Write the view into the address's query string, with no new history entry. A view other
+       than the starting one is a link to the explorer: its hash becomes the explorer's own id, so
+       the link lands on the explorer, not on a heading screens above it. */
     function writeUrl() {
       if (!live || !window.history || !window.history.replaceState) return;
       var url = new URL(window.location.href), params = url.searchParams;
@@ -809,7 +811,8 @@
       if (state.isolated) params.set("ex-isolate", state.isolated);
       if (state.merge) params.set("ex-merge", state.merge.join(","));
       var search = params.toString();
-      var next = url.pathname + (search ? "?" + search : "") + url.hash;
+      var hash = search && root.id ? "#" + root.id : url.hash;
+      var next = url.pathname + (search ? "?" + search : "") + hash;
       if (next !== window.location.pathname + window.location.search + window.location.hash) {
         window.history.replaceState(window.history.state, "", next);
       }

@@ -208,12 +208,15 @@
     var rests = distinct(symbols.map(function (s) { return s.slice(1); }));
     var grid = firsts.length * rests.length === symbols.length && rests.every(function (r) { return r.length === 1; });
     if (!grid) return start + "use the syllables " + symbols[0] + ", " + symbols[1] + " \u2026 " + symbols[symbols.length - 1] + " " + numbers;
+    // A token is exactly two letters: name the letters that cannot stand where they are.
     var lower = word.toLowerCase(), bad = [];
-    lower.split("").forEach(function (letter, i) {
-      var allowed = i === 0 ? firsts : rests;
-      if (allowed.indexOf(letter) < 0 && bad.indexOf(letter) < 0) bad.push(letter);
-    });
-    var why = bad.length ? " (the model has no \u201c" + bad.join("\u201d, \u201c") + "\u201d)" : "";
+    if (lower.length === 2) {
+      if (firsts.indexOf(lower.charAt(0)) < 0) bad.push("\u201c" + lower.charAt(0) + "\u201d is not one of the consonants");
+      if (rests.indexOf(lower.charAt(1)) < 0) bad.push("\u201c" + lower.charAt(1) + "\u201d is not one of the vowels");
+    } else {
+      bad.push("it has " + lower.length + " letters, a token has 2");
+    }
+    var why = " (" + bad.join("; ") + ")";
     return start + "a token is one of the consonants " + firsts.join(" ") + " followed by one of the vowels " +
       rests.join(" ") + why + ", " + numbers;
   }

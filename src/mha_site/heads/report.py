@@ -54,13 +54,14 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
     """Where the induction head looks in the first copy of ``[x, x]``, where nothing repeats yet.
 
     ``heatmap`` is the head's ``(2n, 2n)`` weights (query rows, key columns); the first
-    ``n`` rows are the first copy. Returns ``rows`` (``n``), ``sharp`` (how many of those rows
+    ``n`` rows are the first copy. The first row has one key and no choice, so it is left out.
+    Returns ``rows`` (``n - 1``, the rows with a choice), ``sharp`` (how many of those rows
     give one key at least ``share`` of their weight) and ``sharp_keys``: for each such row,
     ``"first"``, ``"previous"``, ``"itself"`` or ``"other"``, the first that fits the key.
 
-    >>> focus = first_copy_focus([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.2, 0.8, 0], [0, 0, 0, 1.0]])
+    >>> focus = first_copy_focus([[1.0, 0, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0], [0, 0.2, 0.8, 0, 0, 0]] + [[0] * 6] * 3)
     >>> focus["rows"], focus["sharp"], focus["sharp_keys"]
-    (2, 1, ['first'])
+    (2, 0, [])
     >>> first_copy_focus([[1.0]], share=1.5)
     Traceback (most recent call last):
     ...
@@ -71,11 +72,13 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
     rows = len(heatmap) // 2
     kinds = []
     for query, row in enumerate(heatmap[:rows]):
+        if query == 0:
+            continue
         key = max(range(query + 1), key=lambda k: row[k])
         if row[key] < share:
             continue
         kinds.append("first" if key == 0 else "previous" if key == query - 1 else "itself" if key == query else "other")
-    return {"rows": rows, "sharp": len(kinds), "sharp_keys": kinds}
+    return {"rows": rows - 1, "sharp": len(kinds), "sharp_keys": kinds}
 
 
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
