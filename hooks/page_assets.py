@@ -255,7 +255,7 @@ def count_code_lines(content: str) -> str:
 
 # Code blocks, quizzes (their answers would come up as results) and collapsed boxes (raw tables,
 # the longer code): with the API pages indexed, 64 KiB of index gzip with them, 53 KiB without.
-OUT_OF_SEARCH = re.compile(r'<(div|details) class="(?:[^"]*\s)?(?:highlight|quiz|info)\b')
+OUT_OF_SEARCH = re.compile(r'<(div|details)( class="(?:[^"]*\s)?(?:highlight|quiz|info)\b)')
 
 
 def out_of_search(content: str) -> str:
@@ -265,7 +265,7 @@ def out_of_search(content: str) -> str:
     >>> out_of_search('<div class="language-python highlight"><pre>x</pre></div><details class="info">')
     '<div data-search-exclude class="language-python highlight"><pre>x</pre></div><details data-search-exclude class="info">'
     """
-    return OUT_OF_SEARCH.sub(lambda match: f"<{match.group(1)} data-search-exclude {match.group(0)[len(match.group(1)) + 2:]}", content)
+    return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
 
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
