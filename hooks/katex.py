@@ -1,12 +1,15 @@
-"""MkDocs hook: every formula rendered to KaTeX HTML + MathML at build time, so pages ship no math JS.
+"""MkDocs hook: every formula rendered to MathML by KaTeX at build time, so pages ship no math JS.
 
 ``pymdownx.arithmatex`` (``generic: true``) leaves ``<span class="arithmatex">\\(...\\)</span>`` and
 ``<div class="arithmatex">\\[...\\]</div>``; mkdocs-jupyter leaves ``$...$`` and ``$$...$$`` in the
 notebook's Markdown cells. This hook runs the vendored ``katex.min.js`` in QuickJS (an embedded
-JavaScript engine from PyPI, in the build's own process) and puts KaTeX's output in their place:
-HTML for the eye, MathML for screen readers (KaTeX's default ``htmlAndMathml``), readable with
-JavaScript off. The page then needs only ``katex.min.css`` and the fonts its formulas use
-(``hooks/page_assets.py`` adds the stylesheet to pages that have math).
+JavaScript engine from PyPI, in the build's own process) and puts KaTeX's MathML in their place
+(``output: "mathml"``): browsers lay MathML out themselves and screen readers read it, so one copy
+serves both. KaTeX's HTML rendering drew each formula a second time out of positioned spans: on
+the lesson 5,700 of its 11,100 elements, for the browser to style and lay out on every load.
+The page needs only ``math.css`` and its font, a subset of Noto Sans Math with the OpenType MATH
+table that MathML layout reads (``mha_site.math_font``; ``hooks/page_assets.py`` adds both to
+pages that have math).
 
 Any formula KaTeX cannot render fails the build, naming the page and the formula. Results are
 cached by TeX source in ``.cache/katex/`` (keyed on the KaTeX file and options), so a rebuild
@@ -29,9 +32,9 @@ from mha_site.html import element_end
 KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
-OPTIONS = {"throwOnError": True, "strict": "error", "output": "htmlAndMathml", "trust": False}
+OPTIONS = {"throwOnError": True, "strict": "error", "output": "mathml", "trust": False}
 # Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
-CACHE_VERSION = "4"
+CACHE_VERSION = "5"
 
 # arithmatex's generic output; the TeX inside is HTML-escaped.
 ARITHMATEX = re.compile(
@@ -81,36 +84,29 @@ class Renderer:
             context.eval(self._script)
             context.eval(f"var __options = {json.dumps(OPTIONS)};")
             self._render = context.eval(
-                "(function (tex, display, mathml) {"
-                " var options = Object.assign({displayMode: display}, __options);"
-                " if (mathml) options.output = 'mathml';"
-                " return katex.renderToString(tex, options); })"
+                "(function (tex, display) {"
+                " return katex.renderToString(tex, Object.assign({displayMode: display}, __options)); })"
             )
         return self._render
 
-    def render(self, tex: str, display: bool, mathml_only: bool = False) -> str:
-        """KaTeX's HTML + MathML for ``tex`` (MathML alone with ``mathml_only``).
+    def render(self, tex: str, display: bool) -> str:
+        """KaTeX's MathML for ``tex`` (see :func:`core_mathml`).
 
         Raises :class:`KaTeXError` with KaTeX's message when the TeX is not valid.
         """
-        key = ("M" if mathml_only else "D" if display else "I") + tex
+        key = ("D" if display else "I") + tex
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         import quickjs
 
         try:
-            out = self._engine()(tex, display, mathml_only)
+            out = core_mathml(self._engine()(tex, display))
+        except UnsupportedVariant as error:
+            raise KaTeXError(str(error)) from None
         except quickjs.JSException as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
             raise KaTeXError(message) from None
-        # The search index keeps one plain copy of each formula: the text of KaTeX's HTML
-        # ("WO" for W^O). The MathML copy (its text, then the TeX annotation) is marked for
-        # Material's search plugin to skip; it skips until the marked element's closing tag,
-        # and nothing inside <math> is another <math> (a marked <span> would stop being skipped
-        # at the first nested </span>).
-        out = out.replace('<math xmlns="http://www.w3.org/1998/Math/MathML"',
-                          '<math data-search-exclude="katex" xmlns="http://www.w3.org/1998/Math/MathML"', 1)
         self._cache[key] = out
         self._dirty = True
         return out
@@ -122,22 +118,45 @@ class Renderer:
             self._dirty = False
 
 
-# A formula kept on one line with its punctuation (extra.css: .katex-nowrap) cannot break
-# inside either: Chromium allows a break after a formula's last box by the formula's own
-# white-space. So only short ones: 20 drawn characters are about 235 px of KaTeX at 16 px,
-# within the 288 px column of a 320 px screen. A longer formula keeps its breaks.
-NOWRAP_MAX_CHARS = 20
-MATHML_COPY = re.compile(r'<span class="katex-mathml">.*?</math></span>', re.S)
+# MathML Core (what Chromium implements) reads mathvariant="normal" only: any other variant
+# is written as its Unicode character, which is what the attribute stood for.
+VARIANT_MI = re.compile(r'<mi mathvariant="(?P<variant>[a-z-]+)">(?P<text>[^<]*)</mi>')
+VARIANT_CAPITAL_A = {"double-struck": 0x1D538}
+# Letters the Mathematical Alphanumeric block leaves to the Letterlike Symbols block.
+VARIANT_HOLES = {"double-struck": dict(zip("CHNPQRZ", "\u2102\u210d\u2115\u2119\u211a\u211d\u2124"))}
 
 
-def drawn_length(rendered: str) -> int:
-    """Characters KaTeX draws for a formula (its MathML copy and the markup left out).
+class UnsupportedVariant(ValueError):
+    """A mathvariant that neither MathML Core nor :func:`core_mathml` turns into characters."""
 
-    >>> drawn_length('<span class="katex"><span class="katex-mathml"><math><mi>h</mi></math></span>'
-    ...              '<span class="katex-html"><span class="mord mathnormal">h</span></span></span>')
-    1
+
+def _variant_text(variant: str, text: str) -> str:
+    if variant not in VARIANT_CAPITAL_A or not all("A" <= c <= "Z" for c in text):
+        raise UnsupportedVariant(f"mathvariant={variant!r} on {text!r}: MathML Core draws only 'normal'; "
+                                 f"written as characters here: {sorted(VARIANT_CAPITAL_A)} of capital Latin letters")
+    holes = VARIANT_HOLES.get(variant, {})
+    return "".join(holes.get(c) or chr(VARIANT_CAPITAL_A[variant] + ord(c) - ord("A")) for c in text)
+
+
+def core_mathml(rendered: str) -> str:
+    """KaTeX's MathML as MathML Core draws it: variants as characters, and the TeX annotation
+    kept out of the search index (Material's ``data-search-exclude``), which indexes the text.
+
+    >>> core_mathml('<math><semantics><mi mathvariant="double-struck">R</mi><mi mathvariant="normal">d</mi>'
+    ...             '<annotation encoding="application/x-tex">mathbb R</annotation></semantics></math>')
+    '<math><semantics><mi>ℝ</mi><mi mathvariant="normal">d</mi><annotation data-search-exclude encoding="application/x-tex">mathbb R</annotation></semantics></math>'
+    >>> core_mathml('<mi mathvariant="fraktur">g</mi>')
+    Traceback (most recent call last):
+    ...
+    katex.UnsupportedVariant: mathvariant='fraktur' on 'g': MathML Core draws only 'normal'; written as characters here: ['double-struck'] of capital Latin letters
     """
-    return len(html.unescape(TAG.sub("", MATHML_COPY.sub("", rendered))).replace("\u200b", ""))
+
+    def variant(match: re.Match) -> str:
+        if match["variant"] == "normal":
+            return match[0]
+        return f"<mi>{_variant_text(match['variant'], match['text'])}</mi>"
+
+    return VARIANT_MI.sub(variant, rendered).replace("<annotation ", "<annotation data-search-exclude ")
 
 
 def render_arithmatex(content: str, render) -> str:
@@ -147,20 +166,15 @@ def render_arithmatex(content: str, render) -> str:
         display = match.group("display") is not None
         tex = html.unescape(match.group("display") if display else match.group("inline")).strip()
         tag = match.group("tag")
-        formula = render(tex, display)
+        formula = f'<{tag} class="arithmatex">{render(tex, display)}</{tag}>'
         punct = match.group("punct") or ""
-        short = not display and drawn_length(formula) <= NOWRAP_MAX_CHARS
-        if short and punct:
-            # A line break between a formula and its comma or full stop strands the punctuation.
-            # Kept whole, a short formula and its punctuation move to the next line together.
-            return f'<span class="katex-nowrap"><{tag} class="arithmatex">{formula}</{tag}>{punct}</span>'
-        # Nor may a short formula break inside ("h =" at a line's end, "8" on the next).
-        classes = "arithmatex katex-nowrap" if short else "arithmatex"
-        return f'<{tag} class="{classes}">{formula}</{tag}>{punct}'
-
+        if punct and not display:
+            # A formula is one box (MathML has no line breaks inside), but a line may still break
+            # between it and its comma or full stop, stranding the punctuation: kept together.
+            return f'<span class="katex-nowrap">{formula}{punct}</span>'
+        return formula + punct
 
     return ARITHMATEX.sub(replace, content)
-
 
 
 def render_dollar_math(fragment: str, render) -> str:
@@ -224,19 +238,18 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
     renderer = _get_renderer()
     where = page.file.src_uri
 
-    def render(tex: str, display: bool, mathml_only: bool = False) -> str:
+    def render(tex: str, display: bool) -> str:
         try:
-            return renderer.render(tex, display, mathml_only)
+            return renderer.render(tex, display)
         except KaTeXError as error:
             raise PluginError(f"{where}: KaTeX cannot render the formula {tex!r}: {error}") from None
 
-    # Notebook headings keep their $...$ in the table of contents: MathML there (no fonts, no CSS).
-    # Markdown headings keep arithmatex's \( ... \) there: the same treatment.
+    # Headings keep their $...$ (notebook) or \( ... \) (Markdown) in the table of contents: MathML there too.
     for item in _toc_items(page.toc or []):
         if "$" in item.title:
-            item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False, True), item.title)
+            item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
         if "\\(" in item.title:
-            item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False, True), item.title)
+            item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
 
     content = render_arithmatex(content, render)
     if where.endswith(".ipynb"):

@@ -47,7 +47,7 @@ TABLES_CSS = "assets/stylesheets/tables.css"
 
 # (class that marks the component, stylesheets, scripts); paths from the site root.
 PAGE_ASSETS = [
-    ("katex", ["assets/vendor/katex/katex.min.css"], []),
+    ("katex", ["assets/stylesheets/math.css"], []),
     ("mha-explorer", ["assets/explorer/explorer.css"], ["assets/explorer/explorer.js"]),
     ("quiz", ["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"]),
     ("live-heads", ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"]),
@@ -60,9 +60,9 @@ PAGE_ASSETS = [
 # asks for a font only once a formula using it is laid out: after the first paint, now that
 # blocks off screen are skipped (extra.css), and the text around the first formulas then
 # reflowed as the fonts arrived (layout shift 0.13 on the causal-mask page, 0.09 on inference).
-KATEX_FONTS = ["assets/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "assets/vendor/katex/fonts/KaTeX_Math-Italic.woff2"]
+MATH_FONT = "assets/vendor/noto-sans-math/noto-sans-math-subset.woff2"
 # Stylesheets that go before extra.css (so extra.css may refine them); the rest go after it.
-BEFORE_EXTRA = {"assets/vendor/katex/katex.min.css"}
+BEFORE_EXTRA = {"assets/stylesheets/math.css"}
 EXTRA_CSS = "assets/stylesheets/extra.css"
 MKDOCSTRINGS_CSS = "assets/_mkdocstrings.css"
 
@@ -301,7 +301,7 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
         # crossorigin: fonts are fetched in CORS mode, and a preload must match to be reused
         before = "".join(
             f'<link rel="preload" href="{_relative(font, page_url)}" as="font" type="font/woff2" crossorigin>'
-            for font in KATEX_FONTS
+            for font in [MATH_FONT]
         ) + before
     after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
     output = output.replace(extra_link, before + extra_link + after, 1)

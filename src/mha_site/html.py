@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["collapsed_length", "element_end", "is_mathml_copy", "unclosed_element"]
+__all__ = ["collapsed_length", "element_end", "is_not_drawn", "unclosed_element"]
 
 WHITESPACE = re.compile(r"\s+")
 
@@ -76,11 +76,11 @@ def collapsed_length(text: str) -> int:
     return len(WHITESPACE.sub(" ", text))
 
 
-def is_mathml_copy(attrs: dict[str, str | None]) -> bool:
-    """Whether an element is KaTeX's MathML copy of a formula: read by screen readers, never
-    drawn, so its text takes no room on the page.
+def is_not_drawn(tag: str) -> bool:
+    """Whether an element's text is never drawn: a formula's TeX source, kept in its MathML as
+    an ``annotation``, takes no room on the page.
 
-    >>> is_mathml_copy({"class": "katex-mathml"}), is_mathml_copy({"class": "katex-html"})
+    >>> is_not_drawn("annotation"), is_not_drawn("mi")
     (True, False)
     """
-    return "katex-mathml" in (attrs.get("class") or "").split()
+    return tag == "annotation"

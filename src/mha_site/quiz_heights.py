@@ -23,7 +23,7 @@ import math
 import re
 from html.parser import HTMLParser
 
-from mha_site.html import collapsed_length, element_end, is_mathml_copy
+from mha_site.html import collapsed_length, element_end, is_not_drawn
 
 __all__ = ["QuizBlocks", "guess_height", "size_quizzes"]
 
@@ -46,7 +46,7 @@ class QuizBlocks(HTMLParser):
     A block is a child of the quiz, or of its ``fieldset`` (legend and options), or the
     ``summary`` of its ``details`` (the rest of a closed ``details`` is not shown).
     A ``hidden`` child is left out unless the quiz script shows it (the form and Check button).
-    KaTeX's MathML copy of a formula is not drawn, so its text is not counted.
+    A formula's TeX annotation is not drawn, so its text is not counted.
 
     >>> blocks = QuizBlocks.of('<div class="quiz"><p>Why <b>two</b>?</p><fieldset><legend>Pick</legend>'
     ...     '<div class="quiz-option"><input type="radio"><label>A. yes</label></div></fieldset>'
@@ -61,7 +61,7 @@ class QuizBlocks(HTMLParser):
         self.blocks: list[list] = []
         self.counting: int | None = None  # depth of the block whose text is being counted
         self.muted: int | None = None  # depth of a child whose text is not shown
-        self.mathml = 0
+        self.undrawn = 0
 
     @classmethod
     def of(cls, quiz_html: str) -> list[list]:
@@ -94,8 +94,8 @@ class QuizBlocks(HTMLParser):
             elif kind:
                 self.blocks.append([kind, 0, attrs.get("rows")])
                 self.counting = len(self.path)
-        if is_mathml_copy(attrs):
-            self.mathml += 1
+        if is_not_drawn(tag):
+            self.undrawn += 1
         self.path.append((tag, attrs))
         if tag in VOID:
             self.handle_endtag(tag)
@@ -103,8 +103,8 @@ class QuizBlocks(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         while self.path:
             name, attrs = self.path.pop()
-            if is_mathml_copy(attrs):
-                self.mathml -= 1
+            if is_not_drawn(name):
+                self.undrawn -= 1
             if self.counting == len(self.path):
                 self.counting = None
             if self.muted == len(self.path):
@@ -113,7 +113,7 @@ class QuizBlocks(HTMLParser):
                 break
 
     def handle_data(self, data: str) -> None:
-        if self.counting is not None and not self.mathml:
+        if self.counting is not None and not self.undrawn:
             self.blocks[-1][1] += collapsed_length(data)
 
 

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from mha_site.html import collapsed_length, is_mathml_copy
+from mha_site.html import collapsed_length, is_not_drawn
 
 __all__ = ["FIRST_SKIPPED_ID", "SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
 
@@ -58,10 +58,8 @@ NARROW_CHARS_PER_LINE = 43
 WIDE_CHARS_PER_LINE = 85
 LIST_ITEM_COLUMN = 0.92  # a list item's column is narrower by its indent
 LIST_ITEM_MARGIN_EM = 0.5
-# A display formula: KaTeX's tallest strut (in KaTeX's em, 1.21 of the text's) and the
-# formula's margins of 1 em above and below.
-STRUT_HEIGHT = re.compile(r'class="strut" style="height:\s*([0-9.]+)em')
-KATEX_EM = 1.21
+# A display formula: two lines of text (a fraction's height) and its margins.
+DISPLAY_FORMULA_EM = 4.4
 
 
 @dataclass
@@ -119,30 +117,30 @@ class _TopBlocks(HTMLParser):
 
 class _VisibleText(HTMLParser):
     """Characters a reader sees in a block, whitespace collapsed, per list item for a list.
-    KaTeX's MathML copy of a formula is not drawn, so it is not counted."""
+    A formula's TeX annotation is not drawn, so it is not counted."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.depth = 0
-        self.mathml_depth: int | None = None
+        self.undrawn_depth: int | None = None
         self.items: list[int] = [0]
 
     def handle_starttag(self, tag: str, attr_list: list[tuple[str, str | None]]) -> None:
         if self.depth == 1 and tag == "li":
             self.items.append(0)
-        if self.mathml_depth is None and is_mathml_copy(dict(attr_list)):
-            self.mathml_depth = self.depth
+        if self.undrawn_depth is None and is_not_drawn(tag):
+            self.undrawn_depth = self.depth
         if tag not in VOID:
             self.depth += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in VOID:
             self.depth -= 1
-            if self.mathml_depth == self.depth:
-                self.mathml_depth = None
+            if self.undrawn_depth == self.depth:
+                self.undrawn_depth = None
 
     def handle_data(self, data: str) -> None:
-        if self.mathml_depth is None:
+        if self.undrawn_depth is None:
             self.items[-1] += collapsed_length(data)
 
 
@@ -157,13 +155,11 @@ def height_guesses(block_html: str, tag: str) -> tuple[float, float]:
     (8.0, 4.8)
     >>> height_guesses("<ul><li>one</li><li>two</li></ul>", "ul")
     (4.2, 4.2)
-    >>> height_guesses('<div class="arithmatex"><span class="strut" style="height:2em;"></span></div>', "div")
+    >>> height_guesses('<div class="arithmatex"><math display="block"></math></div>', "div")
     (4.4, 4.4)
     """
     if tag not in ("p", "ul", "ol"):
-        tallest = max((float(h) for h in STRUT_HEIGHT.findall(block_html)), default=2.0)
-        guess = round(2 + KATEX_EM * tallest, 1)
-        return guess, guess
+        return DISPLAY_FORMULA_EM, DISPLAY_FORMULA_EM
     parser = _VisibleText()
     parser.feed(block_html)
     parser.close()

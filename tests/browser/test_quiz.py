@@ -52,23 +52,23 @@ def source_ids(include: str) -> list[str]:
     text = (DOCS / "_includes" / include).read_text(encoding="utf-8")
     return [q["id"] for q in BeautifulSoup(text, "html.parser").select("[data-quiz]")]
 
-# The text a sighted reader sees: KaTeX's MathML copy (visually hidden, for screen readers) removed.
+# The text a sighted reader sees: the TeX annotation MathML keeps (never drawn) removed.
 VISIBLE_TEXT_JS = """el => {
   const copy = el.cloneNode(true);
-  copy.querySelectorAll('.katex-mathml').forEach(n => n.remove());
+  copy.querySelectorAll('annotation').forEach(n => n.remove());
   return copy.textContent.replace(/\\s+/g, ' ').trim();
 }"""
-# What assistive technology reads: aria-hidden parts (KaTeX's HTML) and the TeX annotation removed.
+# What assistive technology reads: anything aria-hidden and the TeX annotation removed.
 SPOKEN_TEXT_JS = """el => {
   const copy = el.cloneNode(true);
   copy.querySelectorAll('[aria-hidden="true"], annotation').forEach(n => n.remove());
   return copy.textContent.replace(/\\s+/g, ' ').trim();
 }"""
-# Every formula inside `el`: rendered once for the eye (aria-hidden) and once as MathML for the ear,
-# with no TeX source left beside it.
+# Every formula inside `el`: one MathML element, which the eye and the ear both read, laid out as
+# MathML (a <math> box of its own, not inline text), with no TeX source left beside it.
 FORMULAS_JS = """el => [...el.querySelectorAll('.katex')].map(k => ({
-  html: k.querySelectorAll(':scope > .katex-html[aria-hidden="true"]').length,
-  mathml: k.querySelectorAll(':scope > .katex-mathml math').length,
+  mathml: k.querySelectorAll(':scope > math').length,
+  laidOut: [...k.querySelectorAll(':scope > math')].every(m => getComputedStyle(m).display.includes('math')),
   besides: [...(k.closest('.arithmatex') || k).childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim(),
 }))"""
 TEX = re.compile(r"\\[a-zA-Z]+|\$|\^\{|_\{|\\\(|\\\)")
@@ -104,7 +104,7 @@ def assert_reads_cleanly(page, quiz_id: str) -> None:
     assert not TEX.search(visible), f"raw TeX on screen: {visible!r}"
     assert not TEX.search(spoken), f"raw TeX for screen readers: {spoken!r}"
     for formula in feedback.evaluate(FORMULAS_JS):
-        assert formula == {"html": 1, "mathml": 1, "besides": ""}, formula
+        assert formula == {"mathml": 1, "laidOut": True, "besides": ""}, formula
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def test_quiz_2_feedback_reads_as_written_not_as_garbled_tex(lesson):
     assert "T^2" not in visible and "d_k" not in visible and "2T2dk2T" not in visible
     assert visible.count("2T2dk") == 1  # the formula 2T^2 d_k, rendered once (superscript, subscript)
     assert "same floating-point operations" in visible
-    # The verdict mark is a real element, bold, and the explanation keeps its formulas as KaTeX.
+    # The verdict mark is a real element, bold, and the explanation keeps its formulas as MathML.
     assert quiz.locator(".quiz-feedback strong.quiz-mark").inner_text() == "\u2717 Not quite."
     assert quiz.locator(".quiz-feedback .katex").count() == quiz.locator("li[data-option=a] .katex").count() >= 4
 
@@ -343,7 +343,7 @@ def test_quizzes_readable_without_javascript(new_page):
     details = page.locator("#quiz-head-width details")
     # The formula is rendered at build time: its TeX rides along only as MathML's annotation.
     assert "512 / 8 = 64" in details.locator(".katex annotation").first.text_content()
-    assert details.locator(".katex-html").first.is_visible()
+    assert details.locator(".katex math").first.is_visible()
     assert "$" not in details.inner_text() and "\\text" not in details.inner_text()
     # The notes on typical wrong values sit in the same box as the answer.
     values = details.locator(".quiz-values li")
@@ -431,8 +431,7 @@ def test_quizzes_work_after_leaving_and_coming_back(lesson):
 # formula ends? (hooks/katex.py wraps the two in .katex-nowrap and joins them with U+2060.)
 PUNCTUATION_ON_FORMULA_LINE = """(root) => [...root.querySelectorAll('.katex-nowrap')]
     .filter((wrap) => wrap.lastChild.nodeType === Node.TEXT_NODE).map((wrap) => {
-  const bases = wrap.querySelectorAll('.katex-html > [class~=base], .katex-html > [class~=katex-base]');
-  const last = bases[bases.length - 1].getBoundingClientRect();
+  const last = wrap.querySelector('math').getBoundingClientRect();
   const text = [...wrap.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).pop();
   const range = document.createRange();
   range.setStart(text, text.textContent.length - 1);
@@ -462,11 +461,11 @@ def test_punctuation_after_a_formula_never_starts_a_line(new_page):
 
 def test_a_short_formula_never_breaks_across_lines(new_page):
     """A fresh review saw quiz 1 at 375 px end a line with "h =" and start the next with "8":
-    KaTeX lets a line break after a relation. hooks/katex.py keeps short formulas whole."""
+    KaTeX's HTML let a line break after a relation. MathML is laid out as one box."""
     page = new_page(width=375, height=812)
     page.goto("", wait_until="networkidle")
     question = page.locator("#quiz-head-width p").first
-    assert question.locator(".arithmatex.katex-nowrap").count() == 2
+    assert question.locator(".arithmatex").count() == 3
     for width in range(100, 344, 3):  # every line-break position the question can meet
         question.evaluate(f"p => p.style.width = '{width}px'")
         lines = question.evaluate(
@@ -476,23 +475,23 @@ def test_a_short_formula_never_breaks_across_lines(new_page):
     assert page.console_errors == []
 
 
-@pytest.mark.parametrize("path", ["", "inference/"])
-def test_a_formula_kept_with_its_punctuation_fits_a_320_px_screen(new_page, path):
-    """A formula wrapped with its punctuation cannot break inside, so hooks/katex.py wraps only
-    short ones; wrapped, 'Attention(Q, K, V) = softmax(QK^T / sqrt(d_k)) V,' ran 98 px past the
-    edge of a 320 px screen."""
+@pytest.mark.parametrize("path", ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/",
+                                  "notebooks/mha-walkthrough/"])
+def test_no_formula_in_the_text_runs_past_a_320_px_screen(new_page, path):
+    """A formula is one MathML box, which no line breaks inside: an inline formula wider than the
+    column would run past the edge of the screen (a displayed one scrolls in its own box)."""
     page = new_page(width=320, height=700)
     page.goto(path, wait_until="networkidle")
     page.add_style_tag(content="article * { content-visibility: visible !important; }")
     overflowing = page.evaluate("""() => {
       const edge = document.querySelector('article').getBoundingClientRect().right;
       // A table scrolls sideways on a narrow screen (a11y.js), so what is in one may lie past the edge.
-      return [...document.querySelectorAll('article .katex-nowrap')]
-        .filter((wrap) => !wrap.closest('.md-typeset__scrollwrap'))
-        .filter((wrap) => wrap.getBoundingClientRect().right > edge + 0.5)
-        .map((wrap) => wrap.textContent.slice(-40));
+      return [...document.querySelectorAll('article span.arithmatex')]
+        .filter((formula) => !formula.closest('.md-typeset__scrollwrap, div.arithmatex'))
+        .filter((formula) => formula.getBoundingClientRect().right > edge + 0.5)
+        .map((formula) => formula.textContent.slice(0, 40));
     }""")
-    assert page.locator("article .katex-nowrap").count() > 10
+    assert page.locator("article span.arithmatex").count() > 10
     assert overflowing == []
 
 

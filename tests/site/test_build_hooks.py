@@ -37,24 +37,30 @@ def renderer():
     return katex.Renderer(cache_dir=None)
 
 
-def test_katex_renders_html_and_mathml_without_javascript_in_the_page(renderer):
+def test_katex_renders_mathml_without_javascript_in_the_page(renderer):
     out = renderer.render(r"\frac{QK^\top}{\sqrt{d_k}}", display=True)
-    assert out.startswith('<span class="katex-display">')
-    assert "<math" in out and r'<annotation encoding="application/x-tex">\frac{QK^\top}{\sqrt{d_k}}</annotation>' in out
-    # Search indexes the HTML's text once; the MathML copy (text and TeX) is marked to skip.
-    assert '<math data-search-exclude="katex"' in out and "katex-html" in out
+    assert out.startswith('<span class="katex"><math xmlns="http://www.w3.org/1998/Math/MathML" display="block">')
+    assert "<mfrac>" in out and "<msqrt>" in out and "katex-html" not in out
+    # Search indexes the MathML's text; the TeX annotation is marked to skip.
+    assert r'<annotation data-search-exclude encoding="application/x-tex">\frac{QK^\top}{\sqrt{d_k}}</annotation>' in out
     inline = renderer.render("d_k", display=False)
-    assert inline.startswith('<span class="katex">') and "katex-display" not in inline
-    assert "<math" in renderer.render("W^O", display=False, mathml_only=True)
+    assert inline.startswith('<span class="katex"><math xmlns="http://www.w3.org/1998/Math/MathML">')
+    # \mathbb as its character: MathML Core ignores mathvariant="double-struck"
+    assert "<mi>\u211d</mi>" in renderer.render(r"\mathbb{R}^{d}", display=False)
+
+
+def test_a_variant_mathml_core_cannot_draw_fails_naming_page_and_formula():
+    with pytest.raises(PluginError, match=r"lesson\.md: KaTeX cannot render the formula '\\\\mathfrak\{g\}': mathvariant='fraktur'"):
+        katex.on_page_content('<p><span class="arithmatex">\\(\\mathfrak{g}\\)</span></p>', _page("lesson.md"), {}, None)
 
 
 def test_arithmatex_output_is_replaced_and_unescaped(renderer):
     content = ('<p>a <span class="arithmatex">\\(a &lt; b\\)</span></p>'
                '<div class="arithmatex">\\[\nx^2\n\\]</div>')
     out = katex.render_arithmatex(content, renderer.render)
-    assert out.count('<span class="katex">') == 2 and "katex-display" in out
+    assert out.count('<span class="katex">') == 2 and out.count('display="block"') == 1
     assert "\\(" not in out and "\\[" not in out
-    assert "<annotation encoding=\"application/x-tex\">a &lt; b</annotation>" in out
+    assert "<annotation data-search-exclude encoding=\"application/x-tex\">a &lt; b</annotation>" in out
 
 
 def test_bad_tex_fails_the_build_naming_page_and_formula():
@@ -120,7 +126,7 @@ def test_page_assets_follow_the_components_on_the_page():
     assert page_assets.assets_for('<div class="quiz">') == (["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"])
     assert page_assets.assets_for('<div class="quiz-feedback">') == ([], [])  # a class, not a prefix
     css, js = page_assets.assets_for('<span class="katex"></span><div class="mha-explorer" x>')
-    assert css == ["assets/vendor/katex/katex.min.css", "assets/explorer/explorer.css"]
+    assert css == ["assets/stylesheets/math.css", "assets/explorer/explorer.css"]
     assert js == ["assets/explorer/explorer.js"]
     assert page_assets.assets_for('<div class="live-heads" data-live-heads>') == (
         ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"])

@@ -2,7 +2,7 @@
 
 For every page this sums, gzip-compressed as a static host sends them, the files a browser
 fetches when the page loads: the HTML, its stylesheets and scripts, the images it does not
-load lazily (nothing inside ``<noscript>``), the KaTeX fonts its formulas use, and Material's
+load lazily (nothing inside ``<noscript>``), the math font (preloaded where there are formulas), and Material's
 search worker (the search index is fetched on first use, see overrides/main.html; a page
 without that deferral is charged for it). Issue 11's budget is 250 KiB per page; Lighthouse
 (``make perf``) measures the same thing in a browser.
@@ -28,14 +28,10 @@ STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]+)"')
 SCRIPT_SRC = re.compile(r'<script\b[^>]*\bsrc="([^"]+)"')
 IMG = re.compile(r"<img\b[^>]*>")
 NOSCRIPT = re.compile(r"<noscript>.*?</noscript>", re.S)
-CLASS_ATTR = re.compile(r'class="([^"]*)"')
 SEARCH_WORKER = re.compile(r'"search": "([^"]+)"')
-FONT_FACE = re.compile(r"@font-face\{(?:font-display:\w+;)?font-family:(KaTeX_\w+);font-style:(\w+);font-weight:(\w+);"
-                       r"src:url\(([^)]+)\)")
 # The scripts hooks/page_assets.py's loader starts after the first paint (Material's bundle, a11y.js, the page's own).
 LOADER_SCRIPTS = re.compile(r"const scripts = (\[[^\]]*\])\.map")
 PRELOAD = re.compile(r'<link rel="preload" href="([^"]+)"')
-FONT_RULE = re.compile(r"\.katex((?:\s*\.[\w-]+)+)\{font-family:(KaTeX_\w+)(?:;font-style:(\w+))?(?:;font-weight:(\w+))?")
 SEARCH_DEFERRED = re.compile(r"this\.mhaIsIndex\b")
 MATH_JS = re.compile(r"katex(?:\.min)?\.js|auto-render|mathjax|katex-init|renderMathInElement", re.I)
 
@@ -54,16 +50,6 @@ def _local(site: Path, page_url: str, ref: str) -> Path | None:
         return None
     address = urljoin("http://site/" + page_url, ref).removeprefix("http://site/").split("#")[0].split("?")[0]
     return site / address
-
-
-def katex_fonts(css: str, classes: set[str]) -> set[str]:
-    """The font files (relative to the CSS) the browser needs for KaTeX markup with ``classes``."""
-    faces = {(family, style, weight): url for family, style, weight, url in FONT_FACE.findall(css)}
-    needed = {("KaTeX_Main", "normal", "400")}  # .katex's own font
-    for selector, family, style, weight in FONT_RULE.findall(css):
-        if set(re.findall(r"\.([\w-]+)", selector)) <= classes:
-            needed.add((family, style or "normal", {"bold": "700"}.get(weight, weight or "400")))
-    return {faces[face] for face in needed if face in faces}
 
 
 def load_weight(site: Path, page_url: str) -> dict[str, int]:
@@ -86,28 +72,10 @@ def load_weight(site: Path, page_url: str) -> dict[str, int]:
         path = _local(site, page_url, ref)
         if path is not None:
             files[path] = _sized(path)
-    for ref in STYLESHEET.findall(visible):
-        if "katex" in ref:
-            css_path = _local(site, page_url, ref)
-            classes = {c for attr in CLASS_ATTR.findall(visible) for c in attr.split()}
-            for font in katex_fonts(css_path.read_text(encoding="utf-8"), classes):
-                path = (css_path.parent / font).resolve()
-                files[path] = _sized(path)
     missing = [str(p) for p in files if not p.is_file()]
     assert not missing, f"{page_url or 'index'} links files the build did not write: {missing}"
     return {str(path.relative_to(site.resolve()) if path.is_relative_to(site.resolve()) else path): size
             for path, size in files.items()}
-
-
-def test_katex_font_selection_follows_the_markup():
-    css = ("@font-face{font-family:KaTeX_Main;font-style:normal;font-weight:400;src:url(fonts/Main.woff2)}"
-           "@font-face{font-family:KaTeX_Size1;font-style:normal;font-weight:400;src:url(fonts/Size1.woff2)}"
-           "@font-face{font-family:KaTeX_Math;font-style:italic;font-weight:400;src:url(fonts/Math.woff2)}"
-           ".katex .mathnormal{font-family:KaTeX_Math;font-style:italic}"
-           ".katex .delimsizing.size1{font-family:KaTeX_Size1}")
-    assert katex_fonts(css, {"katex"}) == {"fonts/Main.woff2"}
-    assert katex_fonts(css, {"katex", "mathnormal", "size1"}) == {"fonts/Main.woff2", "fonts/Math.woff2"}
-    assert katex_fonts(css, {"katex", "delimsizing", "size1"}) == {"fonts/Main.woff2", "fonts/Size1.woff2"}
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "index")
@@ -117,13 +85,13 @@ def test_page_loads_at_most_250_kib_gzip_and_no_math_js(built_site: Path, path: 
     assert not [s[:80] for s in scripts if MATH_JS.search(s)], "math is rendered at build time: no math JS"
     assert not re.search(r'class="arithmatex">\\[(\[]', html), "a formula was left for a renderer that never runs"
     has_math = 'class="katex"' in NOSCRIPT.sub("", html)
-    assert has_math == any("katex.min.css" in ref for ref in STYLESHEET.findall(html)), (
-        "KaTeX CSS must be linked exactly on the pages that have formulas")
+    assert has_math == any(ref.endswith("/math.css") for ref in STYLESHEET.findall(html)), (
+        "math.css must be linked exactly on the pages that have formulas")
     weight = load_weight(built_site, path)
     # What the page loads after the first paint counts too (the loader's scripts were missed once).
     assert any("/bundle." in name for name in weight), sorted(weight)
     if has_math:
-        assert any(name.endswith("KaTeX_Main-Regular.woff2") for name in weight), sorted(weight)
+        assert any(name.endswith("noto-sans-math-subset.woff2") for name in weight), sorted(weight)
     total_kib = sum(weight.values()) / 1024
     heaviest = sorted(weight.items(), key=lambda item: -item[1])[:6]
     assert total_kib <= BUDGET_KIB, (

@@ -11,7 +11,7 @@
   "use strict";
 
   const REGIONS = [
-    ["div.arithmatex, .katex-display", (el) => {
+    ["div.arithmatex", (el) => {
       const tex = el.querySelector("annotation");
       return tex ? `formula: ${tex.textContent}` : "formula";
     }],

@@ -1,0 +1,27 @@
+"""Write the site's math font subset from Noto Sans Math (see mha_site.math_font).
+
+    npm pack @fontsource/noto-sans-math@5.3.0 && tar xzf fontsource-noto-sans-math-5.3.0.tgz
+    python scripts/subset_math_font.py package/files/noto-sans-math-latin-400-normal.woff2
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mha_site.math_font import FONT, subset
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="Noto Sans Math, woff2 or TTF")
+    args = parser.parse_args(argv)
+    if not args.source.is_file():
+        parser.error(f"source={str(args.source)!r} is not a file")
+    size = subset(args.source)
+    print(f"{FONT}: {size:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
