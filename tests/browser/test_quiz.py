@@ -74,11 +74,6 @@ FORMULAS_JS = """el => [...el.querySelectorAll('.katex')].map(k => ({
 TEX = re.compile(r"\\[a-zA-Z]+|\$|\^\{|_\{|\\\(|\\\)")
 
 
-def note_text(page, quiz_id: str, option: str, js: str) -> str:
-    text = page.locator(f"#{quiz_id} .quiz-explanations li[data-option={option}]").evaluate(js)
-    return re.sub(r"^[A-D]: (yes|no)\.\s*", "", text)
-
-
 def choice_key(page, quiz_id: str) -> dict[str, bool]:
     """Option -> is it right, as the built page marks it (placeholders filled)."""
     return page.locator(f"#{quiz_id} .quiz-explanations li").evaluate_all(
@@ -127,6 +122,25 @@ def test_every_option_by_mouse_shows_its_own_explanation(lesson):
         answer_every_option_by_mouse(lesson, quiz_id)
 
 
+# What a quiz shows after a check, read in one call: its feedback as seen and as spoken, the
+# live region's attributes, its formulas, each option's note as seen and as spoken, the options
+# marked right or wrong (value, label), and whether the notes are open.
+QUIZ_STATE_JS = f"""quiz => {{
+  const visible = {VISIBLE_TEXT_JS}, spoken = {SPOKEN_TEXT_JS}, formulas = {FORMULAS_JS};
+  const feedback = quiz.querySelector('.quiz-feedback');
+  const note = (li, read) => read(li).replace(/^[A-D]: (yes|no)\\.\\s*/, '');
+  return {{
+    visible: visible(feedback), spoken: spoken(feedback), formulas: formulas(feedback),
+    live: [feedback.getAttribute('aria-live'), feedback.getAttribute('role')],
+    notes: Object.fromEntries([...quiz.querySelectorAll('.quiz-explanations li')].map(
+      li => [li.dataset.option, [note(li, visible), note(li, spoken)]])),
+    marked: [...quiz.querySelectorAll('.quiz-option[data-verdict]')].map(o => [
+      o.dataset.verdict, o.querySelector('input').value, o.querySelector('label').innerText]),
+    open: quiz.querySelector('details').open,
+  }};
+}}"""
+
+
 def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
     quiz = lesson.locator(f"#{quiz_id}")
     quiz.scroll_into_view_if_needed()
@@ -135,19 +149,24 @@ def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
     for option, correct in choice_key(lesson, quiz_id).items():
         quiz.locator(f"label[for={quiz_id}-{option}]").click()
         quiz.locator("[data-quiz-check]").click()
+        state = quiz.evaluate(QUIZ_STATE_JS)
         mark = "\u2713 Correct." if correct else "\u2717 Not quite."
-        expected = note_text(lesson, quiz_id, option, VISIBLE_TEXT_JS)
-        assert shown(lesson, quiz_id) == f"{mark} {expected}"
-        assert shown(lesson, quiz_id, SPOKEN_TEXT_JS) == f"{mark} {note_text(lesson, quiz_id, option, SPOKEN_TEXT_JS)}"
-        assert_reads_cleanly(lesson, quiz_id)
-        verdict = "right" if correct else "wrong"
-        marked = quiz.locator(f".quiz-option[data-verdict={verdict}]")
-        assert marked.count() == 1 and marked.locator("input").get_attribute("value") == option
-        assert quiz.locator(".quiz-option[data-verdict]").count() == 1  # the previous mark is cleared
-        label = marked.locator("label").inner_text()
+        seen, heard = state["notes"][option]
+        assert state["visible"] == f"{mark} {seen}"
+        assert state["spoken"] == f"{mark} {heard}"
+        # As assert_reads_cleanly, from the same reading.
+        assert state["live"] == ["polite", "status"]
+        assert not TEX.search(state["visible"]), f"raw TeX on screen: {state['visible']!r}"
+        assert not TEX.search(state["spoken"]), f"raw TeX for screen readers: {state['spoken']!r}"
+        for formula in state["formulas"]:
+            assert formula == {"mathml": 1, "laidOut": True, "besides": ""}, formula
+        # One option marked (the previous mark is cleared): this one, right or wrong, in its label.
+        assert len(state["marked"]) == 1, state["marked"]
+        verdict, value, label = state["marked"][0]
+        assert (verdict, value) == ("right" if correct else "wrong", option)
         assert label.endswith(" \u2713 correct" if correct else " \u2717 not this one"), label
         if correct:
-            assert quiz.locator("details").evaluate("d => d.open"), "a right answer opens the notes on every option"
+            assert state["open"], "a right answer opens the notes on every option"
 
 
 def test_quiz_2_feedback_reads_as_written_not_as_garbled_tex(lesson):
