@@ -1,15 +1,19 @@
 # The two commands the README promises: `make serve` and `make test`.
 # Both create .venv on first use and install the package with pinned docs and test extras.
-# --no-compile, then compileall on both cores: pip compiles on one. Compiled up front because a
-# machine may forbid writing bytecode at run time (PYTHONDONTWRITEBYTECODE=1, as this project's
-# machines set it), and then every process compiled each module it imported: torch alone took
-# 4.8 s of CPU per process, the first site build 8.2 s instead of 4.5 s.
+# Bytecode: a machine may forbid writing it (PYTHONDONTWRITEBYTECODE=1, as this project's machines
+# set it), and then every process compiled each module it imported: torch alone took 4.8 s of CPU
+# per process, the first site build 8.2 s instead of 4.5 s. So commands run here write it, into
+# .venv/pycache (PYTHONPYCACHEPREFIX), never beside the sources: the first process to import a
+# module compiles it, the rest read it. Compiling the whole environment up front (compileall)
+# took 44 s of CPU for 8,052 files; a test run imports about a quarter of them.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
+export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+unexport PYTHONDONTWRITEBYTECODE
 # mkdocs-jupyter imports nbconvert's command-line app, which by default builds one of every
 # installed exporter (the PDF ones import playwright) just to list their names in its help text:
 # 0.3 s of every build. Names only; the notebook page is byte for byte the same.
@@ -20,7 +24,6 @@ export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[site,docs,test]"
-	$(PY) -m compileall -q -j 0 -x '/(tests|testing/_internal)/' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src hooks >/dev/null
 	touch $(STAMP)
 
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
