@@ -519,6 +519,9 @@ def test_the_first_screen_does_not_move_as_fonts_and_blocks_arrive(new_page, pat
     assert sum(shifts) < 0.01, shifts
     preloaded = [url for url in fonts if url.endswith("noto-sans-math-subset.woff2")]
     has_math = page.locator("article .katex").count() > 0
+    # Every formula, in the article or the table of contents, is drawn with the math font.
+    families = page.evaluate("() => [...new Set([...document.querySelectorAll('math')].map(m => getComputedStyle(m).fontFamily))]")
+    assert families == (['"Noto Sans Math", math'] if has_math else []), families
     assert len(preloaded) == has_math, f"the math font fetched once where there is math (the preload is reused): {fonts}"
     assert page.console_errors == []
 
