@@ -44,7 +44,7 @@ import pytest
 from sitekit import BLOCKED_BUILD, CHROMIUM_ARGS, MKDOCS_ENV, ROOT, chromium
 
 SHARED_VARIABLE = "MHA_TEST_SITE"
-SITE_FIXTURES = {"built_site", "site_url", "new_page", "page"}
+SITE_FIXTURES = {"built_site", "site_url", "new_page", "module_new_page", "page"}
 BUILD_TIMEOUT_S = 900
 _SERVER = pytest.StashKey[tuple]()
 _BUILD = pytest.StashKey[subprocess.Popen]()
@@ -298,15 +298,13 @@ def _wait_for_scripts_after_navigation(page) -> None:
     page.reload = waiting(page.reload)
 
 
-@pytest.fixture
-def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
-    """Factory: ``new_page(color_scheme="light", width=1280, height=900, java_script=True)``.
+def _page_factory(browser, site_url: str, contexts: list) -> Callable[..., object]:
+    """``make(color_scheme="light", width=1280, height=900, java_script=True)``: a page in a new context.
 
     Each page blocks every request that leaves the site's origin and records it in
     ``page.off_origin``; console errors and uncaught exceptions go to
-    ``page.console_errors``.
+    ``page.console_errors``. Its context is appended to ``contexts`` for the caller to close.
     """
-    contexts = []
     origin = site_url.rstrip("/")
 
     def make(color_scheme: str = "light", width: int = 1280, height: int = 900, java_script: bool = True):
@@ -335,7 +333,29 @@ def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
         page.on("pageerror", lambda error: page.console_errors.append(f"uncaught: {error}"))
         return page
 
-    yield make
+    return make
+
+
+@pytest.fixture
+def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
+    """Factory: ``new_page(color_scheme="light", width=1280, height=900, java_script=True)``.
+
+    Each page blocks every request that leaves the site's origin and records it in
+    ``page.off_origin``; console errors and uncaught exceptions go to
+    ``page.console_errors``.
+    """
+    contexts: list = []
+    yield _page_factory(browser, site_url, contexts)
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def module_new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
+    """:func:`new_page` for pages shared by the tests of one module (one load serving many
+    tests); the module's own fixtures reset what a test changes. Closed when the module ends."""
+    contexts: list = []
+    yield _page_factory(browser, site_url, contexts)
     for context in contexts:
         context.close()
 

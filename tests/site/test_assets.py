@@ -25,18 +25,22 @@ import mha_site.causal as causal
 from mha_site.assets import GROUPS, build_groups, check_device, run
 from mha_site.files import StaleOutputs, write_or_check
 
-from sitekit import ROOT
+from sitekit import ROOT, load_file_module
 
 SCRIPT = ROOT / "scripts" / "build_assets.py"
 #: The groups whose numbers come from torch, checked under other kernel paths. The notebook (a new
 #: kernel: slow) is checked on the portable path only; test_notebook.py checks it on this machine's.
 COMPUTED = ["causal", "explorer"]
 
+# The probe, then the script itself as ``python scripts/build_assets.py ARGS`` runs it, in one interpreter
+# (one start-up of torch, not two): the probe's line comes first on stdout, then the script's.
 _PROBE = (
-    "import hashlib, sys, torch; torch.set_num_threads(int(sys.argv[1])); g = torch.Generator().manual_seed(0); "
+    "import hashlib, runpy, sys, torch; torch.set_num_threads(int(sys.argv[1])); g = torch.Generator().manual_seed(0); "
     "x = torch.randn(64, 64, generator=g); "
     "print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), "
-    "hashlib.sha256((x @ x).numpy().tobytes()).hexdigest())"
+    "hashlib.sha256((x @ x).numpy().tobytes()).hexdigest(), flush=True)\n"
+    "script = sys.argv[2]; sys.argv = sys.argv[2:]; sys.path[0] = script.rsplit('/', 1)[0]\n"
+    "runpy.run_path(script, run_name='__main__')"
 )
 
 
@@ -64,11 +68,12 @@ def test_registry_names_every_group_and_refuses_unknown_ones():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 def test_cuda_is_refused_in_one_sentence_where_there_is_none(capsys):
-    result = subprocess.run([sys.executable, str(SCRIPT), "--device", "cuda", "causal"], capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 2 and result.stderr.strip() == (
-        "--device cuda: torch.cuda.is_available() is False on this machine"
-    )
+    """The script's exit status is ``main``'s return value; called in this process (no traceback either:
+    an exception would fail the test), as test_scripts.py calls the other scripts."""
+    assert load_file_module("scripts/build_assets.py").main(["--device", "cuda", "causal"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "--device cuda: torch.cuda.is_available() is False on this machine"
+    assert captured.out == ""
 
 
 def test_drawn_groups_are_current():
@@ -123,28 +128,25 @@ def test_kernel_paths_differ_and_every_computed_group_checks_as_current_on_each(
     Both runs start in another directory, so paths resolve from the repository.
     """
     settings = _settings()
-    probes = [
-        subprocess.run([sys.executable, "-c", _PROBE, str(threads)], env=_env(cap), capture_output=True, text=True,
-                       timeout=120, check=True).stdout.split()
-        for cap, threads, _ in settings
+    runs = [
+        subprocess.Popen([sys.executable, "-c", _PROBE, str(threads), str(SCRIPT), "--check", "--threads",
+                          str(threads), *groups], env=_env(cap), cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cap, threads, groups in settings
     ]
+    probes = []
+    for (cap, threads, groups), process in zip(settings, runs):
+        out, err = process.communicate(timeout=900)
+        assert process.returncode == 0, f"ATEN_CPU_CAPABILITY={cap} --threads {threads}:\n{err}"
+        assert "Traceback" not in err
+        probe, *lines = out.splitlines()
+        probes.append(probe.split())
+        assert lines == [f"{name}: {count} file(s) current" for name, count in zip(groups, [3, 8, 1])], out
     here = torch.backends.cpu.get_cpu_capability()
     assert [p[1] for p in probes] == ["1", "3"]
     assert probes[0][0] == "DEFAULT" and probes[1][0] == here
     if here != "DEFAULT":  # e.g. AVX2: the float32 results really differ between the two runs
         assert probes[0][2] != probes[1][2]
-    runs = [
-        subprocess.Popen([sys.executable, str(SCRIPT), "--check", "--threads", str(threads), *groups],
-                         env=_env(cap), cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for cap, threads, groups in settings
-    ]
-    for (cap, threads, groups), process in zip(settings, runs):
-        out, err = process.communicate(timeout=900)
-        assert process.returncode == 0, f"ATEN_CPU_CAPABILITY={cap} --threads {threads}:\n{err}"
-        assert "Traceback" not in err
-        assert out.splitlines() == [f"{name}: {count} file(s) current" for name, count in
-                                    zip(groups, [3, 8, 1])], out
     assert list(tmp_path.iterdir()) == []  # nothing was written where the command ran
 
 

@@ -141,11 +141,11 @@ def test_results_agree_with_the_functions(results):
     assert all(round(w, DIGITS) == w for head in results["free_weights"] for row in head for w in row)
 
 
-def test_float64_results_match_the_float32_reference_functions():
+def test_float64_results_match_the_float32_reference_functions(results):
     layer, x = seeded_sentence_layer(TOKENS)
     changed = perturb_token(x, TOKENS.index("it"))
     float32 = output_change(layer, x, changed, None)
-    data = causal_results()
+    data = results  # causal_results(), computed once for the module
     torch.testing.assert_close(torch.tensor(data["change_without_mask"], dtype=torch.float64), float32.double(),
                                atol=0.5 * TOLERANCE + 1e-5, rtol=0)
     torch.testing.assert_close(demo_patterns_float64(False).float(), demo_patterns(False), atol=1e-6, rtol=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -20,8 +21,15 @@ def _url(source: str) -> str:
     return f"/{stem}/" if stem else "/"
 
 
+@functools.cache
 def _soup(built_site: Path, url: str) -> BeautifulSoup:
+    """A built page, parsed once per session (the lesson's is read by every follow-up page's test; only read)."""
     return BeautifulSoup((built_site / url.strip("/") / "index.html").read_text(encoding="utf-8"), "html.parser")
+
+
+@functools.cache
+def _lesson_ids(built_site: Path) -> frozenset[str]:
+    return frozenset(element["id"] for element in _soup(built_site, "/").find("article").find_all(id=True))
 
 
 def _flatten(entries: list) -> list[str]:
@@ -51,7 +59,7 @@ def test_footer_links_to_the_neighbouring_pages(built_site: Path, position: int)
 
 @pytest.mark.parametrize("source", COURSE[1:])
 def test_every_follow_up_page_links_back_to_a_lesson_section(built_site: Path, source: str):
-    lesson_ids = {element["id"] for element in _soup(built_site, "/").find("article").find_all(id=True)}
+    lesson_ids = _lesson_ids(built_site)
     url = _url(source)
     anchors = []
     for link in _soup(built_site, url).find("article").find_all("a", href=True):
