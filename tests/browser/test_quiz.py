@@ -92,13 +92,36 @@ def shown(page, quiz_id: str, js: str = VISIBLE_TEXT_JS) -> str:
     return page.locator(f"#{quiz_id} .quiz-feedback").evaluate(js)
 
 
+# What a quiz shows after a check, read in one call: its feedback as seen and as spoken, the
+# live region's attributes, its formulas, each option's note as seen and as spoken, the options
+# marked right or wrong (value, label), and whether the notes are open.
+QUIZ_STATE_JS = f"""quiz => {{
+  const visible = {VISIBLE_TEXT_JS}, spoken = {SPOKEN_TEXT_JS}, formulas = {FORMULAS_JS};
+  const feedback = quiz.querySelector('.quiz-feedback');
+  const note = (li, read) => read(li).replace(/^[A-D]: (yes|no)\\.\\s*/, '');
+  return {{
+    visible: visible(feedback), spoken: spoken(feedback), formulas: formulas(feedback),
+    live: [feedback.getAttribute('aria-live'), feedback.getAttribute('role')],
+    notes: Object.fromEntries([...quiz.querySelectorAll('.quiz-explanations li')].map(
+      li => [li.dataset.option, [note(li, visible), note(li, spoken)]])),
+    marked: [...quiz.querySelectorAll('.quiz-option[data-verdict]')].map(o => [
+      o.dataset.verdict, o.querySelector('input').value, o.querySelector('label').innerText]),
+    open: quiz.querySelector('details').open,
+  }};
+}}"""
+
+
 def assert_reads_cleanly(page, quiz_id: str) -> None:
-    feedback = page.locator(f"#{quiz_id} .quiz-feedback")
-    assert feedback.get_attribute("aria-live") == "polite" and feedback.get_attribute("role") == "status"
-    visible, spoken = shown(page, quiz_id), shown(page, quiz_id, SPOKEN_TEXT_JS)
-    assert not TEX.search(visible), f"raw TeX on screen: {visible!r}"
-    assert not TEX.search(spoken), f"raw TeX for screen readers: {spoken!r}"
-    for formula in feedback.evaluate(FORMULAS_JS):
+    assert_state_reads_cleanly(page.locator(f"#{quiz_id}").evaluate(QUIZ_STATE_JS))
+
+
+def assert_state_reads_cleanly(state: dict) -> None:
+    """The feedback of a QUIZ_STATE_JS reading: a polite live region, no TeX seen or heard, and
+    each formula one MathML element, laid out, with nothing beside it."""
+    assert state["live"] == ["polite", "status"]
+    assert not TEX.search(state["visible"]), f"raw TeX on screen: {state['visible']!r}"
+    assert not TEX.search(state["spoken"]), f"raw TeX for screen readers: {state['spoken']!r}"
+    for formula in state["formulas"]:
         assert formula == {"mathml": 1, "laidOut": True, "besides": ""}, formula
 
 
@@ -122,25 +145,6 @@ def test_every_option_by_mouse_shows_its_own_explanation(lesson):
         answer_every_option_by_mouse(lesson, quiz_id)
 
 
-# What a quiz shows after a check, read in one call: its feedback as seen and as spoken, the
-# live region's attributes, its formulas, each option's note as seen and as spoken, the options
-# marked right or wrong (value, label), and whether the notes are open.
-QUIZ_STATE_JS = f"""quiz => {{
-  const visible = {VISIBLE_TEXT_JS}, spoken = {SPOKEN_TEXT_JS}, formulas = {FORMULAS_JS};
-  const feedback = quiz.querySelector('.quiz-feedback');
-  const note = (li, read) => read(li).replace(/^[A-D]: (yes|no)\\.\\s*/, '');
-  return {{
-    visible: visible(feedback), spoken: spoken(feedback), formulas: formulas(feedback),
-    live: [feedback.getAttribute('aria-live'), feedback.getAttribute('role')],
-    notes: Object.fromEntries([...quiz.querySelectorAll('.quiz-explanations li')].map(
-      li => [li.dataset.option, [note(li, visible), note(li, spoken)]])),
-    marked: [...quiz.querySelectorAll('.quiz-option[data-verdict]')].map(o => [
-      o.dataset.verdict, o.querySelector('input').value, o.querySelector('label').innerText]),
-    open: quiz.querySelector('details').open,
-  }};
-}}"""
-
-
 def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
     quiz = lesson.locator(f"#{quiz_id}")
     quiz.scroll_into_view_if_needed()
@@ -154,12 +158,7 @@ def answer_every_option_by_mouse(lesson, quiz_id: str) -> None:
         seen, heard = state["notes"][option]
         assert state["visible"] == f"{mark} {seen}"
         assert state["spoken"] == f"{mark} {heard}"
-        # As assert_reads_cleanly, from the same reading.
-        assert state["live"] == ["polite", "status"]
-        assert not TEX.search(state["visible"]), f"raw TeX on screen: {state['visible']!r}"
-        assert not TEX.search(state["spoken"]), f"raw TeX for screen readers: {state['spoken']!r}"
-        for formula in state["formulas"]:
-            assert formula == {"mathml": 1, "laidOut": True, "besides": ""}, formula
+        assert_state_reads_cleanly(state)
         # One option marked (the previous mark is cleared): this one, right or wrong, in its label.
         assert len(state["marked"]) == 1, state["marked"]
         verdict, value, label = state["marked"][0]
