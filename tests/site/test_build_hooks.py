@@ -434,3 +434,24 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
     }
     broken = [name for name, holds in contracts.items() if not holds]
     assert broken == [], f"mkdocs-material {version} breaks what the site relies on: {broken}"
+
+
+def test_the_lowest_material_allowed_is_the_one_the_suite_runs():
+    """pyproject's range for mkdocs-material starts at the version constraints.txt pins, which is
+    the one installed and tested: a range reaching lower would promise a theme nobody has built
+    the site with (the contracts above and the overrides were read from this version)."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parents[2]
+    docs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["docs"]
+    requirement = next(Requirement(line) for line in docs if Requirement(line).name == "mkdocs-material")
+    lowest = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+    pinned = re.search(r"^mkdocs-material==(\S+)$", (root / "constraints.txt").read_text(encoding="utf-8"), re.M)
+    installed = importlib.metadata.version("mkdocs-material")
+    assert pinned and lowest == [pinned.group(1)] == [installed], (
+        f"pyproject allows mkdocs-material {requirement.specifier}, constraints.txt pins "
+        f"{pinned and pinned.group(1)}, {installed} is installed: the lowest allowed must be the one tested")
+    assert installed in requirement.specifier
