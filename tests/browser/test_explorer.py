@@ -88,7 +88,7 @@ def reset_explorer(page, lesson_url: str, width: int, height: int) -> None:
         page.set_viewport_size({"width": width, "height": height})
     if page.url.split("?")[0].split("#")[0] != lesson_url or not page.locator(
             ".mha-explorer[data-explorer-ready]").count():
-        page.goto("", wait_until="networkidle")  # a test left the lesson (or it was reloaded and not built yet)
+        page.goto("")  # a test left the lesson (or it was reloaded and not built yet)
     else:
         page.evaluate(RESET_JS)
         page.wait_for_function(FRESH_JS)
@@ -107,7 +107,7 @@ def explorer(lesson_pages, module_new_page, site_url: str):
         page = lesson_pages.get(key)
         if page is None or page.is_closed():
             page = lesson_pages[key] = module_new_page(color_scheme=color_scheme, width=width, height=height)
-            page.goto("", wait_until="networkidle")
+            page.goto("")
         reset_explorer(page, site_url, width, height)
         return page
 
@@ -370,7 +370,7 @@ def test_arcs_animate_on_query_change_only_and_never_with_reduced_motion(browser
                                   reduced_motion="no-preference")
     try:
         page = context.new_page()
-        page.goto("", wait_until="networkidle")
+        page.goto("")
         wait_until_built(page)
         running = f"() => [...document.querySelectorAll('{ARCS}')].filter(a => a.getAnimations().length).length"
         entering = f"() => document.querySelectorAll('{ARCS}.mha-arc--enter').length"
@@ -429,7 +429,7 @@ def test_leaving_and_coming_back_leaves_one_working_explorer(explorer) -> None:
 
 def test_without_javascript_the_figures_show(new_page) -> None:
     page = new_page(java_script=False)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     fallback = page.locator(".mha-explorer__fallback")
     assert fallback.is_visible()
     images = fallback.locator("img")
@@ -799,7 +799,7 @@ def test_merged_heads_match_torch_and_blur_both_answers(explorer) -> None:
 
 def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     page = new_page()
-    page.goto("#meet-the-heads", wait_until="networkidle")
+    page.goto("#meet-the-heads")
     wait_until_built(page)
     history = page.evaluate("() => history.length")
     token(page, CAT).click()
@@ -816,13 +816,13 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     before = page.evaluate(STATE_JS)
 
     phone = new_page(width=375)
-    phone.goto(url, wait_until="networkidle")
+    phone.goto(url)
     phone.wait_for_selector(".mha-explorer[data-explorer-ready]")  # built where the link landed
     top = phone.locator(".mha-explorer").evaluate("e => e.getBoundingClientRect().top")
     assert 0 <= top < 200, top
 
     again = new_page()
-    again.goto(url, wait_until="networkidle")
+    again.goto(url)
     wait_until_built(again)
     after = again.evaluate(STATE_JS)
     assert after == before
@@ -846,7 +846,7 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     again.keyboard.press("Enter")
     assert "ex-data=trained" in again.url and "ex-query=5" in again.url and "ex-merge" not in again.url
     third = new_page()
-    third.goto(again.url, wait_until="networkidle")
+    third.goto(again.url)
     wait_until_built(third)
     state = third.evaluate(STATE_JS)
     assert state["data"] == "trained" and state["query"] == 5
@@ -856,7 +856,7 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
     assert "?" not in third.url, "the starting view has a plain address"
     # Nonsense in the address is ignored, not an error.
     fourth = new_page()
-    fourth.goto("?ex-query=99&ex-merge=verb,verb&ex-isolate=nobody", wait_until="networkidle")
+    fourth.goto("?ex-query=99&ex-merge=verb,verb&ex-isolate=nobody")
     wait_until_built(fourth)
     state = fourth.evaluate(STATE_JS)
     assert state["query"] == IT and state["merge"] == "" and state["isolated"] == []

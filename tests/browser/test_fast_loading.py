@@ -31,7 +31,7 @@ new MutationObserver((records, observer) => {
 def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme, expected) -> None:
     page = new_page(color_scheme=scheme)
     page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     assert page.evaluate("window.mhaSchemeAtArticle") == expected
     assert page.evaluate("document.body.dataset.mdColorScheme") == expected
     assert page.evaluate("document.documentElement.style.colorScheme") == scheme
@@ -45,14 +45,14 @@ def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme
 
 def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> None:
     page = new_page(color_scheme="light")
-    page.goto("causal-mask/", wait_until="networkidle")
+    page.goto("causal-mask/")
     page.locator('label[title="Switch to dark mode"]').click()
     assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
     assert page.evaluate("document.documentElement.style.colorScheme") == "dark"
     assert page.locator('label[title="Switch to light mode"]').is_visible()
 
     page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
-    page.goto("", wait_until="networkidle")  # another page: the choice beats the light system
+    page.goto("")  # another page: the choice beats the light system
     assert page.evaluate("window.mhaSchemeAtArticle") == "slate"
 
     page.locator("#__palette_1").focus()  # the checked option, as Tab reaches it
@@ -68,7 +68,7 @@ def test_a_page_opened_from_a_search_result_highlights_the_terms(new_page) -> No
     """search.highlight marks the terms of ?h= on the page; it needs the index, which the page
     otherwise fetches only when search is opened (the review found no highlight at all)."""
     page = new_page()
-    page.goto("causal-mask/?h=causal", wait_until="networkidle")
+    page.goto("causal-mask/?h=causal")
     page.wait_for_selector("article mark", state="attached", timeout=10_000)
     marked = page.locator("article mark").all_inner_texts()
     assert marked and all(text.lower() == "causal" for text in marked[:5]), marked[:5]
@@ -100,7 +100,7 @@ def test_search_fetches_its_index_on_first_use_and_finds_pages(new_page) -> None
 def test_search_finds_the_apis_names(new_page, query, expected) -> None:
     """The API pages are in the index again (issue 22), without their code blocks."""
     page = new_page()
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     page.keyboard.press("/")  # Material's key for search
     page.keyboard.type(query)
     page.wait_for_selector(".md-search-result__item")
@@ -111,7 +111,7 @@ def test_search_finds_the_apis_names(new_page, query, expected) -> None:
 
 def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
     page = new_page(width=375)  # the search field sits behind the header's search button
-    page.goto("real-heads/", wait_until="networkidle")
+    page.goto("real-heads/")
     page.locator("label.md-header__button[for='__search']").first.click()
     page.keyboard.type("induction")
     page.wait_for_selector(".md-search-result__item")
@@ -124,7 +124,7 @@ def test_code_in_a_table_breaks_only_between_words(new_page, path) -> None:
     """Material lets inline code break anywhere: at 375 px the lesson's head table showed
     'coreferenc' and 'e' on two lines (review). A table scrolls sideways instead."""
     page = new_page(width=375, height=800)
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     page.add_style_tag(content="article * { content-visibility: visible !important; }")
     split = page.evaluate("""() => [...document.querySelectorAll('.md-typeset__table code')]
         .filter((code) => code.getClientRects().length > 1 && !/\\s/.test(code.textContent))
@@ -135,7 +135,7 @@ def test_code_in_a_table_breaks_only_between_words(new_page, path) -> None:
 
 def test_tables_keep_materials_look_and_are_not_wrapped_again(new_page) -> None:
     page = new_page()
-    page.goto("benchmark/", wait_until="networkidle")
+    page.goto("benchmark/")
     tables = page.locator("article table")
     assert tables.count() >= 5
     assert page.locator(".md-typeset__scrollwrap .md-typeset__scrollwrap").count() == 0
@@ -154,7 +154,7 @@ def test_scroll_regions_are_marked_as_they_near_the_viewport(new_page) -> None:
     when it comes within a screen of the viewport: a wide formula far down the lesson is named
     once the reader gets near it, and one that fits gives its tab stop back."""
     page = new_page(width=375, height=800)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     page.wait_for_selector("html[data-scroll-checked]", state="attached")
     # which formulas overflow, measured with every block rendered (then skipped again)
     wide = page.evaluate("""() => {
@@ -210,7 +210,7 @@ def test_code_tokens_without_spans_look_as_they_would_with_them(new_page, scheme
     """The build drops name, operator, punctuation and whitespace spans (mha_site.code_tokens):
     extra.css draws those tokens in the code colour, so a span would change nothing."""
     page = new_page(color_scheme=scheme)
-    page.goto("causal-mask/", wait_until="networkidle")
+    page.goto("causal-mask/")
     colours = page.evaluate(TOKEN_COLOURS)
     assert colours["plainSpans"] == 0
     assert colours["n"] == colours["o"] == colours["p"] == colours["w"] == colours["code"], colours
@@ -242,7 +242,7 @@ def test_the_bundle_finds_html_already_marked_for_scripts(new_page) -> None:
     do not restyle every element of a parsed page. The scheme switch may still set the style."""
     page = new_page()
     page.add_init_script(RECORD_ROOT_CHANGES)
-    page.goto("api/", wait_until="networkidle")
+    page.goto("api/")
     classes = set(page.evaluate("window.mhaRootAtArticle").split())
     assert {"js", "js-focus-visible"} <= classes and "no-js" not in classes
     assert page.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')")
@@ -266,7 +266,7 @@ def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page,
     # Registered before any page script: runs in the first frame, just before it is painted,
     # in the same frame as the loader's own requestAnimationFrame.
     page.add_init_script("requestAnimationFrame(() => { window.mhaFirstFrameAt = performance.now(); });")
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     timing = page.evaluate("""() => ({
       frame: window.mhaFirstFrameAt,
       bundle: performance.getEntriesByType('resource').find((r) => /bundle\\.[0-9a-f]+\\.min\\.js$/.test(r.name)).startTime,
@@ -288,7 +288,7 @@ def test_notebook_figures_keep_their_natural_size_and_scroll_at_375_px(new_page)
     hooks/notebook_page.py moves it to an SVG file loaded lazily. On a phone it keeps its
     natural size, and its 11 px text, and scrolls sideways."""
     page = new_page(width=375)
-    page.goto("notebooks/mha-walkthrough/", wait_until="networkidle")
+    page.goto("notebooks/mha-walkthrough/")
     boxes = page.locator(".jupyter-wrapper .figure-scroll")
     assert boxes.count() == 2
     for index in range(2):
@@ -312,12 +312,12 @@ def test_a_figure_wider_than_the_screen_says_it_scrolls(new_page) -> None:
     figure (marked by a11y.js) says in words that it scrolls; one that fits says nothing."""
     hint = "getComputedStyle(document.querySelector('.figure-scroll'), '::after').content"
     phone = new_page(width=375)
-    phone.goto("causal-mask/", wait_until="networkidle")
+    phone.goto("causal-mask/")
     phone.locator(".figure-scroll").first.scroll_into_view_if_needed()
     phone.wait_for_selector(".figure-scroll[data-scroll-a11y]")
     assert "Scroll sideways for the whole figure" in phone.evaluate(hint)
     desktop = new_page(width=1280)
-    desktop.goto("causal-mask/", wait_until="networkidle")
+    desktop.goto("causal-mask/")
     desktop.locator(".figure-scroll").first.scroll_into_view_if_needed()
     desktop.wait_for_timeout(300)
     assert desktop.evaluate(hint) == "none"
@@ -333,7 +333,7 @@ def test_a_formula_wider_than_the_screen_shows_a_shadow_where_it_continues(new_p
     from PIL import Image, ImageChops
 
     page = new_page(color_scheme=scheme, width=375)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     formula = page.locator("div.arithmatex", has_text="MultiHead").first
     formula.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
@@ -396,7 +396,7 @@ SKIPPABLE_HEIGHTS = """() => {
 @pytest.mark.parametrize("path, width", [("", 375), ("", 1280), ("api/layer/", 375), ("benchmark/", 1280)])
 def test_blocks_off_screen_are_skipped_and_shown_at_their_own_height(new_page, path, width) -> None:
     page = new_page(width=width)
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     # checkVisibility({contentVisibilityAuto: true}) is false inside a block the browser skips
     skipped = page.evaluate("""() => [...document.querySelectorAll('article *')]
         .filter(el => getComputedStyle(el).contentVisibility === 'auto' && el.firstElementChild)
@@ -436,7 +436,7 @@ def test_the_lesson_starts_about_as_long_as_it_is(new_page, width) -> None:
     for text and code, upper bounds for quizzes. With fixed guesses (16 em a paragraph) the
     lesson started 30% (375 px) and 50% (1280 px) longer than it is; now 16% and 13%."""
     page = new_page(width=width, height=800)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     start = page.evaluate("document.documentElement.scrollHeight")
     page.add_style_tag(content="article * { content-visibility: visible !important; }")
     real = page.evaluate("document.documentElement.scrollHeight")
@@ -448,7 +448,7 @@ def test_a_skipped_quiz_is_given_room_for_all_of_it(new_page, width) -> None:
     """A quiz off screen takes a guessed height (mha_site.quiz_heights, extra.css); a guess shorter
     than the quiz lets its content spill over the next block when a script lays it out (issue 11)."""
     page = new_page(width=width)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     quizzes = page.evaluate(QUIZ_GUESSES)
     assert len(quizzes) == 11 and sum(skippable for _, skippable, _, _ in quizzes) >= 8, quizzes
     for name, skippable, guess, height in quizzes:
@@ -464,9 +464,9 @@ def test_a_link_to_a_section_lands_on_it_although_blocks_above_are_skipped(new_p
     # the lesson at 375 px: the longest page, so the most guessed heights above the target
     page = new_page(width=375 if how == "link from outside" else 1280)
     if how == "link from outside":
-        page.goto(f"#{anchor}", wait_until="networkidle")
+        page.goto(f"#{anchor}")
     else:
-        page.goto("", wait_until="networkidle")
+        page.goto("")
         page.locator(f".md-sidebar--secondary a[href='#{anchor}']").click()
     page.wait_for_timeout(800)  # blocks near the screen have rendered at their real heights
     top = page.locator(f"#{anchor}").evaluate("h => h.getBoundingClientRect().top")
@@ -486,7 +486,7 @@ def test_a_link_lands_on_its_section_when_content_above_grows_after_the_jump(new
     browser has jumped to #pruning below it: the heading ended below the screen at 375 px.
     a11y.js finishes the jump again as the article resizes, until the reader gives input."""
     page = new_page(width=width, height=812)
-    page.goto("real-heads/#pruning", wait_until="networkidle")
+    page.goto("real-heads/#pruning")
     page.wait_for_timeout(1500)
     top = page.locator("#pruning").evaluate("h => h.getBoundingClientRect().top")
     header = page.locator(".md-header").evaluate("h => h.getBoundingClientRect().height")
@@ -528,7 +528,7 @@ def test_the_first_screen_does_not_move_as_fonts_and_blocks_arrive(new_page, pat
 
 def test_on_paper_no_block_is_skipped(new_page) -> None:
     page = new_page()
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     count = "() => [...document.querySelectorAll('article *')].filter(el => getComputedStyle(el).contentVisibility === 'auto').length"
     assert page.evaluate(count) > 50
     page.emulate_media(media="print")
@@ -543,7 +543,7 @@ def test_back_to_top_waits_for_the_readers_own_scrolling(new_page, path) -> None
     moves the page up to keep the section in view; Material read that as the reader scrolling
     up and put its Back-to-top button over the heading (a11y.js now lets it show only after input)."""
     page = new_page(width=375)
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     page.wait_for_timeout(1500)
     assert page.locator(".md-top").evaluate("b => b.hidden"), "the button covers the heading just reached"
     page.mouse.move(180, 400)

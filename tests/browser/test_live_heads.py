@@ -340,7 +340,7 @@ def test_palette_toggle_redraws_the_bars(widget_page) -> None:
 
 def test_arriving_by_link_and_coming_back_initialises_once(widget_page) -> None:
     page = widget_page()
-    page.goto("inference/", wait_until="networkidle")  # the page before "Heads that learn"
+    page.goto("inference/")  # the page before "Heads that learn"
     page.locator("a.md-footer__link--next").click()
     page.wait_for_selector("[data-live-heads]")
     page.locator("[data-live-heads]").scroll_into_view_if_needed()
@@ -358,7 +358,7 @@ def test_arriving_by_link_and_coming_back_initialises_once(widget_page) -> None:
 
 def test_without_javascript_the_static_figure_shows(new_page) -> None:
     page = new_page(java_script=False)
-    page.goto(PAGE, wait_until="networkidle")
+    page.goto(PAGE)
     fallback = page.locator(".live-heads__fallback")
     assert fallback.is_visible()
     image = fallback.locator("img")

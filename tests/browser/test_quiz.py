@@ -127,7 +127,7 @@ def assert_state_reads_cleanly(state: dict) -> None:
 
 @pytest.fixture
 def lesson(page):
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     page.wait_for_selector(".quiz[data-quiz-ready]")
     page.wait_for_function("() => document.querySelector('#quiz-why-heads .katex')")  # math rendered
     return page
@@ -315,7 +315,7 @@ def _contrast(a: str, b: str) -> float:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_verdict_borders_have_3_to_1_contrast(new_page, scheme):
     page = new_page(color_scheme=scheme)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     page.wait_for_selector(".quiz[data-quiz-ready]")
     quiz = page.locator("#quiz-why-heads")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
@@ -400,7 +400,7 @@ def test_follow_up_page_quizzes_by_mouse_and_keyboard(new_page, path):
     """One page load per page: every option of every choice quiz by mouse, every listed wrong value
     and the right one of every numeric quiz, and the first choice quiz again by keyboard."""
     page = new_page()
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     ids = page.locator(".quiz[data-quiz]").evaluate_all("qs => qs.map(q => q.id)")
     assert ids == source_ids(FOLLOW_UPS[path]) and len(ids) >= 2
     page.wait_for_function(f"() => document.querySelectorAll('.quiz[data-quiz-ready]').length === {len(ids)}")
@@ -463,7 +463,7 @@ def test_punctuation_after_a_formula_never_starts_a_line(new_page):
     """The review saw quiz 2's feedback at 375 px break a line between W_i^Q and its comma,
     although the two sat in a nowrap wrapper: Chromium still broke after the formula."""
     page = new_page(width=375, height=812)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     page.wait_for_selector(".quiz[data-quiz-ready]")
     quiz = page.locator("#quiz-why-heads")
     quiz.locator("label[for=quiz-why-heads-b]").click()
@@ -481,7 +481,7 @@ def test_a_short_formula_never_breaks_across_lines(new_page):
     """A fresh review saw quiz 1 at 375 px end a line with "h =" and start the next with "8":
     KaTeX's HTML let a line break after a relation. MathML is laid out as one box."""
     page = new_page(width=375, height=812)
-    page.goto("", wait_until="networkidle")
+    page.goto("")
     question = page.locator("#quiz-head-width p").first
     assert question.locator(".arithmatex").count() == 3
     for width in range(100, 344, 3):  # every line-break position the question can meet
@@ -499,7 +499,7 @@ def test_no_formula_in_the_text_runs_past_a_320_px_screen(new_page, path):
     """A formula is one MathML box, which no line breaks inside: an inline formula wider than the
     column would run past the edge of the screen (a displayed one scrolls in its own box)."""
     page = new_page(width=320, height=700)
-    page.goto(path, wait_until="networkidle")
+    page.goto(path)
     page.add_style_tag(content="article * { content-visibility: visible !important; }")
     overflowing = page.evaluate("""() => {
       const edge = document.querySelector('article').getBoundingClientRect().right;

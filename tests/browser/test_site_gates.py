@@ -72,7 +72,7 @@ VIEWS.append(("", "dark", 1280))
 @pytest.mark.parametrize("path, scheme, width", VIEWS, ids=[f"{p or 'index'}-{s}-{w}" for p, s, w in VIEWS])
 def test_page_passes_site_gates(new_page, path: str, scheme: str, width: int) -> None:
     page = new_page(color_scheme=scheme, width=width)
-    response = page.goto(path, wait_until="networkidle")
+    response = page.goto(path)
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
     # Material's document$ hook renders math after load; wait for it to settle.
     page.wait_for_function("() => !document.querySelector('.arithmatex') || document.querySelector('.katex')")

@@ -20,7 +20,7 @@ def _table(page):
 
 def test_the_kv_cache_table_says_it_scrolls_on_a_phone_and_not_on_a_desktop(new_page) -> None:
     phone = new_page(width=375)
-    phone.goto("inference/", wait_until="networkidle")
+    phone.goto("inference/")
     box = _table(phone)
     assert "Llama 3 8B" in box.text_content()
     phone.wait_for_selector(TABLE_BOX + "[data-scroll-a11y]")
@@ -34,7 +34,7 @@ def test_the_kv_cache_table_says_it_scrolls_on_a_phone_and_not_on_a_desktop(new_
     assert phone.console_errors == []
 
     desktop = new_page(width=1280)
-    desktop.goto("inference/", wait_until="networkidle")
+    desktop.goto("inference/")
     box = _table(desktop)
     desktop.wait_for_timeout(300)
     assert box.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
@@ -43,7 +43,7 @@ def test_the_kv_cache_table_says_it_scrolls_on_a_phone_and_not_on_a_desktop(new_
 
 def test_the_cache_formula_fits_a_phone(new_page) -> None:
     phone = new_page(width=375)
-    phone.goto("inference/", wait_until="networkidle")
+    phone.goto("inference/")
     formula = phone.locator("div.arithmatex").first
     formula.scroll_into_view_if_needed()
     phone.wait_for_timeout(300)  # a block skipped off screen (content-visibility) is laid out now
