@@ -470,9 +470,14 @@ def test_punctuation_after_a_formula_never_starts_a_line(new_page):
     quiz.locator("[data-quiz-check]").click()
     feedback = quiz.locator(".quiz-feedback")
     assert feedback.locator(".katex-nowrap").count() >= 2
-    for width in range(100, 344, 3):  # every line-break position the feedback can meet
-        feedback.evaluate(f"p => p.style.width = '{width}px'")
-        for punctuation, on_line in feedback.evaluate(PUNCTUATION_ON_FORMULA_LINE):
+    # Every line-break position the feedback can meet, read in one call (a layout per width).
+    sweep = feedback.evaluate(f"""(p, widths) => widths.map((width) => {{
+      p.style.width = `${{width}}px`;
+      return [width, ({PUNCTUATION_ON_FORMULA_LINE})(p)];
+    }})""", list(range(100, 344, 3)))
+    assert len(sweep) == 82 and all(len(marks) >= 1 for _, marks in sweep)
+    for width, marks in sweep:
+        for punctuation, on_line in marks:
             assert on_line, (width, punctuation)
     assert page.console_errors == []
 
@@ -484,12 +489,14 @@ def test_a_short_formula_never_breaks_across_lines(new_page):
     page.goto("")
     question = page.locator("#quiz-head-width p").first
     assert question.locator(".arithmatex").count() == 3
-    for width in range(100, 344, 3):  # every line-break position the question can meet
-        question.evaluate(f"p => p.style.width = '{width}px'")
-        lines = question.evaluate(
-            "p => [...p.querySelectorAll('.arithmatex')].map((f) => [f.textContent.slice(-12), f.getClientRects().length])"
-        )
-        assert all(count == 1 for _, count in lines), (width, lines)
+    # Every line-break position the question can meet, read in one call (a layout per width).
+    sweep = question.evaluate("""(p, widths) => widths.map((width) => {
+      p.style.width = `${width}px`;
+      return [width, [...p.querySelectorAll('.arithmatex')].map((f) => [f.textContent.slice(-12), f.getClientRects().length])];
+    })""", list(range(100, 344, 3)))
+    assert len(sweep) == 82
+    for width, lines in sweep:
+        assert len(lines) == 3 and all(count == 1 for _, count in lines), (width, lines)
     assert page.console_errors == []
 
 
