@@ -385,8 +385,8 @@ KEYSTROKES_JS = """async ([text, changes, rounds]) => {
 
 def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
     """T = 64. The budget (50 ms a keystroke on a phone-class CPU, taken as 4x slower than this one) is checked on
-    main-thread CPU time, which other processes on a shared machine do not inflate; wall-clock medians of a full
-    forward pass and of keystrokes, plain and under Chromium's 4x CPU throttling, are printed for the record."""
+    main-thread CPU time, which other processes on a shared machine do not inflate (wall-clock time, which they
+    do, is not measured here)."""
     page = open_widget(new_page)
     tokens = " ".join(SYMBOLS[(7 * i + 3) % len(SYMBOLS)] for i in range(64))
     cdp = page.context.new_cdp_session(page)
@@ -402,42 +402,8 @@ def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
         page.evaluate(KEYSTROKES_JS, [tokens, changes, rounds])
         cpu[changes] = (thread_ms() - before) / (2 * rounds)
 
-    measure = """async ([text, runs]) => {
-      const root = document.querySelector('[data-live-heads]');
-      const model = await mhaLiveHeads.loadModel(root.dataset.modelSrc);
-      const ids = mhaLiveHeads.parseTokens(text, model.symbols, 64).ids;
-      const median = xs => xs.sort((a, b) => a - b)[xs.length >> 1];
-      const forward = [];
-      for (let i = 0; i < runs + 5; i++) {
-        const t0 = performance.now();
-        mhaLiveHeads.forward(model, ids, null);
-        if (i >= 5) forward.push(performance.now() - t0);
-      }
-      const input = root.querySelector('[data-live-input]');
-      const words = text.split(' ');
-      const type = value => {
-        input.value = value;
-        const t0 = performance.now();
-        input.dispatchEvent(new Event('input'));
-        void root.offsetHeight;
-        return performance.now() - t0;
-      };
-      const append = [], first = [];
-      for (let i = 0; i < 21; i++) {
-        type(words.slice(0, 63).join(' '));
-        append.push(type(text));
-        first.push(type([words[(i % 2) + 1], ...words.slice(1)].join(' ')));
-      }
-      return {forward: median(forward), append: median(append), first: median(first)};
-    }"""
-    plain = page.evaluate(measure, [tokens, 101])
-    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
-    throttled = page.evaluate(measure, [tokens, 41])
-    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
     print(f"T=64 main-thread CPU ms per keystroke: last token {cpu['end']:.1f}, first token (full recompute) "
-          f"{cpu['start']:.1f}; wall medians ms (forward / last-token / first-token keystroke): "
-          + " / ".join(f"{plain[k]:.1f}" for k in ("forward", "append", "first")) + "; 4x throttled: "
-          + " / ".join(f"{throttled[k]:.1f}" for k in ("forward", "append", "first")))
+          f"{cpu['start']:.1f}")
     assert 4 * cpu["end"] < 50, cpu  # the issue's budget on a phone-class CPU
     assert cpu["start"] > cpu["end"], cpu  # the full recompute costs more: the cache is what keeps typing cheap
     assert page.console_errors == []
