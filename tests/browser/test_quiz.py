@@ -111,6 +111,13 @@ QUIZ_STATE_JS = f"""quiz => {{
 }}"""
 
 
+# A numeric quiz's note on its wrong value number `index`, as seen and as spoken.
+VALUE_NOTE_JS = f"""(quiz, index) => {{
+  const note = quiz.querySelectorAll('.quiz-values li')[index];
+  return [({VISIBLE_TEXT_JS})(note), ({SPOKEN_TEXT_JS})(note)];
+}}"""
+
+
 def assert_reads_cleanly(page, quiz_id: str) -> None:
     assert_state_reads_cleanly(page.locator(f"#{quiz_id}").evaluate(QUIZ_STATE_JS))
 
@@ -231,14 +238,16 @@ def answer_numeric(lesson, quiz_id: str) -> None:
     notes = value_notes(lesson, quiz_id)
     assert len(notes) >= 2 and answer not in notes
     # Each typical wrong value gets its own note, which names the mistake behind it.
+    quiz = lesson.locator(f"#{quiz_id}")
     for value, index in notes.items():
         box.fill(f"{int(value):,}")  # typed with digit groups; the note is found all the same
         box.press("Enter")
-        note = lesson.locator(f"#{quiz_id} .quiz-values li").nth(index)
-        assert shown(lesson, quiz_id) == f"\u2717 Not quite. {note.evaluate(VISIBLE_TEXT_JS)}"
-        assert shown(lesson, quiz_id, SPOKEN_TEXT_JS) == f"\u2717 Not quite. {note.evaluate(SPOKEN_TEXT_JS)}"
-        assert f" {value} " in shown(lesson, quiz_id).replace(",", "")  # the note names the value it is about
-        assert_reads_cleanly(lesson, quiz_id)
+        state = quiz.evaluate(QUIZ_STATE_JS)
+        seen, heard = quiz.evaluate(VALUE_NOTE_JS, index)
+        assert state["visible"] == f"\u2717 Not quite. {seen}"
+        assert state["spoken"] == f"\u2717 Not quite. {heard}"
+        assert f" {value} " in state["visible"].replace(",", "")  # the note names the value it is about
+        assert_state_reads_cleanly(state)
     # Any other wrong value gets the hint.
     other = next(v for v in ("128", "3", "7", "11") if v != answer and v not in notes)
     box.fill(other)
