@@ -44,7 +44,7 @@ import pytest
 from sitekit import BLOCKED_BUILD, CHROMIUM_ARGS, MKDOCS_ENV, ROOT, chromium
 
 SHARED_VARIABLE = "MHA_TEST_SITE"
-SITE_FIXTURES = {"built_site", "site_url", "new_page", "module_new_page", "page"}
+SITE_FIXTURES = {"built_site", "site_url", "new_page", "shared_page", "page"}
 BUILD_TIMEOUT_S = 900
 _SERVER = pytest.StashKey[tuple]()
 _BUILD = pytest.StashKey[subprocess.Popen]()
@@ -351,13 +351,41 @@ def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
 
 
 @pytest.fixture(scope="module")
-def module_new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
-    """:func:`new_page` for pages shared by the tests of one module (one load serving many
-    tests); the module's own fixtures reset what a test changes. Closed when the module ends."""
+def _module_pages(browser, site_url: str) -> Iterator[tuple[Callable[..., object], dict]]:
+    """The factory and the pages of :func:`shared_page`, closed when the module ends."""
     contexts: list = []
-    yield _page_factory(browser, site_url, contexts)
+    yield _page_factory(browser, site_url, contexts), {}
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def shared_page(_module_pages) -> Callable[..., object]:
+    """``shared_page(color_scheme="light", width=1280, height=900)``: one page per colour scheme and
+    width, kept for the module's later tests (a load of a heavy page costs seconds; see :func:`new_page`).
+
+    Each test gets it with the site's storage emptied (Material keeps the reader's palette there),
+    the viewport at the size asked for, printing off, the pointer in the corner and
+    ``off_origin`` and ``console_errors`` empty. Its document is the last test's: the module
+    loads or resets it.
+    """
+    make, pages = _module_pages
+
+    def get(color_scheme: str = "light", width: int = 1280, height: int = 900):
+        page = pages.get((color_scheme, width))
+        if page is None or page.is_closed():
+            page = pages[(color_scheme, width)] = make(color_scheme=color_scheme, width=width, height=height)
+            return page
+        page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        if page.viewport_size != {"width": width, "height": height}:
+            page.set_viewport_size({"width": width, "height": height})
+        page.emulate_media(media="screen")
+        page.mouse.move(0, 0)
+        page.console_errors.clear()
+        page.off_origin.clear()
+        return page
+
+    return get
 
 
 @pytest.fixture

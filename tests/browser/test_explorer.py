@@ -74,41 +74,21 @@ FRESH_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def lesson_pages(module_new_page):
-    """One loaded lesson page per colour scheme and width, shared by this module's tests (a load
-    costs seconds); each test gets it back reset to what a fresh load shows (see :func:`open_explorer`)."""
-    return {}
-
-
-def reset_explorer(page, lesson_url: str, width: int, height: int) -> None:
-    page.mouse.move(0, 0)
-    page.emulate_media(media="screen")
-    if page.viewport_size != {"width": width, "height": height}:
-        page.set_viewport_size({"width": width, "height": height})
-    if page.url.split("?")[0].split("#")[0] != lesson_url or not page.locator(
-            ".mha-explorer[data-explorer-ready]").count():
-        page.goto("")  # a test left the lesson (or it was reloaded and not built yet)
-    else:
-        page.evaluate(RESET_JS)
-        page.wait_for_function(FRESH_JS)
-    wait_until_built(page)
-    page.console_errors.clear()
-    page.off_origin.clear()
-
-
 @pytest.fixture
-def explorer(lesson_pages, module_new_page, site_url: str):
+def explorer(shared_page, site_url: str):
     """``explorer(color_scheme="light", width=1280, height=900)``: the lesson with its explorer built, as a
-    fresh load leaves it (the page itself is shared within the module, per scheme and width)."""
+    fresh load leaves it. The page is shared within the module, per scheme and width (tests/conftest.py's
+    ``shared_page``); what a test changed in the explorer is undone by RESET_JS, or by a load."""
 
     def open_(color_scheme: str = "light", width: int = 1280, height: int = 900):
-        key = (color_scheme, width)
-        page = lesson_pages.get(key)
-        if page is None or page.is_closed():
-            page = lesson_pages[key] = module_new_page(color_scheme=color_scheme, width=width, height=height)
-            page.goto("")
-        reset_explorer(page, site_url, width, height)
+        page = shared_page(color_scheme=color_scheme, width=width, height=height)
+        if page.url.split("?")[0].split("#")[0] != site_url or not page.locator(
+                ".mha-explorer[data-explorer-ready]").count():
+            page.goto("")  # a new page, or a test left the lesson (or reloaded it and it is not built yet)
+        else:
+            page.evaluate(RESET_JS)
+            page.wait_for_function(FRESH_JS)
+        wait_until_built(page)
         return page
 
     return open_

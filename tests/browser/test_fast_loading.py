@@ -59,7 +59,7 @@ def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> 
     page.keyboard.press("Enter")
     assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
     assert page.evaluate("document.activeElement.id") == "__palette_0"
-    page.reload(wait_until="networkidle")
+    page.reload()
     assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
     assert page.console_errors == []
 
@@ -393,24 +393,25 @@ SKIPPABLE_HEIGHTS = """() => {
 }"""
 
 
+# For each block extra.css lets the browser skip: whether it is rendered now.
+# checkVisibility({contentVisibilityAuto: true}) is false inside a block the browser skips.
+BLOCKS_RENDERED = """() => [...document.querySelectorAll('article *')]
+  .filter(el => getComputedStyle(el).contentVisibility === 'auto' && el.firstElementChild)
+  .map(el => el.firstElementChild.checkVisibility({ contentVisibilityAuto: true }))"""
+
+
 @pytest.mark.parametrize("path, width", [("", 375), ("", 1280), ("api/layer/", 375), ("benchmark/", 1280)])
 def test_blocks_off_screen_are_skipped_and_shown_at_their_own_height(new_page, path, width) -> None:
     page = new_page(width=width)
     page.goto(path)
-    # checkVisibility({contentVisibilityAuto: true}) is false inside a block the browser skips
-    skipped = page.evaluate("""() => [...document.querySelectorAll('article *')]
-        .filter(el => getComputedStyle(el).contentVisibility === 'auto' && el.firstElementChild)
-        .map(el => !el.firstElementChild.checkVisibility({ contentVisibilityAuto: true }))""")
+    skipped = [not rendered for rendered in page.evaluate(BLOCKS_RENDERED)]
     assert not skipped[0] and skipped[-1], "the first block is on screen and rendered; the last is skipped"
 
     # Selected content is relevant to the reader, so the browser renders every block of a
     # selected article (as it would one near the screen), at the screen's own width.
     page.evaluate("getSelection().selectAllChildren(document.querySelector('article'))")
     page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    rendered = page.evaluate("""() => [...document.querySelectorAll('article *')]
-        .filter(el => getComputedStyle(el).contentVisibility === 'auto' && el.firstElementChild)
-        .every(el => el.firstElementChild.checkVisibility({ contentVisibilityAuto: true }))""")
-    assert rendered, "a selected block is rendered"
+    assert all(page.evaluate(BLOCKS_RENDERED)), "a selected block is rendered"
     shown = page.evaluate(SKIPPABLE_HEIGHTS)
     assert len(shown) >= 8, shown
     page.add_style_tag(content="* { content-visibility: visible !important; }")

@@ -88,40 +88,11 @@ def top_bar(page) -> dict:
     return page.evaluate(TOP_BAR_JS)
 
 
-@pytest.fixture(scope="module")
-def pages_by_look(module_new_page):
-    """One browser context and page per colour scheme and width, shared by this module's tests."""
-    return {}
-
-
-@pytest.fixture
-def widget_page(pages_by_look, module_new_page):
-    """``widget_page(color_scheme="light", width=1280, height=900)``: a page of its own context (see
-    :func:`open_widget`), kept for the module's later tests. Each test loads its document afresh in
-    it, with the site's storage emptied (Material keeps the reader's palette there): only the
-    context's HTTP cache and its start-up are shared."""
-
-    def get(color_scheme: str = "light", width: int = 1280, height: int = 900):
-        page = pages_by_look.get((color_scheme, width))
-        if page is None or page.is_closed():
-            page = pages_by_look[(color_scheme, width)] = module_new_page(
-                color_scheme=color_scheme, width=width, height=height)
-        else:
-            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
-        if page.viewport_size != {"width": width, "height": height}:
-            page.set_viewport_size({"width": width, "height": height})
-        page.mouse.move(0, 0)
-        page.console_errors.clear()
-        page.off_origin.clear()
-        return page
-
-    return get
-
-
-def open_widget(widget_page, **options):
-    """The page with the widget built. The load waits for the page's scripts (tests/conftest.py),
-    then for the widget's own ready mark: the network's half second of silence adds nothing here."""
-    page = widget_page(**options)
+def open_widget(get_page, **options):
+    """The widget's page, loaded afresh (in a page from ``get_page``: conftest's ``shared_page`` or
+    ``new_page``), with the widget built. The load waits for the page's scripts (tests/conftest.py),
+    then for the widget's own ready mark."""
+    page = get_page(**options)
     page.goto(PAGE)
     page.locator("[data-live-heads]").scroll_into_view_if_needed()
     page.wait_for_selector("[data-live-heads][data-live-ready]")
@@ -137,9 +108,9 @@ def argmax_key(cells: list[list[float]]) -> tuple[int, float]:
     return int(key), weight
 
 
-def test_js_forward_pass_equals_the_reference(widget_page) -> None:
+def test_js_forward_pass_equals_the_reference(shared_page) -> None:
     document = json.loads((ROOT / VECTORS).read_text(encoding="utf-8"))
-    page = open_widget(widget_page)
+    page = open_widget(shared_page)
     report = page.evaluate(COMPARE_JS, document)
     assert [r["name"] for r in report] == [c["name"] for c in document["cases"]]
     assert any(0.0 in row for case in document["cases"] for row in case["head_mask"]), "no ablated head is replayed"
@@ -175,9 +146,9 @@ INCREMENTAL_JS = """async (doc) => {
 }"""
 
 
-def test_reusing_earlier_positions_changes_nothing(widget_page) -> None:
+def test_reusing_earlier_positions_changes_nothing(shared_page) -> None:
     document = json.loads((ROOT / VECTORS).read_text(encoding="utf-8"))
-    page = open_widget(widget_page)
+    page = open_widget(shared_page)
     result = page.evaluate(INCREMENTAL_JS, document)
     assert result["worst"] == 0.0
     assert result["reused"] == 80  # positions served from the cache over the nine edits
@@ -203,12 +174,12 @@ def test_model_loads_only_when_needed_and_only_on_this_page(new_page) -> None:
     assert page.off_origin == [] and page.console_errors == []
 
 
-def test_induction_heads_find_the_earlier_copy_and_predict_it(widget_page) -> None:
+def test_induction_heads_find_the_earlier_copy_and_predict_it(shared_page) -> None:
     rng = random.Random(0)
     prefix, length = 4, 16
     segment = [rng.randrange(len(SYMBOLS)) for _ in range(length)]
     tokens = [rng.randrange(len(SYMBOLS)) for _ in range(prefix)] + segment + segment
-    page = open_widget(widget_page)
+    page = open_widget(shared_page)
     page.locator("[data-live-input]").fill(" ".join(SYMBOLS[t] for t in tokens))
 
     def sweep() -> tuple[dict[str, float], float]:
@@ -254,8 +225,8 @@ def test_induction_heads_find_the_earlier_copy_and_predict_it(widget_page) -> No
     assert page.off_origin == [] and page.console_errors == []
 
 
-def test_keyboard_alone_operates_the_widget(widget_page) -> None:
-    page = open_widget(widget_page)
+def test_keyboard_alone_operates_the_widget(shared_page) -> None:
+    page = open_widget(shared_page)
     box = page.locator("[data-live-input]")
     box.focus()
     page.keyboard.press("Control+A")
@@ -303,8 +274,8 @@ def test_keyboard_alone_operates_the_widget(widget_page) -> None:
 
 
 @pytest.mark.parametrize("scheme, width", [("light", 1280), ("dark", 1280), ("dark", 375), ("light", 375)])
-def test_fits_narrow_screens_and_dark_mode(widget_page, scheme: str, width: int) -> None:
-    page = open_widget(widget_page, color_scheme=scheme, width=width, height=900)
+def test_fits_narrow_screens_and_dark_mode(shared_page, scheme: str, width: int) -> None:
+    page = open_widget(shared_page, color_scheme=scheme, width=width, height=900)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
     expected = "slate" if scheme == "dark" else "default"
     assert page.evaluate("() => document.body.dataset.mdColorScheme") == expected
@@ -326,8 +297,8 @@ def test_fits_narrow_screens_and_dark_mode(widget_page, scheme: str, width: int)
     assert page.off_origin == [] and page.console_errors == []
 
 
-def test_palette_toggle_redraws_the_bars(widget_page) -> None:
-    page = open_widget(widget_page, color_scheme="light")
+def test_palette_toggle_redraws_the_bars(shared_page) -> None:
+    page = open_widget(shared_page, color_scheme="light")
     light = top_bar(page)
     page.locator('label[for="__palette_1"]').click()  # Material's "Switch to dark mode"
     page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
@@ -338,8 +309,8 @@ def test_palette_toggle_redraws_the_bars(widget_page) -> None:
     assert page.console_errors == []
 
 
-def test_arriving_by_link_and_coming_back_initialises_once(widget_page) -> None:
-    page = widget_page()
+def test_arriving_by_link_and_coming_back_initialises_once(shared_page) -> None:
+    page = shared_page()
     page.goto("inference/")  # the page before "Heads that learn"
     page.locator("a.md-footer__link--next").click()
     page.wait_for_selector("[data-live-heads]")
@@ -427,8 +398,8 @@ STRONGEST_JS = """(heads) => {
 }"""
 
 
-def test_at_375_each_induction_row_shows_its_strongest_key(widget_page) -> None:
-    page = open_widget(widget_page, width=375, height=800)
+def test_at_375_each_induction_row_shows_its_strongest_key(shared_page) -> None:
+    page = open_widget(shared_page, width=375, height=800)
     page.locator("button[data-live-example='figure']").click()  # a block of 12 written twice: targets 11 back
     tokens = MANIFEST["figure_tokens"]
     page.locator('[data-live-heads] button[aria-pressed="true"]').focus()
@@ -460,11 +431,11 @@ def test_at_375_each_induction_row_shows_its_strongest_key(widget_page) -> None:
     assert page.off_origin == [] and page.console_errors == []
 
 
-def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(widget_page) -> None:
+def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(shared_page) -> None:
     consonants = " ".join(dict.fromkeys(s[0] for s in SYMBOLS))
     vowels = " ".join(dict.fromkeys(s[1:] for s in SYMBOLS))
     assert "u" not in vowels.split()  # the model's vowels are a, e, i, o
-    page = open_widget(widget_page)
+    page = open_widget(shared_page)
     box = page.locator("[data-live-input]")
     box.fill("ba bu")
     assert box.get_attribute("aria-invalid") == "true"

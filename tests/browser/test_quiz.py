@@ -136,7 +136,6 @@ def assert_state_reads_cleanly(state: dict) -> None:
 def lesson(page):
     page.goto("")
     page.wait_for_selector(".quiz[data-quiz-ready]")
-    page.wait_for_function("() => document.querySelector('#quiz-why-heads .katex')")  # math rendered
     return page
 
 

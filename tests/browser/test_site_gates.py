@@ -74,8 +74,6 @@ def test_page_passes_site_gates(new_page, path: str, scheme: str, width: int) ->
     page = new_page(color_scheme=scheme, width=width)
     response = page.goto(path)
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
-    # Material's document$ hook renders math after load; wait for it to settle.
-    page.wait_for_function("() => !document.querySelector('.arithmatex') || document.querySelector('.katex')")
     page.wait_for_selector("html[data-scroll-checked]", state="attached")  # a11y.js has run
     # axe checks the whole page, every block rendered (extra.css lets the browser skip blocks
     # off screen), before the reader has scrolled: a region far down the page must already be

@@ -145,8 +145,7 @@ def test_float64_results_match_the_float32_reference_functions(results):
     layer, x = seeded_sentence_layer(TOKENS)
     changed = perturb_token(x, TOKENS.index("it"))
     float32 = output_change(layer, x, changed, None)
-    data = results  # causal_results(), computed once for the module
-    torch.testing.assert_close(torch.tensor(data["change_without_mask"], dtype=torch.float64), float32.double(),
+    torch.testing.assert_close(torch.tensor(results["change_without_mask"], dtype=torch.float64), float32.double(),
                                atol=0.5 * TOLERANCE + 1e-5, rtol=0)
     torch.testing.assert_close(demo_patterns_float64(False).float(), demo_patterns(False), atol=1e-6, rtol=0)
 
