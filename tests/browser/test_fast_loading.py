@@ -1,9 +1,10 @@
 """What the site does to load fast (issue 11), checked as a reader meets it.
 
-* The light/dark switch is ours (overrides/partials/palette.html), not Material's palette
-  component, which adds ``<meta name="color-scheme">`` at run time (a full restyle each time).
-  It must still follow the system, remember a choice, work by mouse and keyboard, and set the
-  scheme before the article is parsed (no flash of a light page on a dark system).
+* The light/dark switch is ours (overrides/main.html): with one palette in mkdocs.yml Material
+  mounts no palette component, which adds ``<meta name="color-scheme">`` at run time (a full
+  restyle each time). It must still follow the system, remember a choice, work by mouse and
+  keyboard, and set the scheme before the article is parsed (no flash of a light page on a
+  dark system).
 * Search fetches its index on first use (overrides/main.html), and then finds pages.
 """
 
@@ -35,10 +36,13 @@ def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme
     assert page.evaluate("window.mhaSchemeAtArticle") == expected
     assert page.evaluate("document.body.dataset.mdColorScheme") == expected
     assert page.evaluate("document.documentElement.style.colorScheme") == scheme
-    # Only the label that offers the other scheme shows, and it says so.
+    # The switch sits in the header, before search, named for the scheme it offers, showing one icon.
     other = "light" if scheme == "dark" else "dark"
-    visible = page.locator(".md-header__option label:visible")
-    assert visible.count() == 1 and visible.get_attribute("title") == f"Switch to {other} mode"
+    switch = page.locator(".md-header__inner > .mha-scheme-switch + label[for=__search]")
+    assert switch.count() == 1
+    button = page.get_by_role("button", name=f"Switch to {other} mode")
+    assert button.get_attribute("title") == f"Switch to {other} mode"
+    assert page.locator(".mha-scheme-switch svg:visible").count() == 1
     assert page.locator("meta[name=color-scheme]").count() == 0, "Material's palette component ran"
     assert page.console_errors == []
 
@@ -46,21 +50,39 @@ def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme
 def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> None:
     page = new_page(color_scheme="light")
     page.goto("causal-mask/")
-    page.locator('label[title="Switch to dark mode"]').click()
+    page.get_by_role("button", name="Switch to dark mode").click()
     assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
     assert page.evaluate("document.documentElement.style.colorScheme") == "dark"
-    assert page.locator('label[title="Switch to light mode"]').is_visible()
+    assert page.get_by_role("button", name="Switch to light mode").is_visible()
 
+    page.emulate_media(color_scheme="light")  # a system change no longer overrides the choice
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
     page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
     page.goto("")  # another page: the choice beats the light system
     assert page.evaluate("window.mhaSchemeAtArticle") == "slate"
 
-    page.locator("#__palette_1").focus()  # the checked option, as Tab reaches it
+    button = page.locator(".mha-scheme-switch button")  # its name changes with the scheme
+    assert button.get_attribute("aria-label") == "Switch to light mode"
+    button.focus()
     page.keyboard.press("Enter")
     assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
-    assert page.evaluate("document.activeElement.id") == "__palette_0"
+    assert button.evaluate("button => button === document.activeElement"), "focus left the switch"
+    page.keyboard.press("Space")
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+    page.keyboard.press("Space")
     page.reload()
     assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
+    assert page.console_errors == []
+
+
+def test_until_the_reader_chooses_the_scheme_follows_the_system_as_it_changes(new_page) -> None:
+    page = new_page(color_scheme="light")
+    page.goto("causal-mask/")
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    assert page.get_by_role("button", name="Switch to light mode").is_visible()
+    page.emulate_media(color_scheme="light")
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
     assert page.console_errors == []
 
 

@@ -300,7 +300,7 @@ def test_fits_narrow_screens_and_dark_mode(shared_page, scheme: str, width: int)
 def test_palette_toggle_redraws_the_bars(shared_page) -> None:
     page = open_widget(shared_page, color_scheme="light")
     light = top_bar(page)
-    page.locator('label[for="__palette_1"]').click()  # Material's "Switch to dark mode"
+    page.get_by_role("button", name="Switch to dark mode").click()
     page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
     page.wait_for_timeout(100)
     dark = top_bar(page)

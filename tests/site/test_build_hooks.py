@@ -410,7 +410,7 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
     assets = built_site / "assets"
     bundle = next((assets / "javascripts").glob("bundle.*.min.js")).read_text(encoding="utf-8")
     css = next((assets / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
-    palette = (templates / "partials" / "palette.html").read_text(encoding="utf-8")
+    header = (templates / "partials" / "header.html").read_text(encoding="utf-8")
     contracts = {
         # overrides/main.html: <html> marked as the bundle would mark it
         "the bundle swaps no-js for js on <html>": 'classList.remove("no-js")' in bundle and 'classList.add("js")' in bundle,
@@ -420,9 +420,12 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
         # overrides/main.html: the index is held back at XMLHttpRequest.send
         "the bundle fetches search/search_index.json with XMLHttpRequest":
             "search/search_index.json" in bundle and "new XMLHttpRequest" in bundle,
-        # overrides/partials/palette.html: the same inputs as Material's partial, without its component
-        "Material's palette partial is the component with data-md-color-* radio inputs":
-            all(part in palette for part in ('data-md-component="palette"', 'data-md-color-media', 'name="__palette"')),
+        # overrides/main.html: the light/dark switch goes before the search button, in the header's bar
+        "the header's search button is a label for __search in .md-header__inner":
+            'class="md-header__inner' in header and '<label class="md-header__button md-icon" for="__search">' in header,
+        # mkdocs.yml: one palette, so no palette component (and its restyles) at load
+        "a single palette (a mapping) renders no palette component":
+            "{% if not config.theme.palette is mapping %}" in header,
         # mha_site.tables: Markdown tables wrapped as the bundle does
         "the bundle wraps table:not([class]) in md-typeset__scrollwrap > md-typeset__table":
             all(name in bundle for name in ("table:not([class])", "md-typeset__scrollwrap", "md-typeset__table")),
