@@ -13,8 +13,7 @@ figures load lazily with their intrinsic size.
   JavaScript gets the explorer and never downloads them.
 * Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
   bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
-* Quizzes get two height guesses (``mha_site.quiz_heights``), read by extra.css when it
-  skips a quiz that is off screen. The blocks extra.css may skip are marked at build time
+* The blocks extra.css may skip while off screen are marked at build time
   (``mha_site.skipping``), and the first paint waits for the first of them.
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
@@ -38,7 +37,6 @@ from mkdocs.exceptions import PluginError
 from mha_site.code_tokens import drop_plain_token_spans
 from mha_site.files import write_atomic
 from mha_site.html import element_end
-from mha_site.quiz_heights import size_quizzes
 from mha_site.skipping import mark_skippable_blocks
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
@@ -270,8 +268,6 @@ def out_of_search(content: str) -> str:
 
 def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
     content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
-    if 'class="quiz"' in content:
-        content = size_quizzes(content)
     try:
         content = size_images(content, page.file.url, files)
     except ValueError as error:

@@ -364,7 +364,7 @@ def shared_page(_module_pages) -> Callable[..., object]:
     """``shared_page(color_scheme="light", width=1280, height=900)``: one page per colour scheme and
     width, kept for the module's later tests (a load of a heavy page costs seconds; see :func:`new_page`).
 
-    Each test gets it with the site's storage emptied (Material keeps the reader's palette there),
+    Each test gets it with the site's storage emptied (the reader's light/dark choice is kept there),
     the viewport at the size asked for, printing off, the pointer in the corner and
     ``off_origin`` and ``console_errors`` empty. Its document is the last test's: the module
     loads or resets it.

@@ -304,7 +304,7 @@ def test_skippable_blocks_are_chosen_at_build_time():
     first_screen = "<h1>T</h1>" + "<p>intro</p>" * 9  # ten blocks: never skipped
     body = (
         '<p>prose</p><h2 id="s">S</h2><p>a <img src="f.svg"> figure</p>'
-        '<div class="quiz" id="q1" style="--quiz-narrow: 9em"><p>Why?</p></div>'
+        '<div class="quiz" id="q1"><p>Why?</p></div>'
         '<div class="highlight"><pre style="--lines: 2"><code>x\n</code></pre></div>'
         '<div class="highlight"><pre style="--lines: 2"><code>y\n</code></pre></div>'
         '<div class="tabbed-set"><p>tab</p></div><ul><li>i</li></ul><div class="arithmatex">m</div>'
@@ -318,7 +318,7 @@ def test_skippable_blocks_are_chosen_at_build_time():
     assert f'<p class="mha-skip" {one_line} id="mha-first-skipped">prose</p>' in marked
     assert '<h2 id="s">' in marked, "headings are never skipped (the table of contents reads them)"
     assert '<p>a <img src="f.svg"> figure</p>' in marked
-    assert '<div class="quiz mha-skip" id="q1" style="--quiz-narrow: 9em">' in marked
+    assert '<div class="quiz mha-skip" id="q1">' in marked
     # a code block's <pre> is skipped, not its wrapper; not the one right before tabs
     assert marked.count('<pre class="mha-skip" style="--lines: 2">') == 1
     assert '<pre style="--lines: 2"><code>y' in marked and '<div class="tabbed-set"><p>' in marked
