@@ -14,7 +14,7 @@ figures load lazily with their intrinsic size.
 * Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
   bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
 * The blocks extra.css may skip while off screen are marked at build time
-  (``mha_site.skipping``), and the first paint waits for the first of them.
+  (``mha_site.skipping``).
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
@@ -272,9 +272,7 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
         content = size_images(content, page.file.url, files)
     except ValueError as error:
         raise PluginError(f"{page.file.src_uri}: {error}") from None
-    content = out_of_search(focusable_scroll_regions(content))
-    content, page.mha_first_skipped = mark_skippable_blocks(content)
-    return content
+    return mark_skippable_blocks(out_of_search(focusable_scroll_regions(content)))
 
 
 def _relative(path: str, page_url: str) -> str:
@@ -304,18 +302,7 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     if "doc-contents" not in stylesheets_markers(output[start:end]):
         # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
-    first_skipped = getattr(page, "mha_first_skipped", None)
-    if first_skipped:
-        output = output.replace("</head>", FIRST_PAINT_WAITS % first_skipped, 1)
     return scripts_after_first_paint(output, [_relative(j, page_url) for j in scripts])
-
-
-# The first paint waits until the parser reaches the first block the browser may skip
-# (mha_site.skipping), so the blocks before it, the first screen, are styled and laid out in one
-# pass. Painted as the parser went, the lesson's first screen was laid out again in each of
-# the next frames: tasks of 250 to 370 ms after the first paint at Lighthouse's 4x slowdown.
-# A browser without render-blocking `expect` links ignores it.
-FIRST_PAINT_WAITS = '<link rel="expect" href="#%s" blocking="render"></head>'
 
 
 SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')

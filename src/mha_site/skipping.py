@@ -20,9 +20,6 @@ The rules, for the top-level blocks of a page's content:
   unless tabs follow it (skipped, the code lay under the tab labels when they were measured);
 * never headings (the table of contents reads their positions) and never tabs (their labels are
   what those checkers measure).
-
-``mark_skippable_blocks`` also names the first such block: the page holds its first paint until
-the parser has reached it (``hooks/page_assets.py``), so the first screen is laid out once.
 """
 
 from __future__ import annotations
@@ -34,10 +31,9 @@ from html.parser import HTMLParser
 
 from mha_site.html import collapsed_length, is_not_drawn
 
-__all__ = ["FIRST_SKIPPED_ID", "SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
+__all__ = ["SKIP_CLASS", "TopBlock", "mark_skippable_blocks", "top_blocks"]
 
 SKIP_CLASS = "mha-skip"
-FIRST_SKIPPED_ID = "mha-first-skipped"  # given to the first skipped block when it has no id
 ALWAYS_RENDERED_FIRST = 10
 ALWAYS_RENDERED_LAST = 4
 
@@ -45,7 +41,6 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 SKIPPABLE_TAGS = {"p", "ul", "ol", "details"}
 SKIPPABLE_CLASSES = {"arithmatex", "admonition", "md-typeset__scrollwrap", "quiz"}
 CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
-ID_ATTR = re.compile(r'\sid="([^"]*)"')
 TAG_NAME = re.compile(r"<[a-zA-Z][a-zA-Z0-9]*")
 
 # Height guesses for text blocks, in em, written on them as --guess-narrow / --guess-wide.
@@ -222,37 +217,29 @@ def _with_class(start_tag: str, name: str) -> str:
     return f'{start_tag[:after_name]} class="{name}"{start_tag[after_name:]}'
 
 
-def mark_skippable_blocks(content: str) -> tuple[str, str | None]:
-    """``content`` with ``mha-skip`` on each block the browser may skip, and the first one's id.
+def mark_skippable_blocks(content: str) -> str:
+    """``content`` with ``mha-skip`` on each block the browser may skip.
 
     >>> page = "".join(f"<p>{i}</p>" for i in range(12)) + '<div class="highlight"><pre><code>x</code></pre></div>' + "<p>e</p>" * 4
-    >>> marked, first = mark_skippable_blocks(page)
-    >>> marked.count('class="mha-skip"'), first, '<pre class="mha-skip">' in marked
-    (3, 'mha-first-skipped', True)
+    >>> marked = mark_skippable_blocks(page)
+    >>> marked.count('class="mha-skip"'), '<pre class="mha-skip">' in marked
+    (3, True)
     >>> marked.split("<p>9</p>")[1].split("</p>")[0]
-    '<p class="mha-skip" style="--guess-narrow: 1.6em; --guess-wide: 1.6em" id="mha-first-skipped">10'
+    '<p class="mha-skip" style="--guess-narrow: 1.6em; --guess-wide: 1.6em">10'
     """
     blocks = top_blocks(content)
-    targets: list[tuple[int, int, TopBlock]] = []
+    pieces, position = [], 0
     for index, block in enumerate(blocks):
         if index < ALWAYS_RENDERED_FIRST or index >= len(blocks) - ALWAYS_RENDERED_LAST:
             continue
         span = _skipped_tag(block, blocks[index + 1] if index + 1 < len(blocks) else None)
-        if span:
-            targets.append((*span, block))
-    if not targets:
-        return content, None
-    pieces, position, first_id = [], 0, None
-    for start, end, block in targets:
+        if span is None:
+            continue
+        start, end = span
         start_tag = _with_class(content[start:end], SKIP_CLASS)
         if block.tag in ("p", "ul", "ol") or "arithmatex" in block.classes:
             start_tag = _with_guesses(start_tag, *height_guesses(content[block.start:block.end], block.tag))
-        if first_id is None:
-            own_id = ID_ATTR.search(start_tag)
-            first_id = own_id.group(1) if own_id else FIRST_SKIPPED_ID
-            if not own_id:
-                start_tag = f'{start_tag[:-1]} id="{FIRST_SKIPPED_ID}">'
         pieces += [content[position:start], start_tag]
         position = end
     pieces.append(content[position:])
-    return "".join(pieces), first_id
+    return "".join(pieces)

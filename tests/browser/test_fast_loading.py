@@ -372,36 +372,6 @@ def test_a_formula_wider_than_the_screen_shows_a_shadow_where_it_continues(new_p
     assert strongest >= 40, f"{scheme}: the scroll shadow changes the edge by only {strongest} of 255"
 
 
-# Before any page script runs: note, in the first frame's animation callbacks (the browser
-# runs them just before it paints), how many of the article's blocks the parser has added.
-RECORD_FIRST_FRAME = """
-requestAnimationFrame(() => {
-  window.mhaFirstFrame = {
-    blocks: document.querySelectorAll('article > *').length,
-    firstSkipped: Boolean(document.querySelector('.mha-skip')),
-  };
-});
-"""
-
-
-def test_the_first_paint_holds_the_whole_first_screen_on_a_slow_connection(new_page) -> None:
-    """hooks/page_assets.py: the page's first paint waits until the parser has reached the first
-    block the browser may skip, so the first screen is laid out once, not again as each piece
-    of the page arrives. With the HTML arriving at 30 KB/s, a page painted as it went (the
-    `expect` link removed from the page, tried) painted its first frame with 0 to 4 blocks."""
-    page = new_page(width=412, height=823)
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    cdp.send("Network.emulateNetworkConditions", {
-        "offline": False, "latency": 40, "downloadThroughput": 30 * 1024, "uploadThroughput": 30 * 1024})
-    page.add_init_script(RECORD_FIRST_FRAME)
-    # Only the first frame matters: the rest of the page (at 30 KB/s, 20 s more) is not awaited.
-    page.main_frame.goto("", wait_until="commit")
-    first_frame = page.wait_for_function("() => window.mhaFirstFrame", timeout=60_000).json_value()
-    assert first_frame["firstSkipped"] and first_frame["blocks"] > 10, first_frame
-    assert page.console_errors == []
-
-
 # Every block that extra.css lets the browser skip (content-visibility: auto), marked on the
 # first call so that later calls find the same blocks, with their heights.
 SKIPPABLE_HEIGHTS = """() => {
