@@ -44,9 +44,9 @@ ROOT_SCRIPT = """<script>{
   window.mhaSiteRoot = parts.slice(0, end).join("/") + "/";
   document.write(`<base href="${window.mhaSiteRoot}">`);
 }</script>"""
-# Without scripts Material's search and light/dark switch cannot run: their buttons would do nothing.
-NO_SEARCH = ("<style>.md-search, .md-header__button[for=__search], .md-header__option "
-             "{ display: none !important; }</style>")
+# Without Material's scripts its search cannot run: its button would do nothing. (The light/dark
+# switch is the site's own, inline in the page, so it works here too.)
+NO_SEARCH = "<style>.md-search, .md-header__button[for=__search] { display: none !important; }</style>"
 
 
 def top_level_names(site_dir: Path) -> list[str]:

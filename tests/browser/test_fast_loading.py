@@ -3,7 +3,7 @@
 * The light/dark switch is ours (overrides/main.html): with one palette in mkdocs.yml Material
   mounts no palette component, which adds ``<meta name="color-scheme">`` at run time (a full
   restyle each time). It must still follow the system, remember a choice, work by mouse and
-  keyboard, and set the scheme before the article is parsed (no flash of a light page on a
+  keyboard, and set the scheme before the header is parsed (no flash of a light page on a
   dark system).
 * Search fetches its index on first use (overrides/main.html), and then finds pages.
 """
@@ -17,23 +17,25 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-# Before any page script runs: note the body's scheme when the <article> element arrives.
-RECORD_SCHEME_AT_ARTICLE = """
+# Before any page script runs: note the body's scheme as the <header> element arrives, the
+# first content the page shows. Read in a microtask, after every mutation observer called for
+# that insertion (the page's own included) and before anything can paint.
+RECORD_SCHEME_AT_HEADER = """
 new MutationObserver((records, observer) => {
-  if (document.querySelector('article')) {
-    window.mhaSchemeAtArticle = document.body.dataset.mdColorScheme;
+  if (document.querySelector('header')) {
     observer.disconnect();
+    queueMicrotask(() => { window.mhaSchemeAtHeader = document.body.dataset.mdColorScheme; });
   }
 }).observe(document, { childList: true, subtree: true });
 """
 
 
 @pytest.mark.parametrize("scheme, expected", [("dark", "slate"), ("light", "default")])
-def test_scheme_follows_the_system_before_the_article_is_parsed(new_page, scheme, expected) -> None:
+def test_scheme_follows_the_system_before_the_header_is_parsed(new_page, scheme, expected) -> None:
     page = new_page(color_scheme=scheme)
-    page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
+    page.add_init_script(RECORD_SCHEME_AT_HEADER)
     page.goto("")
-    assert page.evaluate("window.mhaSchemeAtArticle") == expected
+    assert page.evaluate("window.mhaSchemeAtHeader") == expected
     assert page.evaluate("document.body.dataset.mdColorScheme") == expected
     assert page.evaluate("document.documentElement.style.colorScheme") == scheme
     # The switch sits in the header, before search, named for the scheme it offers, showing one icon.
@@ -57,9 +59,9 @@ def test_switch_by_mouse_and_keyboard_and_the_choice_is_remembered(new_page) -> 
 
     page.emulate_media(color_scheme="light")  # a system change no longer overrides the choice
     assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
-    page.add_init_script(RECORD_SCHEME_AT_ARTICLE)
+    page.add_init_script(RECORD_SCHEME_AT_HEADER)
     page.goto("")  # another page: the choice beats the light system
-    assert page.evaluate("window.mhaSchemeAtArticle") == "slate"
+    assert page.evaluate("window.mhaSchemeAtHeader") == "slate"
 
     button = page.locator(".mha-scheme-switch button")  # its name changes with the scheme
     assert button.get_attribute("aria-label") == "Switch to light mode"

@@ -102,6 +102,7 @@ def test_page_reads_without_javascript(new_page, path: str) -> None:
     page.goto(path)
     article = page.locator("article")
     assert len(article.inner_text()) > 300
+    assert page.locator(".mha-scheme-switch").is_hidden(), "a light/dark switch that cannot work shows"
     assert page.off_origin == []
 
 
@@ -122,6 +123,8 @@ def test_the_404_page_works_under_the_sub_path(new_page, site_url: str, missing:
     header = page.evaluate("() => getComputedStyle(document.querySelector('.md-header')).backgroundColor")
     assert header == "rgb(64, 81, 181)", "Material's stylesheet did not load"
     assert page.locator(".md-search").is_hidden(), "search needs Material's scripts, which this page does not load"
+    page.get_by_role("button", name="Switch to dark mode").click()  # the site's own switch works here
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
     if not missing.startswith("a/b/c"):  # an address naming nothing of the site, two deep: links are a guess
         assert page.evaluate("() => document.querySelector('.md-header__button.md-logo').href") == site_url
         assert page.get_by_role("link", name="the lesson on multi-head attention").get_attribute("href")
