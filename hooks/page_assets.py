@@ -4,15 +4,14 @@ figures load lazily with their intrinsic size.
 * ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
   carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
   a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-* A page's scripts go after Material's bundle (they use its ``document$``). Every page is a full load: instant navigation is off (see mkdocs.yml).
+* A page's scripts go after Material's bundle and a11y.js (they use its ``document$``), as plain
+  tags before ``</body>``. Every page is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
   ``loading="lazy"``. An image that is not among the site's files, or an SVG whose size
   cannot be read, fails the build naming the page and the image.
 * The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
   JavaScript gets the explorer and never downloads them.
-* Every script runs after the page's first frame (``scripts_after_first_paint``): Material's
-  bundle, ``a11y.js`` and the page's own, in that order, loaded by a small inline script.
 * The blocks extra.css may skip while off screen are marked at build time
   (``mha_site.skipping``).
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 import posixpath
 import re
@@ -302,60 +300,22 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     if "doc-contents" not in stylesheets_markers(output[start:end]):
         # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
-    return scripts_after_first_paint(output, [_relative(j, page_url) for j in scripts])
+    return with_page_scripts(output, [_relative(j, page_url) for j in scripts])
 
 
-SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')
-# Loads the page's scripts, in order, once the first frame is painted (or at once in a hidden tab,
-# which paints nothing). Material's bundle starts its components on DOMContentLoaded (document$);
-# the event has fired by then, so it is sent again if, and only if, document$ has not emitted,
-# in a task of its own: the bundle's evaluation and its components' start were one task of
-# 110 ms on the lesson (Chromium trace, no throttling), 440 ms at Lighthouse's 4x slowdown.
-SCRIPT_LOADER = """<script>{
-  window.mhaScripts = "pending";  // "loaded" once all have run and Material has started (tests wait for it)
-  let waiting = 2;
-  const done = () => { if (--waiting === 0) window.mhaScripts = "loaded"; };
-  const start = () => {
-    const scripts = %s.map((src) => Object.assign(document.createElement("script"), { src, async: false }));
-    scripts[0].addEventListener("load", () => {
-      let started = false;
-      window.document$.subscribe(() => { started = true; }).unsubscribe();
-      if (started) done();
-      else setTimeout(() => { document.dispatchEvent(new Event("DOMContentLoaded")); done(); });
-    });
-    scripts[scripts.length - 1].addEventListener("load", done);
-    document.body.append(...scripts);
-  };
-  if (document.visibilityState === "hidden") start();
-  else requestAnimationFrame(() => setTimeout(start));
-}</script>"""
+def with_page_scripts(output: str, page_scripts: list[str]) -> str:
+    """Add the page's own scripts just before ``</body>``, after the theme's: they subscribe to
+    Material's ``document$``, so they come after its bundle, which the theme puts where it
+    always does and which starts on ``DOMContentLoaded`` as Material intends.
 
-
-def scripts_after_first_paint(output: str, page_scripts: list[str] = ()) -> str:
-    """Replace the ``<script src>`` tags after Material's ``__config`` by one loader that runs them,
-    then ``page_scripts``, after the first frame, so the browser paints the page before the
-    bundle's work starts.
-
-    Loaded as the parser meets it, Material's bundle ran before the first paint and forced the
-    whole page's style and layout inside its own task: on the causal-mask page Lighthouse's
-    median (3 runs) went from 88 to 98, TBT from 389 to 66 ms, LCP from 2.30 to 1.81 s.
-
-    >>> page = ('<p>x</p><script id="__config" type="application/json">{}</script>'
-    ...         '<script src="b.js"></script><script src="a.js"></script></body>')
-    >>> out = scripts_after_first_paint(page, ["p.js"])
-    >>> out.count("<script src"), '["b.js", "a.js", "p.js"]' in out, out.endswith("</script></body>")
-    (0, True, True)
+    >>> with_page_scripts('<script src="b.js"></script></body>', ["p.js"])
+    '<script src="b.js"></script><script src="p.js"></script></body>'
     """
-    config = output.find('<script id="__config"')
+    if not page_scripts:
+        return output
     body_end = output.rfind("</body>")
-    if config < 0 or body_end < config:
-        return output
-    tail = output[config:body_end]
-    sources = SCRIPT_TAG.findall(tail) + list(page_scripts)
-    if not sources:
-        return output
-    loader = SCRIPT_LOADER % json.dumps(sources)
-    return output[:config] + SCRIPT_TAG.sub("", tail) + loader + output[body_end:]
+    tags = "".join(f'<script src="{src}"></script>' for src in page_scripts)
+    return output[:body_end] + tags + output[body_end:]
 
 
 def on_post_build(config) -> None:

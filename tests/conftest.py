@@ -278,13 +278,12 @@ def browser():
 def _wait_for_scripts_after_navigation(page) -> None:
     """Make ``page.goto`` and ``page.reload`` return only once the page's scripts have run.
 
-    Pages load Material's bundle and their own scripts after the first paint
-    (hooks/page_assets.py), and "networkidle" can come before the page has even been parsed
-    (seen at 4x CPU slowdown, and in CI on another machine): a key pressed then reaches no
-    handler. The loader sets ``window.mhaScripts`` to "loaded" after its last script; pages
-    without the loader never set it, so for them a parsed document is enough.
+    "networkidle" can come before the page has even been parsed (seen at 4x CPU slowdown, and
+    in CI on another machine): a key pressed then reaches no handler. Once the document is
+    complete, its scripts (Material's bundle, then the page's own) have run and Material has
+    started on DOMContentLoaded.
     """
-    ready = "() => document.readyState === 'complete' && (window.mhaScripts ?? 'loaded') === 'loaded'"
+    ready = "() => document.readyState === 'complete'"
 
     def waiting(navigate):
         def navigate_then_wait(*args, **kwargs):

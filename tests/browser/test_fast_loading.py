@@ -5,7 +5,7 @@
   restyle each time). It must still follow the system, remember a choice, work by mouse and
   keyboard, and set the scheme before the header is parsed (no flash of a light page on a
   dark system).
-* Search fetches its index on first use (overrides/main.html), and then finds pages.
+* Search finds pages, and the API's names.
 """
 
 from __future__ import annotations
@@ -89,8 +89,7 @@ def test_until_the_reader_chooses_the_scheme_follows_the_system_as_it_changes(ne
 
 
 def test_a_page_opened_from_a_search_result_highlights_the_terms(new_page) -> None:
-    """search.highlight marks the terms of ?h= on the page; it needs the index, which the page
-    otherwise fetches only when search is opened (the review found no highlight at all)."""
+    """search.highlight marks the terms of ?h= on the page (a review once found no highlight)."""
     page = new_page()
     page.goto("causal-mask/?h=causal")
     page.wait_for_selector("article mark", state="attached", timeout=10_000)
@@ -99,17 +98,13 @@ def test_a_page_opened_from_a_search_result_highlights_the_terms(new_page) -> No
     assert page.console_errors == []
 
 
-def test_search_fetches_its_index_on_first_use_and_finds_pages(new_page) -> None:
+def test_search_finds_pages(new_page) -> None:
     page = new_page()
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
-    page.goto("", wait_until="networkidle")
-    # new_page's goto returns once the loader's last script has run (the bundle's key handlers
-    # exist): without that wait, CI pressed "/" before Material was listening
-    assert page.evaluate("window.mhaScripts") == "loaded"
-    page.wait_for_timeout(300)
-    assert not [url for url in requested if "search_index" in url], "index fetched at load"
-
+    # new_page's goto returns once the document is complete (the bundle's key handlers exist):
+    # without that wait, CI pressed "/" before Material was listening
+    page.goto("")
     page.keyboard.press("/")  # Material's key for search
     page.keyboard.type("causal")
     page.wait_for_selector(".md-search-result__item")
@@ -133,7 +128,7 @@ def test_search_finds_the_apis_names(new_page, query, expected) -> None:
     assert page.console_errors == []
 
 
-def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
+def test_search_opened_by_touch_finds_pages(new_page) -> None:
     page = new_page(width=375)  # the search field sits behind the header's search button
     page.goto("real-heads/")
     page.locator("label.md-header__button[for='__search']").first.click()
@@ -282,23 +277,11 @@ def test_without_scripts_html_keeps_its_no_js_class(new_page) -> None:
 
 
 @pytest.mark.parametrize("path", ["", "real-heads/"])
-def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page, path) -> None:
-    """The loader (hooks/page_assets.py) fetches Material's bundle once a frame is painted, then
-    sends DOMContentLoaded again so the bundle's components start (copy buttons) and then the
-    page's own widgets."""
+def test_material_and_the_pages_own_scripts_start(new_page, path) -> None:
+    """Material's bundle starts on the browser's own DOMContentLoaded (copy buttons), then the
+    page's own widgets (their scripts follow the bundle: hooks/page_assets.py)."""
     page = new_page()
-    # Registered before any page script: runs in the first frame, just before it is painted,
-    # in the same frame as the loader's own requestAnimationFrame.
-    page.add_init_script("requestAnimationFrame(() => { window.mhaFirstFrameAt = performance.now(); });")
     page.goto(path)
-    timing = page.evaluate("""() => ({
-      frame: window.mhaFirstFrameAt,
-      bundle: performance.getEntriesByType('resource').find((r) => /bundle\\.[0-9a-f]+\\.min\\.js$/.test(r.name)).startTime,
-    })""")
-    # Fetched by the preload scanner, as before the loader, the bundle started hundreds of ms before
-    # the first frame. (The first-paint entry, compared here before, is when the frame was presented,
-    # which trailed the frame by up to 171 ms under a loaded CI run.)
-    assert timing["bundle"] >= timing["frame"], timing
     page.locator("article pre").first.scroll_into_view_if_needed()
     page.wait_for_selector("article .md-code__button", state="attached")  # made by the bundle
     widget, ready = (".mha-explorer", "data-explorer-ready") if path == "" else ("[data-live-heads]", "data-live-ready")

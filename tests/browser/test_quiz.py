@@ -547,7 +547,7 @@ def test_no_formula_in_the_text_runs_past_a_320_px_screen(new_page, path):
 def test_quizzes_set_up_without_materials_bundle(browser, site_url):
     """quiz.js subscribes to Material's document$ when the bundle has run, and otherwise sets up
     from the parsed page: scripts may arrive in either order. Here the bundle never arrives (a
-    plain context: the page's loader, which waits for the bundle, never reports "loaded")."""
+    plain context: new_page's wait for a loaded page is not needed)."""
     context = browser.new_context(base_url=site_url)
     try:
         page = context.new_page()
