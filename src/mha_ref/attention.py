@@ -31,6 +31,7 @@ from mha_ref.validation import (
 
 __all__ = [
     "scaled_dot_product_attention",
+    "multi_head_attention_core",
     "multi_head_attention",
     "multi_head_attention_loop",
     "causal_mask",
@@ -296,6 +297,42 @@ def _check_mha_arguments(
             check_mask_rows(mask)
     if cache is not None:  # last, once every other check has passed
         cache.bind(weights["w_k"], context)
+
+
+# --8<-- [start:core_signature]
+def multi_head_attention_core(
+    x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int
+) -> Tensor:
+    # --8<-- [end:core_signature]
+    """The whole layer in five moves: project, split, attend, merge, project.
+
+    The lesson's first listing: :func:`multi_head_attention` without biases, masks,
+    cross-attention, shared key/value heads or a cache, and equal to it (the tests hold the
+    two to each other). ``x`` is ``(B, T, d_model)``, every weight ``(d_model, d_model)``.
+
+    >>> x, ws = torch.randn(2, 5, 8), torch.randn(4, 8, 8)
+    >>> torch.allclose(multi_head_attention_core(x, *ws, 4), multi_head_attention(x, *ws, 4), atol=1e-5)
+    True
+    >>> multi_head_attention_core(x, *ws, num_heads=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
+    """
+    _check_mha_arguments(
+        x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {},
+        num_heads, None, None, None, "raise", True,
+    )
+    # --8<-- [start:core]
+    B, T, d_model = x.shape
+    d_k = d_model // num_heads
+    q, k, v = (  # project, then split: (B, T, d_model) -> (B, h, T, d_k) each
+        (x @ w).view(B, T, num_heads, d_k).transpose(1, 2) for w in (w_q, w_k, w_v)
+    )
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T, T): every head at once
+    heads = scores.softmax(dim=-1) @ v  # attend: (B, h, T, d_k)
+    concat = heads.transpose(1, 2).reshape(B, T, d_model)  # merge: (B, T, h * d_k)
+    return concat @ w_o  # project: (B, T, d_model)
+    # --8<-- [end:core]
 
 
 # ``cache`` is annotated in quotes: the docs run this definition where KVCache is not imported.

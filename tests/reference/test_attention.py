@@ -16,6 +16,7 @@ from mha_ref import (
     head_dim,
     merge_heads,
     multi_head_attention,
+    multi_head_attention_core,
     multi_head_attention_loop,
     scaled_dot_product_attention,
     split_heads,
@@ -116,6 +117,28 @@ def test_loop_equals_batched(shape, mask_kind, seed):
     looped, looped_weights = multi_head_attention_loop(x, *weights, num_heads, mask, True, **biases)
     torch.testing.assert_close(looped, batched, atol=1e-10, rtol=1e-10)
     torch.testing.assert_close(looped_weights, batched_weights, atol=1e-10, rtol=1e-10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=layer_shapes(), seed=st.integers(0, 2**16), dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_the_lessons_short_core_equals_the_full_function(shape, seed, dtype):
+    """The lesson's first listing (multi_head_attention_core) is the full function without its options."""
+    batch, tokens, d_model, num_heads = shape
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, tokens, d_model, generator=generator, dtype=dtype)
+    weights = [torch.randn(d_model, d_model, generator=generator, dtype=dtype) / math.sqrt(d_model) for _ in range(4)]
+    core = multi_head_attention_core(x, *weights, num_heads)
+    torch.testing.assert_close(core, multi_head_attention(x, *weights, num_heads), atol=TOLERANCE[dtype], rtol=TOLERANCE[dtype])
+
+
+def test_the_short_core_refuses_bad_input_by_name():
+    x, weights = torch.randn(1, 3, 8), torch.randn(4, 8, 8)
+    with pytest.raises(ValueError, match="num_heads=3"):
+        multi_head_attention_core(x, *weights, 3)
+    with pytest.raises(ValueError, match="x"):
+        multi_head_attention_core(torch.randn(3, 8), *weights, 2)
+    with pytest.raises(ValueError, match="w_o"):
+        multi_head_attention_core(x, *weights[:3], torch.randn(8, 6), 2)
 
 
 @settings(max_examples=40, deadline=None)
