@@ -19,7 +19,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # 0.3 s of every build. Names only; the notebook page is byte for byte the same.
 export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 
-.PHONY: serve test build assets check-assets lock clean perf
+.PHONY: serve test test-any-fonts build assets check-assets lock clean perf
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ test: $(STAMP)
 	@chromium="$$($(PY) tests/browser_setup.py)" || exit 1; \
 	echo "Chromium: $${chromium:-none (MHA_SKIP_BROWSER=1)}"; \
 	MHA_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
+
+## The same suite with only the fonts of a fresh Debian machine (DejaVu, wider than most): a layout
+## that fits only with this machine's extra fonts fails here, as it would on a fresh machine.
+test-any-fonts: $(STAMP)
+	scripts/with-fresh-fonts $(MAKE) test
 
 ## Lighthouse (pinned, installed into the git-ignored .tools/) on every page, mobile preset,
 ## the site served with gzip on 127.0.0.1; fails naming each page and budget missed (issue 11).

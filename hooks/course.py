@@ -2,7 +2,7 @@
 addresses (glue only: the rules live in ``mha_site.course`` and ``mha_site.reading``).
 
 * ``on_nav`` takes the course from the nav: its top-level pages up to the first that is not
-  Markdown (the notebook, then the API reference).
+  Markdown (the notebook: a reading time, no place), and none of the API reference.
 * ``on_page_content`` writes "Page 2 of 10 · about 12 minutes (...)" under each course page's
   title, counted from the page's finished HTML (so it runs after the maths is rendered), and on
   a page whose front matter lists ``moved`` ids, the script that sends such an address on.
@@ -20,23 +20,25 @@ from mha_site.course import MOVED_KEY, check_moved, course_line, has_id, moved_s
 from mha_site.reading import count_page_text
 
 _course: list[str] = []  # src paths, in order
+_after: list[str] = []  # top-level pages after the course (the notebook): a reading time, no place
 _moved: dict[str, dict[str, str]] = {}  # page src path -> {old id: src path of its new page}
 
 
 def on_nav(nav: Any, config: Any, files: Any) -> Any:
     _course.clear()
+    _after.clear()
     for item in nav.items:
-        if not item.is_page or not item.file.src_uri.endswith(".md"):
-            break
-        _course.append(item.file.src_uri)
+        if not item.is_page:
+            break  # the API reference: a section of reference pages, not a sitting
+        (_course if item.file.src_uri.endswith(".md") and not _after else _after).append(item.file.src_uri)
     return nav
 
 
 def on_page_content(content: str, page: Any, config: Any, files: Any) -> str:
     src = page.file.src_uri
-    if src in _course:
-        line = course_line(_course.index(src) + 1, len(_course), count_page_text(content))
-        content = with_course_line(content, line)
+    if src in _course or src in _after:
+        place = _course.index(src) + 1 if src in _course else None
+        content = with_course_line(content, course_line(place, len(_course), count_page_text(content)))
     if MOVED_KEY in page.meta:
         try:
             moved = check_moved(src, page.meta[MOVED_KEY])

@@ -7,7 +7,7 @@ from it, and MkDocs links them from the host's root (``/assets/...``): under
 ``https://host/mha-lesson/`` it loaded no stylesheet. Without an address this hook makes the
 404 page stand alone: its stylesheets and icon are written into it, it loads no script (it
 needs none: the navigation drawer is Material's CSS alone), and its links point into the site
-through a ``<base>`` that a small script guesses from the address shown (:data:`ROOT_SCRIPT`).
+through a ``<base>`` that a small script finds from the address shown (:data:`ROOT_SCRIPT`).
 It also leaves out the sitemap, whose entries must be absolute addresses. With
 ``MHA_SITE_URL`` set (the Pages workflow) MkDocs' own absolute links are right and nothing
 changes.
@@ -33,17 +33,41 @@ HEAD = "<head>"
 # site's root; on this page that is the guessed root, not the host's.
 MATERIAL_SCOPE = 'new URL("/",location)'
 
-# The site's root is the part of the address before the first of the site's own top-level
-# names (a stale link into api/ or assets/), else the folder that holds the missing page's last
-# part (a mistyped page name). Only links depend on the guess: the page fetches nothing.
+# The site's root is one of the folders the address lies in. The script guesses it at once, so the
+# links work from the first paint: the part of the address before the first of the site's own
+# top-level names (a stale link into api/ or assets/), else the folder that holds the missing
+# page's last part (a mistyped page name). From the address alone that guess is wrong at an
+# address two deep that names nothing of the site (/mha-lesson/deep/missing/page/here/: every
+# link led to another 404), so the script then asks the server: the root is the folder whose
+# 404.html exists (this page's own file). It asks the guess first, then the other folders from the
+# deepest up, and stops at the first: the host answers a missing address with the 404 page of the
+# innermost site that holds it, and no request goes above this site's root. A HEAD request each,
+# to the page's own origin: a miss costs no body. A link resolves against <base> when it is
+# followed, so moving the base mends every link on the page. Nothing else is fetched.
 ROOT_SCRIPT = """<script>{
   const names = %s;
   const parts = location.pathname.split("/");
-  let end = parts.findIndex((part, i) => i > 0 && names.includes(part));
-  if (end < 0) end = Math.max(1, parts.length - (parts[parts.length - 1] === "" ? 2 : 1));
-  window.mhaSiteRoot = parts.slice(0, end).join("/") + "/";
+  const folder = (end) => parts.slice(0, end).join("/") + "/";
+  const deepest = Math.max(1, parts.length - (parts[parts.length - 1] === "" ? 2 : 1));
+  let guess = parts.findIndex((part, i) => i > 0 && names.includes(part));
+  if (guess < 0) guess = deepest;
+  window.mhaSiteRoot = folder(guess);
   document.write(`<base href="${window.mhaSiteRoot}">`);
+  const base = document.querySelector("base");
+  const order = [guess, ...Array.from({ length: deepest }, (_, i) => deepest - i).filter((end) => end !== guess)];
+  window.mhaSiteRootFound = (async () => {
+    for (const end of order) {
+      // The (empty) body is read, or Chromium reports the request aborted.
+      const ok = await fetch(folder(end) + "404.html", { method: "HEAD" })
+        .then((r) => r.arrayBuffer().then(() => r.ok)).catch(() => false);
+      if (ok) return (base.href = window.mhaSiteRoot = folder(end));
+    }
+    return window.mhaSiteRoot;
+  })();
 }</script>"""
+# What marks a page this hook has already made stand alone: a second pass over it (a second
+# build into the same folder) would add its script twice.
+DONE = "window.mhaSiteRootFound"
 # Without Material's scripts its search cannot run: its button would do nothing. (The light/dark
 # switch is the site's own, inline in the page, so it works here too.)
 NO_SEARCH = "<style>.md-search, .md-header__button[for=__search] { display: none !important; }</style>"
@@ -82,7 +106,14 @@ def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
     (True, True, False, False)
     >>> out.index("<base href") < out.index("<style>"), "new URL(window.mhaSiteRoot,location)" in out
     (True, True)
+
+    A page already made to stand alone comes back as it is:
+
+    >>> standalone_error_page(out, site, ["api"]) == out
+    True
     """
+    if DONE in html:
+        return html
     if HEAD not in html:
         raise PluginError("404.html: expected a <head>; hooks/error_page.py needs updating")
     html = LINK_TAG.sub(lambda match: inlined(match.group(0), match.group(1), site_dir), html)

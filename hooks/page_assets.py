@@ -4,19 +4,29 @@ figures load lazily with their intrinsic size.
 * ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
   carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
   a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-* A page's scripts go after Material's bundle and a11y.js (they use its ``document$``), as plain
-  tags before ``</body>``. Every page is a full load: instant navigation is off (see mkdocs.yml).
+* A page's scripts go after Material's bundle and a11y.js (they use its ``document$``); all of
+  them start after the first paint, and the search index waits until search is first opened
+  (``mha_site.material_internals``: the site's only two uses of Material's internals). Every page
+  is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
   ``loading="lazy"``. An image that is not among the site's files, or an SVG whose size
   cannot be read, fails the build naming the page and the image.
 * The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
   JavaScript gets the explorer and never downloads them.
-* The blocks extra.css may skip while off screen are marked at build time
-  (``mha_site.skipping``).
 * Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
   ``on_post_build`` writes the table rules for them from Material's stylesheet.
+
+``MHA_PLAIN_MATERIAL=1`` (``mha_site.material_internals.plain_material``, read once in
+``on_config``) builds plain Material, ``make perf``'s baseline, with none of the speed code:
+Material's own script tags and no search hold-back, every component's stylesheets and scripts on
+every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
+mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
+every Pygments span kept, tables left for the bundle to wrap, and ``<html>`` left for the bundle to
+mark (overrides/main.html). What is not speed stays: the image check, figures that scroll
+sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
+leaves out (quiz answers).
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from mkdocs.exceptions import PluginError
 from mha_site.code_tokens import drop_plain_token_spans
 from mha_site.files import write_atomic
 from mha_site.html import element_end
-from mha_site.skipping import mark_skippable_blocks
+from mha_site.material_internals import PLAIN_KEY, plain_material, start_scripts
 from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
 
 # Written by on_post_build from Material's own table rules (mha_site.tables).
@@ -52,10 +62,9 @@ PAGE_ASSETS = [
     ("doc-contents", ["assets/stylesheets/reference.css"], []),
     (TABLE_CLASS, [TABLES_CSS], []),
 ]
-# KaTeX's fonts for plain and italic maths, asked for with the page's head. Otherwise the browser
-# asks for a font only once a formula using it is laid out: after the first paint, now that
-# blocks off screen are skipped (extra.css), and the text around the first formulas then
-# reflowed as the fonts arrived (layout shift 0.13 on the causal-mask page, 0.09 on inference).
+# The math font, asked for with the page's head. Otherwise the browser asks for it only once a
+# formula using it is laid out, and the text around the first formulas reflowed as it arrived
+# (layout shift 0.13 on the causal-mask page, 0.09 on inference, with KaTeX's fonts; issue 11).
 MATH_FONT = "assets/vendor/noto-sans-math/noto-sans-math-subset.woff2"
 # Stylesheets that go before extra.css (so extra.css may refine them); the rest go after it.
 BEFORE_EXTRA = {"assets/stylesheets/math.css"}
@@ -73,23 +82,28 @@ def _class_pattern(name: str) -> re.Pattern:
     return re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')
 
 
-MARKERS = [(_class_pattern(name), css, js) for name, css, js in PAGE_ASSETS]
+MARKERS = [(name, _class_pattern(name)) for name, _, _ in PAGE_ASSETS]
 
 
 def stylesheets_markers(content: str) -> set[str]:
     """The component classes of ``PAGE_ASSETS`` that occur in ``content``."""
-    return {name for (name, _, _), (pattern, _, _) in zip(PAGE_ASSETS, MARKERS) if pattern.search(content)}
+    return {name for name, pattern in MARKERS if pattern.search(content)}
+
+
+def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
+    """The stylesheets and scripts (site-root paths, in order, no repeats) of the components named."""
+    stylesheets: list[str] = []
+    scripts: list[str] = []
+    for name, css, js in PAGE_ASSETS:
+        if name in names:
+            stylesheets += [c for c in css if c not in stylesheets]
+            scripts += [j for j in js if j not in scripts]
+    return stylesheets, scripts
 
 
 def assets_for(content: str) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) ``content`` needs."""
-    stylesheets: list[str] = []
-    scripts: list[str] = []
-    for pattern, css, js in MARKERS:
-        if pattern.search(content):
-            stylesheets += [c for c in css if c not in stylesheets]
-            scripts += [j for j in js if j not in scripts]
-    return stylesheets, scripts
+    return assets_of(stylesheets_markers(content))
 
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
@@ -164,8 +178,9 @@ def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
     return None
 
 
-def size_images(content: str, page_url: str, files) -> str:
-    """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading.
+def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
+    """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading;
+    with ``speed`` false (plain Material) none of the three.
 
     Every image must exist, and an SVG must have a readable size (see :func:`image_size`), even
     one whose tag states its size.
@@ -178,12 +193,13 @@ def size_images(content: str, page_url: str, files) -> str:
         attrs = dict(ATTR.findall(tag))
         extra = []
         size = image_size(html.unescape(attrs.get("src", "")), page_url, files)
-        if size and "width" not in attrs and "height" not in attrs:
-            extra.append(f'width="{size[0]}" height="{size[1]}"')
-        if "decoding" not in attrs:
-            extra.append('decoding="async"')
-        if count and "loading" not in attrs:
-            extra.append('loading="lazy"')
+        if speed:
+            if size and "width" not in attrs and "height" not in attrs:
+                extra.append(f'width="{size[0]}" height="{size[1]}"')
+            if "decoding" not in attrs:
+                extra.append('decoding="async"')
+            if count and "loading" not in attrs:
+                extra.append('loading="lazy"')
         count += 1
         if extra:
             closing = " />" if tag.endswith("/>") else ">"
@@ -229,24 +245,11 @@ def focusable_scroll_regions(content: str) -> str:
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
 
     >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
-    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre style="--lines: 1">1</pre>')
-    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0" style="--lines: 1">1</pre>'
+    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre>1</pre>')
+    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0">1</pre>'
     """
     content = NOTEBOOK_OUTPUT.sub(r'\1 tabindex="0"', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
-
-
-PRE = re.compile(r"<pre>(.*?)</pre>", re.S)
-
-
-def count_code_lines(content: str) -> str:
-    r"""Give each bare ``<pre>`` its line breaks plus one as ``--lines``: extra.css sizes a code
-    block it skips (content-visibility) from it, so the guess is never shorter than the code.
-
-    >>> count_code_lines("<pre><code>a\nb\n</code></pre><pre class='x'>c</pre>")
-    '<pre style="--lines: 3"><code>a\nb\n</code></pre><pre class=\'x\'>c</pre>'
-    """
-    return PRE.sub(lambda m: f'<pre style="--lines: {m.group(1).count(chr(10)) + 1}">{m.group(1)}</pre>', content)
 
 
 # Code blocks, quizzes (their answers would come up as results) and collapsed boxes (raw tables,
@@ -264,13 +267,31 @@ def out_of_search(content: str) -> str:
     return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
 
-def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
-    content = count_code_lines(drop_plain_token_spans(wrap_tables(fallback_in_noscript(content))))
+def on_config(config):
+    """Note once, for every hook and overrides/main.html, whether this build is plain Material."""
     try:
-        content = size_images(content, page.file.url, files)
+        config["extra"][PLAIN_KEY] = plain_material()
+    except ValueError as error:
+        raise PluginError(str(error)) from None
+    return config
+
+
+def is_plain(config) -> bool:
+    """Whether ``on_config`` marked this build plain Material (a config it never saw: the site)."""
+    extra = config.get("extra") if hasattr(config, "get") else None
+    return bool(extra and extra.get(PLAIN_KEY))
+
+
+def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+    speed = not is_plain(config)
+    content = fallback_in_noscript(content)
+    if speed:
+        content = drop_plain_token_spans(wrap_tables(content))
+    try:
+        content = size_images(content, page.file.url, files, speed)
     except ValueError as error:
         raise PluginError(f"{page.file.src_uri}: {error}") from None
-    return mark_skippable_blocks(out_of_search(focusable_scroll_regions(content)))
+    return out_of_search(focusable_scroll_regions(content))
 
 
 def _relative(path: str, page_url: str) -> str:
@@ -283,39 +304,28 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hoo
     end = output.find("</article>")
     if start < 0 or end < 0:
         return output  # 404 and other pages without an article: nothing page-specific
-    stylesheets, scripts = assets_for(output[start:end])
+    plain = is_plain(config)
+    # Plain Material loads every component's files on every page (but tables.css, which styles
+    # only the tables the build wraps), as mkdocs.yml's extra_css and extra_javascript would.
+    markers = {name for name, _, _ in PAGE_ASSETS} - {TABLE_CLASS} if plain else stylesheets_markers(output[start:end])
+    stylesheets, scripts = assets_of(markers)
     page_url = page.url
     extra_link = f'<link rel="stylesheet" href="{_relative(EXTRA_CSS, page_url)}">'
     if extra_link not in output:
         raise PluginError(f"{page.file.src_uri}: {EXTRA_CSS} is not linked; hooks/page_assets.py orders page CSS around it")
     before = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c in BEFORE_EXTRA)
-    if "katex" in stylesheets_markers(output[start:end]):
+    if "katex" in markers and not plain:
         # crossorigin: fonts are fetched in CORS mode, and a preload must match to be reused
-        before = "".join(
-            f'<link rel="preload" href="{_relative(font, page_url)}" as="font" type="font/woff2" crossorigin>'
-            for font in [MATH_FONT]
-        ) + before
+        before = f'<link rel="preload" href="{_relative(MATH_FONT, page_url)}" as="font" type="font/woff2" crossorigin>' + before
     after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
     output = output.replace(extra_link, before + extra_link + after, 1)
-    if "doc-contents" not in stylesheets_markers(output[start:end]):
+    if "doc-contents" not in markers:
         # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
         output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
-    return with_page_scripts(output, [_relative(j, page_url) for j in scripts])
-
-
-def with_page_scripts(output: str, page_scripts: list[str]) -> str:
-    """Add the page's own scripts just before ``</body>``, after the theme's: they subscribe to
-    Material's ``document$``, so they come after its bundle, which the theme puts where it
-    always does and which starts on ``DOMContentLoaded`` as Material intends.
-
-    >>> with_page_scripts('<script src="b.js"></script></body>', ["p.js"])
-    '<script src="b.js"></script><script src="p.js"></script></body>'
-    """
-    if not page_scripts:
-        return output
-    body_end = output.rfind("</body>")
-    tags = "".join(f'<script src="{src}"></script>' for src in page_scripts)
-    return output[:body_end] + tags + output[body_end:]
+    try:
+        return start_scripts(output, [_relative(j, page_url) for j in scripts], plain)
+    except ValueError as error:
+        raise PluginError(f"{page.file.src_uri}: {error}") from None
 
 
 def on_post_build(config) -> None:

@@ -278,12 +278,14 @@ def browser():
 def _wait_for_scripts_after_navigation(page) -> None:
     """Make ``page.goto`` and ``page.reload`` return only once the page's scripts have run.
 
-    "networkidle" can come before the page has even been parsed (seen at 4x CPU slowdown, and
-    in CI on another machine): a key pressed then reaches no handler. Once the document is
-    complete, its scripts (Material's bundle, then the page's own) have run and Material has
-    started on DOMContentLoaded.
+    Pages load Material's bundle and their own scripts after the first paint
+    (mha_site.material_internals), and "networkidle" can come before the page has even been
+    parsed (seen at 4x CPU slowdown, and in CI on another machine): a key pressed then reaches no
+    handler. The loader sets ``window.mhaScripts`` to "loaded" once its last script has run and
+    Material has started; pages without the loader never set it, so for them a complete document
+    is enough.
     """
-    ready = "() => document.readyState === 'complete'"
+    ready = "() => document.readyState === 'complete' && (window.mhaScripts ?? 'loaded') === 'loaded'"
 
     def waiting(navigate):
         def navigate_then_wait(*args, **kwargs):
@@ -298,7 +300,8 @@ def _wait_for_scripts_after_navigation(page) -> None:
 
 
 def _page_factory(browser, site_url: str, contexts: list) -> Callable[..., object]:
-    """``make(color_scheme="light", width=1280, height=900, java_script=True)``: a page in a new context.
+    """``make(color_scheme="light", width=1280, height=900, java_script=True, touch=False)``: a page in a
+    new context; ``touch=True`` makes it a phone's (a touch screen, no hover, a mobile viewport).
 
     Each page blocks every request that leaves the site's origin and records it in
     ``page.off_origin``; console errors and uncaught exceptions go to
@@ -306,13 +309,16 @@ def _page_factory(browser, site_url: str, contexts: list) -> Callable[..., objec
     """
     origin = site_url.rstrip("/")
 
-    def make(color_scheme: str = "light", width: int = 1280, height: int = 900, java_script: bool = True):
+    def make(color_scheme: str = "light", width: int = 1280, height: int = 900, java_script: bool = True,
+             touch: bool = False):
         context = browser.new_context(
             base_url=site_url,
             color_scheme=color_scheme,
             viewport={"width": width, "height": height},
             java_script_enabled=java_script,
             reduced_motion="reduce",
+            is_mobile=touch,
+            has_touch=touch,
         )
         contexts.append(context)
         page = context.new_page()
@@ -337,7 +343,7 @@ def _page_factory(browser, site_url: str, contexts: list) -> Callable[..., objec
 
 @pytest.fixture
 def new_page(browser, site_url: str) -> Iterator[Callable[..., object]]:
-    """Factory: ``new_page(color_scheme="light", width=1280, height=900, java_script=True)``.
+    """Factory: ``new_page(color_scheme="light", width=1280, height=900, java_script=True, touch=False)``.
 
     Each page blocks every request that leaves the site's origin and records it in
     ``page.off_origin``; console errors and uncaught exceptions go to

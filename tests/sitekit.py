@@ -14,6 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 # The environment every test build runs mkdocs with, as the Makefile exports it: no
 # Material 2.0 banner, and nbconvert not building every exporter at import (0.3 s a build).
+#: The pages the single lesson page became, in course order, each with the include of its quizzes.
+LESSON_PAGES = {
+    "index.md": "quizzes.md",
+    "worked-example.md": "quizzes-worked-example.md",
+    "code.md": "quizzes-code.md",
+    "positions.md": "quizzes-positions.md",
+    "block.md": "quizzes-block.md",
+}
 MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
 # `mkdocs build` with torch and matplotlib unimportable, as on a machine with only the docs extra:
 # every number on the site comes from committed JSON. The session's own build runs this way

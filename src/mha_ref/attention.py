@@ -301,7 +301,7 @@ def _check_mha_arguments(
 
 # --8<-- [start:core_signature]
 def multi_head_attention_core(
-    x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int
+    x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, h: int
 ) -> Tensor:
     # --8<-- [end:core_signature]
     """The whole layer in five moves: project, split, attend, merge, project.
@@ -313,24 +313,24 @@ def multi_head_attention_core(
     >>> x, ws = torch.randn(2, 5, 8), torch.randn(4, 8, 8)
     >>> torch.allclose(multi_head_attention_core(x, *ws, 4), multi_head_attention(x, *ws, 4), atol=1e-5)
     True
-    >>> multi_head_attention_core(x, *ws, num_heads=3)
+    >>> multi_head_attention_core(x, *ws, h=3)
     Traceback (most recent call last):
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
     _check_mha_arguments(
         x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {},
-        num_heads, None, None, None, "raise", True,
+        h, None, None, None, "raise", True,
     )
     # --8<-- [start:core]
     B, T, d_model = x.shape
-    d_k = d_model // num_heads
-    q, k, v = (  # project, then split: (B, T, d_model) -> (B, h, T, d_k) each
-        (x @ w).view(B, T, num_heads, d_k).transpose(1, 2) for w in (w_q, w_k, w_v)
+    d_k = d_model // h
+    q, k, v = (  # project, split: (B, T, d_model) -> (B, h, T, d_k)
+        (x @ w).view(B, T, h, d_k).transpose(1, 2) for w in (w_q, w_k, w_v)
     )
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T, T): every head at once
+    scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (B, h, T, T)
     heads = scores.softmax(dim=-1) @ v  # attend: (B, h, T, d_k)
-    concat = heads.transpose(1, 2).reshape(B, T, d_model)  # merge: (B, T, h * d_k)
+    concat = heads.transpose(1, 2).reshape(B, T, d_model)  # merge (B, T, h*d_k)
     return concat @ w_o  # project: (B, T, d_model)
     # --8<-- [end:core]
 

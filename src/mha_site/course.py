@@ -22,18 +22,22 @@ MOVED_KEY = "moved"
 H1_END = re.compile(r"</h1>")
 
 
-def course_line(place: int, total: int, text: PageText) -> str:
-    """The line under a page's title: its place in the course and its reading time.
+def course_line(place: int | None, total: int, text: PageText) -> str:
+    """The line under a page's title: its place in the course (``place`` None: a page after the
+    course, such as the notebook) and its reading time.
 
     >>> course_line(2, 10, PageText(words=1234, code_lines=56))
-    '<p class="mha-course-place">Page 2 of 10 · about 12 minutes (1,234 words, 56 lines of code)</p>'
+    '<p class="mha-course-place">Page 2 of 10 · about 9 minutes (1,234 words, 56 lines of code)</p>'
     >>> course_line(1, 3, PageText(words=150, code_lines=0))
     '<p class="mha-course-place">Page 1 of 3 · about 1 minute (150 words)</p>'
+    >>> course_line(None, 10, PageText(words=400, code_lines=100))
+    '<p class="mha-course-place">After the course · about 7 minutes (400 words, 100 lines of code)</p>'
     """
     minutes = text.minutes
     counts = f"{text.words:,} words" + (f", {text.code_lines:,} lines of code" if text.code_lines else "")
     unit = "minute" if minutes == 1 else "minutes"
-    return f'<p class="mha-course-place">Page {place} of {total} · about {minutes} {unit} ({counts})</p>'
+    where = f"Page {place} of {total}" if place else "After the course"
+    return f'<p class="mha-course-place">{where} · about {minutes} {unit} ({counts})</p>'
 
 
 def with_course_line(content: str, line: str) -> str:

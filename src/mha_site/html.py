@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["collapsed_length", "element_end", "is_not_drawn", "unclosed_element"]
-
-WHITESPACE = re.compile(r"\s+")
+__all__ = ["element_end", "unclosed_element"]
 
 
 def element_end(content: str, start: int, name: str = "div") -> int:
@@ -64,23 +62,3 @@ def unclosed_element(content: str, components: frozenset[str] = frozenset()) -> 
         else:
             open_tags.pop()
     return f"{open_tags[-1][1]} is not closed before the end of the page" if open_tags else None
-
-
-
-def collapsed_length(text: str) -> int:
-    r"""Characters a run of text shows once the browser collapses its whitespace.
-
-    >>> collapsed_length("two   words\t here")  # "two words here"
-    14
-    """
-    return len(WHITESPACE.sub(" ", text))
-
-
-def is_not_drawn(tag: str) -> bool:
-    """Whether an element's text is never drawn: a formula's TeX source, kept in its MathML as
-    an ``annotation``, takes no room on the page.
-
-    >>> is_not_drawn("annotation"), is_not_drawn("mi")
-    (True, False)
-    """
-    return tag == "annotation"

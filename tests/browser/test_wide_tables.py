@@ -46,6 +46,5 @@ def test_the_cache_formula_fits_a_phone(new_page) -> None:
     phone.goto("inference/")
     formula = phone.locator("div.arithmatex").first
     formula.scroll_into_view_if_needed()
-    phone.wait_for_timeout(300)  # a block skipped off screen (content-visibility) is laid out now
     assert "bytes" in formula.text_content() and formula.evaluate("e => e.clientWidth > 0")
     assert formula.evaluate("e => e.scrollWidth <= e.clientWidth + 1")

@@ -1,4 +1,7 @@
-"""Numbers and answer keys on the lesson page, recomputed from mha_ref and PyTorch.
+"""Numbers and answer keys on the lesson's pages, recomputed from mha_ref and PyTorch.
+
+The lesson's pages are the course's first five (index, worked example, code, word order, the
+block), the single lesson page they were cut from; their quizzes live in one include a page.
 
 The quizzes carry their keys in the page source (``data-answer`` for numbers,
 ``data-correct`` on the note of each option). These tests parse that source and
@@ -18,10 +21,13 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from mha_ref import head_dim, multi_head_attention, project, scaled_dot_product_attention, split_heads
-from sitekit import DOCS
+from sitekit import DOCS, LESSON_PAGES
 
-QUIZZES = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
-LESSON = (DOCS / "index.md").read_text(encoding="utf-8")
+QUIZZES = BeautifulSoup(
+    "".join((DOCS / "_includes" / name).read_text(encoding="utf-8") for name in LESSON_PAGES.values()), "html.parser"
+)
+LESSON = "\n\n".join((DOCS / page).read_text(encoding="utf-8") for page in LESSON_PAGES)
+CORE = (DOCS / "index.md").read_text(encoding="utf-8")
 CHOICE_IDS = [q["id"] for q in QUIZZES.select("[data-quiz=choice]")]
 
 
@@ -41,12 +47,21 @@ def label(quiz_id: str, option: str) -> str:
     return quiz(quiz_id).find("label", attrs={"for": f"{quiz_id}-{option}"}).get_text()
 
 
-def test_at_least_eight_quizzes_each_a_data_quiz_element():
+def test_the_core_lessons_check_yourself_holds_the_briefs_three_quizzes_first():
+    """The brief's three: the head width (64), why several heads, and the three moves recalled."""
+    core = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
+    first_three = [(q["id"], q["data-quiz"]) for q in core.select("[data-quiz]")][:3]
+    assert first_three == [("quiz-head-width", "numeric"), ("quiz-why-heads", "choice"), ("quiz-three-moves", "recall")]
+    assert CORE.count('--8<-- "quizzes.md"') == 1
+
+
+def test_the_lessons_pages_keep_every_quiz_each_a_data_quiz_element():
     quizzes = QUIZZES.select("[data-quiz]")
-    assert len(quizzes) >= 8
+    assert len(quizzes) == 15  # the 11 of the single page, and 2 each for word order and the block
     assert {q["data-quiz"] for q in quizzes} == {"numeric", "choice", "recall"}
     assert len({q["id"] for q in quizzes}) == len(quizzes)
-    assert '--8<-- "quizzes.md"' in LESSON
+    for page, include in LESSON_PAGES.items():
+        assert (DOCS / page).read_text(encoding="utf-8").count(f'--8<-- "{include}"') == 1, page
 
 
 @pytest.mark.parametrize("quiz_id", CHOICE_IDS)
@@ -267,7 +282,7 @@ def test_worked_example_sentence_says_which_features_each_head_reads():
 
 def test_head_width_is_called_a_convention_with_models_that_break_it():
     text = " ".join(LESSON.split())
-    assert "That width is a convention, not a rule" in text
+    assert "The head width $d_k = d_{\\text{model}} / h$ is a convention, not a rule" in text
     t5 = re.search(r"T5 model \(Raffel et al\. 2020\) has (\d+) heads with \$d_k = (\d+)\$ on "
                    r"\$d_\{\\text\{model\}\} = (\d+)\$, so its heads together are (\d+) times as wide", text)
     assert t5, "the T5 sentence changed"
@@ -335,3 +350,52 @@ def test_no_prose_calls_a_coreference_link_a_pronoun_to_its_noun():
     text = " ".join(LESSON.split())
     assert "pronoun to its noun" not in text and "pronouns to their nouns" not in text
     assert "its antecedent (coreference)" in text
+
+
+# --- word order: the two quizzes of positions.md ---------------------------------------------------
+
+
+def test_shuffling_the_tokens_shuffles_the_outputs_without_a_position_code():
+    assert key("quiz-pos-shuffle") == "a"
+    assert "The same six output vectors as before, in the shuffled order." in label("quiz-pos-shuffle", "a")
+    torch.manual_seed(0)
+    x, weights = torch.randn(1, 6, 16), torch.randn(4, 16, 16) / 4
+    order = torch.randperm(6)
+    torch.testing.assert_close(multi_head_attention(x[:, order], *weights, 4), multi_head_attention(x, *weights, 4)[:, order])
+
+
+def test_a_rotary_score_depends_on_the_signed_offset_only():
+    from mha_ref import rotary
+
+    assert key("quiz-pos-rope") == "b"
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 1, 64).unbind(0)
+
+    def score(m: int, n: int) -> float:
+        return (rotary(q, torch.tensor([m])) @ rotary(k, torch.tensor([n])).T).item()
+
+    assert score(105, 102) == pytest.approx(score(5, 2), abs=1e-3)  # B: the same offset, the same score
+    assert abs(score(2, 5) - score(5, 2)) > 1e-3  # D is wrong: the offset has a sign
+
+
+# --- the block: the two quizzes of block.md ------------------------------------------------------
+
+
+def test_a_pre_ln_block_adds_the_attention_output_onto_the_stream():
+    assert key("quiz-block-reads") == "c"
+    torch.manual_seed(0)
+    block = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0, batch_first=True, norm_first=True).eval()
+    x = torch.randn(1, 5, 16)
+    with torch.no_grad():
+        attention = block.self_attn(block.norm1(x), block.norm1(x), block.norm1(x))[0]
+        mid = x + attention  # added onto the stream (not replacing it, not normalised after)
+        out = mid + block.linear2(torch.relu(block.linear1(block.norm2(mid))))  # the MLP reads the sum
+        torch.testing.assert_close(block(x), out)
+
+
+def test_the_recurrence_quiz_key_is_the_pages_table():
+    assert key("quiz-block-recurrence") == "d"
+    table = (DOCS / "block.md").read_text(encoding="utf-8")
+    assert "| self-attention | $O(T^2 d)$ | $O(1)$ | $O(1)$ |" in table
+    assert "| recurrent | $O(T d^2)$ | $O(T)$ | $O(T)$ |" in table
+    assert "Recurrence needs $O(T)$, attention $O(1)$" in label("quiz-block-recurrence", "d")

@@ -21,9 +21,12 @@ from markdown_fences import expand_snippets
 from mha_ref import multi_head_attention, project, scaled_dot_product_attention, split_heads
 from mha_site.bench.report import CLAIMS, evaluate_claim
 from mha_site.lesson_figures import BLOCK_STAGES
-from sitekit import DOCS
+from sitekit import DOCS, LESSON_PAGES
 
-LESSON = (DOCS / "index.md").read_text(encoding="utf-8")
+#: The lesson's pages in course order (the single page they were cut from), and each one alone.
+PAGES = {page: (DOCS / page).read_text(encoding="utf-8") for page in LESSON_PAGES}
+LESSON = "\n\n".join(PAGES.values())
+CODE, BLOCK = PAGES["code.md"], PAGES["block.md"]
 BENCHMARK = (DOCS / "benchmark.md").read_text(encoding="utf-8")
 #: The lesson with every run of white space made one space, so a sentence matches however it is wrapped.
 FLAT = " ".join(LESSON.split())
@@ -58,16 +61,32 @@ def python_fences(text: str) -> list[str]:
 # --- the signature before the first call --------------------------------------------------------
 
 
-def test_the_signature_is_shown_before_the_first_call():
-    more_heads = section("more-heads")
-    shown = more_heads.index('--8<-- "mha_ref/attention.py:mha_signature"')
-    first_call = LESSON.index("multi_head_attention(")
-    assert LESSON.index(more_heads) + shown < first_call, "the first call comes before the signature"
-    assert "api/layer.md#mha_ref.attention.multi_head_attention" in more_heads
+def test_the_core_comes_first_and_the_full_signature_before_the_full_functions_first_call():
+    """The lesson shows the short core (with its signature) before any inference feature; the code
+    page shows the full function's signature before its first call."""
+    core = section("one-batched-matmul", PAGES["index.md"])
+    assert '--8<-- "mha_ref/attention.py:core_signature"' in core and '--8<-- "mha_ref/attention.py:core"' in core
+    assert "num_kv_heads" not in PAGES["index.md"] and "cache=" not in PAGES["index.md"]
+    full = section("full-reference", CODE)
+    shown = full.index('--8<-- "mha_ref/attention.py:mha_signature"')
+    first_call = CODE.index("multi_head_attention(")
+    assert CODE.index(full) + shown < first_call, "the first call comes before the signature"
+    assert "api/layer.md#mha_ref.attention.multi_head_attention" in full
+
+
+def test_the_lessons_core_listing_is_six_to_ten_lines_of_code():
+    """Issue 33: a 6-10 line core (project, split, attend, merge, project), tested equal to the
+    full function (tests/reference/test_attention.py)."""
+    source = (DOCS.parent / "src" / "mha_ref" / "attention.py").read_text(encoding="utf-8")
+    body = source.split("# --8<-- [start:core]\n", 1)[1].split("# --8<-- [end:core]", 1)[0]
+    lines = [line for line in body.splitlines() if line.strip()]
+    assert 6 <= len(lines) <= 10, lines
+    for step in ("project", "split", "attend", "merge"):
+        assert step in body, step
 
 
 def test_the_signature_prose_matches_the_function():
-    prose = " ".join(section("more-heads").split())
+    prose = " ".join(section("full-reference", CODE).split())
     parameters = inspect.signature(multi_head_attention).parameters
     positional = [name for name, p in parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
     keyword_only = [name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY]
@@ -106,7 +125,7 @@ def test_self_attention_takes_queries_keys_and_values_from_the_same_tokens():
         head_i = split_heads(project(x, weights[0]), h)[0, i]
         assert head_i.shape == (6, d_k)
         torch.testing.assert_close(head_i, x[0] @ weights[0][:, i * d_k : (i + 1) * d_k])
-    assert "a $T \\times d_k$ matrix with one $d_k$-wide query per token" in FLAT
+    assert "is the queries projected into head $i$'s own space, one $d_k$-wide query per token" in FLAT
 
 
 # --- the W^O experiment runs from what the page shows ------------------------------------------
@@ -122,7 +141,7 @@ def test_the_output_projection_experiment_runs_in_a_fresh_namespace():
 
 
 def test_the_block_example_runs_in_a_fresh_namespace():
-    (fence,) = python_fences(section("transformer-block"))
+    (fence,) = python_fences(section("transformer-block", BLOCK))
     namespace: dict = {}
     exec(compile(fence, "index.md#transformer-block", "exec"), namespace)
     assert isinstance(namespace["block"], nn.TransformerEncoderLayer) and namespace["pre_ln"].norm_first
@@ -131,14 +150,12 @@ def test_the_block_example_runs_in_a_fresh_namespace():
 # --- the cost paragraph: one sentence in the lesson, the numbers on the benchmark page -----------
 
 
-def test_the_lesson_keeps_one_cost_sentence_without_numbers_and_links_to_the_benchmark():
-    costs = section("what-it-costs")
-    sentences = re.findall(r"[.!?](?:\s|$)", costs)
-    assert len(sentences) == 1, costs
-    assert "(benchmark.md#in-short)" in costs
+def test_the_lessons_cost_section_states_no_measured_number_and_links_to_the_benchmark():
+    costs = section("what-it-costs", CODE)
+    assert "(benchmark.md#cpu-heads)" in costs
     assert "{{" not in LESSON and '--8<-- "cost.md"' not in LESSON
-    words = re.sub(r"\$[^$]*\$|\([^)]*\.md[^)]*\)", "", costs)  # without formulas and link targets
-    assert not re.search(r"\d", words), "a number in the lesson's cost sentence"
+    prose = re.sub(r"```.*?```", "", costs, flags=re.S)  # the measured numbers live on the benchmark page
+    assert not re.search(r"\d+(\.\d+)?\s*(ms|s|MiB|GFLOP)", prose), "a measured number in the lesson's cost section"
     summary = section("in-short", BENCHMARK)
     assert summary.strip() == '--8<-- "cost.md"'
     include = (DOCS / "_includes" / "cost.md").read_text(encoding="utf-8")
@@ -148,7 +165,7 @@ def test_the_lesson_keeps_one_cost_sentence_without_numbers_and_links_to_the_ben
 def test_the_cost_sentence_holds_on_the_committed_head_sweep():
     """"Leaves its matmul FLOPs as they were, but a layer that stores its h score matrices [...] takes
     more time and memory the more heads it has": the batched function of the committed CPU sweep."""
-    assert "takes more time and memory the more heads it has" in " ".join(section("what-it-costs").split())
+    assert "grow $h$-fold in a layer that stores them" in " ".join(section("what-it-costs", CODE).split())
     doc = json.loads((DOCS / "assets" / "bench" / "cpu.json").read_text(encoding="utf-8"))
     same_flops = next(claim for claim in CLAIMS if claim.key == "cpu_same_flops")
     assert evaluate_claim(same_flops, {"cpu": doc})[0]
@@ -165,10 +182,10 @@ def test_the_cost_sentence_holds_on_the_committed_head_sweep():
 # --- where the layer sits ----------------------------------------------------------------------
 
 
-def test_the_block_section_comes_right_after_the_layer_is_complete():
-    headings = re.findall(r"^## [^\n]*\{ #([\w-]+) \}", LESSON, flags=re.M)
-    assert headings[headings.index("output-projection") + 1] == "transformer-block"
-    block = section("transformer-block")
+def test_the_block_page_opens_with_the_block():
+    headings = re.findall(r"^## [^\n]*\{ #([\w-]+) \}", BLOCK, flags=re.M)
+    assert headings[0] == "transformer-block"
+    block = section("transformer-block", BLOCK)
     assert "(assets/lesson/transformer-block.svg)" in block
     alt = re.search(r"!\[([^\]]+)\]\(assets/lesson/transformer-block\.svg\)", block)[1]
     assert "residual stream" in alt and "LayerNorm" in alt
@@ -176,7 +193,7 @@ def test_the_block_section_comes_right_after_the_layer_is_complete():
 
 
 def test_the_prose_names_the_figures_stages_in_order_and_both_norm_placements():
-    prose = " ".join(section("transformer-block").split())
+    prose = " ".join(section("transformer-block", BLOCK).split())
     names = [name for name, _ in BLOCK_STAGES]
     assert names == ["multi-head attention", "MLP"]
     assert prose.index("first the multi-head attention layer") < prose.index("then the **MLP**")
@@ -229,10 +246,10 @@ def _table(text: str) -> dict[str, tuple[str, ...]]:
 
 
 def test_the_recurrence_table_holds_table_1s_entries():
-    why = section("why-not-recurrence")
+    why = section("why-not-recurrence", BLOCK)
     assert _table(why) == TABLE_1
-    headings = re.findall(r"^## [^\n]*\{ #([\w-]+) \}", LESSON, flags=re.M)
-    assert headings.index("why-not-recurrence") < headings.index("why-not-one-head")  # with the motivation
+    headings = re.findall(r"^## [^\n]*\{ #([\w-]+) \}", PAGES["index.md"], flags=re.M)
+    assert "why-not-recurrence" not in headings  # on its own page, not between one head and many
     assert "Vaswani et al. (2017, Table 1)" in why
     assert "(for dilated kernels; plain ones need $O(T / k)$ layers)" in " ".join(why.split())
 
@@ -325,5 +342,5 @@ def test_one_attention_layer_links_every_pair_of_tokens():
 
 
 def test_the_page_shows_the_expanded_snippet_signature_as_code_not_run():
-    text = expand_snippets(section("more-heads"))
+    text = expand_snippets(section("full-reference", CODE))
     assert "``` { .python .no-run }\ndef multi_head_attention(" in text

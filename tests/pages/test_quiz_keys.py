@@ -38,6 +38,10 @@ from sitekit import DOCS, ROOT
 #: content page -> the include that holds its quizzes
 PAGES = {
     "index.md": "quizzes.md",
+    "worked-example.md": "quizzes-worked-example.md",
+    "code.md": "quizzes-code.md",
+    "positions.md": "quizzes-positions.md",
+    "block.md": "quizzes-block.md",
     "causal-mask.md": "quizzes-causal-mask.md",
     "inference.md": "quizzes-inference.md",
     "real-heads.md": "quizzes-real-heads.md",

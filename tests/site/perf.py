@@ -1,25 +1,37 @@
 """``make perf``: Lighthouse (mobile preset) on every page of the built site, served with gzip,
-beside a default one-page Material site built in the same run.
+beside a default one-page Material site and the same pages built as plain Material, all in the
+same run.
 
 Builds the site (unless ``--site`` names a built one; three times, and the median build time
-is held to its budget too) and a default Material page (``mkdocs new``'s layout, Material with
-``font: false``, five sections of text, the same mkdocs-material), serves both with
-``gzip_server`` on 127.0.0.1 and runs the pinned Lighthouse with the Chromium the tests use,
-``--rounds`` times (default 3), each round the default page first, then every page. It prints
-each run, then one table of medians with each page's TBT and performance beside the default
-page's, and exits non-zero naming every page and budget missed. The budgets (issue 22) are the
-absolute ones below and two relative to the default page measured in the same run: median TBT
-<= max(200 ms, 1.3x the default page's) and performance >= the default page's minus 3.
-``--compare LABEL=DIR@PORT`` adds other built sites (an older build) to each round; they are
-reported, not held to the budgets. Sites are served at the port they were built for, so
-canonical links name the origin Lighthouse loads.
+is held to its budget too), the same pages as plain Material (``MHA_PLAIN_MATERIAL=1``, always
+from this working tree: none of the speed code, see mha_site.material_internals) and a default
+Material page (``mkdocs new``'s layout, Material with ``font: false``, five sections of text, the
+same mkdocs-material). It serves them with ``gzip_server`` on 127.0.0.1 and runs the pinned
+Lighthouse with the Chromium the tests use, ``--rounds`` times (default 3): each round the
+default page first, then every page twice, the site and its plain twin back to back (which goes
+first alternates from round to round, so neither always meets a warmer machine). It prints each
+run, then one table of medians, each page's plain twin above it, and exits non-zero naming every
+page and budget missed.
 
-    python tests/site/perf.py [--site DIR --port N] [--rounds 3] [--compare old=/tmp/old@8200] [--json out.json]
+The budgets, on medians: the absolute ones below (issue 33, for a quiet machine; ``--hog`` runs
+one CPU hog beside Lighthouse and drops the three that move with load); two relative to the default page:
+TBT <= max(200 ms, 1.3x the default page's) and performance >= the default page's minus 3; and
+three relative to the page's plain twin (issue 33: the speed code must pay on every page):
+performance >= the twin's - 1, TBT <= the twin's + 25 ms, LCP <= the twin's + 0.10 s. Those
+tolerances are for noise only, so that two builds that perform alike do not fail by chance
+(Lighthouse rounds the score to whole points, and its simulated TBT and LCP move between runs of
+one build); they are a choice, not a measurement, to be tightened from quiet runs. ``--compare
+LABEL=DIR@PORT`` adds other built sites (an older build) to each round; they are reported, not
+held to the budgets. Sites are served at the port they were built for, so canonical links name
+the origin Lighthouse loads.
+
+    python tests/site/perf.py [--site DIR --port N] [--rounds 3] [--hog] [--compare old=/tmp/old@8200] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -36,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from gzip_server import make_server  # noqa: E402
+from mha_site.material_internals import PLAIN_ENV  # noqa: E402
 from sitekit import MKDOCS_ENV, page_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,20 +56,26 @@ LIGHTHOUSE = ROOT / ".tools" / "node_modules" / ".bin" / "lighthouse"
 TIMEOUT_S = 240
 PAGES = page_paths()  # every page built from docs/, as the site-wide tests see them
 
-# Issue 22's goal, for every page (Lighthouse 12.2.3, mobile preset, gzip-served, medians). TBT's
-# budget is relative_misses': 200 ms, or 1.3x the default page's when the machine is loaded.
+# Issue 33's goals, for every page on a quiet machine (Lighthouse 12.2.3, mobile preset,
+# gzip-served, medians). With --hog (one CPU hog beside Lighthouse) the three that move with the
+# machine's load (UNDER_LOAD) give way to relative_misses': performance >= the default page's - 3,
+# TBT <= max(200 ms, 1.3x the default page's).
 BUDGETS = {
-    "performance": (">=", 90),
-    "lcp_s": ("<=", 2.5),
-    "cls": ("<=", 0.05),
+    "performance": (">=", 95),
+    "lcp_s": ("<=", 2.2),
+    "tbt_ms": ("<=", 150),
+    "cls": ("<=", 0.02),
     "transfer_kib": ("<=", 250),
     "accessibility": (">=", 98),
     "best_practices": (">=", 100),
     "seo": (">=", 100),
 }
+UNDER_LOAD = frozenset({"performance", "lcp_s", "tbt_ms"})
 # Relative to the default Material page in the same run: TBT <= max(floor, factor x default's).
 TBT_FACTOR, TBT_FLOOR_MS = 1.3, 200
 PERFORMANCE_MARGIN = 3
+# Relative to the page's plain twin in the same run: how far the site may trail it, for noise only.
+PLAIN_TOLERANCE = {"performance": 1, "tbt_ms": 25, "lcp_s": 0.10}
 # `mkdocs build` on 2 cores, wall clock of the whole command (Python start-up included), median of runs.
 BUILD_BUDGET_S = 6.0
 DEFAULT_PAGE_TEXT = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor " * 3
@@ -77,9 +96,18 @@ class Result:
     best_practices: int
     seo: int
 
-    def misses(self) -> list[str]:
+    def misses(self, loaded: bool = False) -> list[str]:
+        """The absolute budgets missed; with ``loaded``, those that move with the load are left
+        to :func:`relative_misses`.
+
+        >>> r = Result("site", "x", 93, 2.4, 160, 0, 90, 400, 900, 100, 100, 100)
+        >>> r.misses(), r.misses(loaded=True)
+        (['performance 93 (budget >= 95)', 'lcp_s 2.4 (budget <= 2.2)', 'tbt_ms 160 (budget <= 150)'], [])
+        """
         out = []
         for name, (op, limit) in BUDGETS.items():
+            if loaded and name in UNDER_LOAD:
+                continue
             value = getattr(self, name)
             ok = value >= limit if op == ">=" else value <= limit
             if not ok:
@@ -93,9 +121,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def build_site(out: Path, port: int) -> float:
-    """Build the site for ``port`` into ``out``; returns the build's wall-clock seconds."""
-    env = {**os.environ, **MKDOCS_ENV, "MHA_SITE_URL": f"http://127.0.0.1:{port}/"}
+def build_site(out: Path, port: int, plain: bool = False) -> float:
+    """Build the site for ``port`` into ``out`` (``plain``: as plain Material); returns the build's
+    wall-clock seconds."""
+    env = {**os.environ, **MKDOCS_ENV, "MHA_SITE_URL": f"http://127.0.0.1:{port}/", PLAIN_ENV: "1" if plain else "0"}
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
                    cwd=ROOT, env=env, check=True)
@@ -149,34 +178,39 @@ def summarise(site: str, page: str, report: dict) -> Result:
     )
 
 
-def run_site(label: str, directory: Path, port: int, pages: list[str], chrome: str, work: Path) -> list[Result]:
-    work.mkdir(parents=True, exist_ok=True)
+@contextlib.contextmanager
+def serving(directory: Path, port: int):
+    """``directory`` served with gzip on 127.0.0.1:``port`` while the block runs."""
     server = make_server(directory, port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    results = []
     try:
-        for page in [p for p in pages if (directory / p / "index.html").is_file()]:
-            url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
-            try:
-                report = lighthouse(url, chrome, work / f"{label}-{page.strip('/').replace('/', '-') or 'index'}.json")
-            except subprocess.TimeoutExpired:
-                print(f"| {label} | {page or 'index'} | no result: Lighthouse ran past {TIMEOUT_S} s |", flush=True)
-                results.append(Result(label, page or "index", 0, float("inf"), float("inf"), float("inf"),
-                                      float("inf"), float("inf"), 0, 0, 0, 0))
-                continue
-            results.append(summarise(label, page, report))
-            print(_row(results[-1]), flush=True)
+        yield
     finally:
         server.shutdown()
         server.server_close()
-    return results
+
+
+def measure(label: str, port: int, page: str, chrome: str, work: Path) -> Result:
+    """One Lighthouse run of ``page`` of the site served at ``port``; printed as it ends."""
+    work.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{port}/{page}"
+    try:
+        report = lighthouse(url, chrome, work / f"{label}-{page.strip('/').replace('/', '-') or 'index'}.json")
+    except subprocess.TimeoutExpired:
+        print(f"| {label} | {page or 'index'} | no result: Lighthouse ran past {TIMEOUT_S} s |", flush=True)
+        return Result(label, page or "index", 0, float("inf"), float("inf"), float("inf"),
+                      float("inf"), float("inf"), 0, 0, 0, 0)
+    result = summarise(label, page, report)
+    print(_row(result), flush=True)
+    return result
 
 
 HEADER = "| site | page | perf | LCP s | TBT ms | CLS | KiB gzip / raw | DOM | a11y | BP | SEO |\n|---|---|---|---|---|---|---|---|---|---|---|"
 
 
-MEDIAN_HEADER = HEADER.replace("| SEO |", "| SEO | TBT / default | perf - default |", 1) + "---|---|"
+MEDIAN_HEADER = (HEADER.replace("| SEO |", "| SEO | TBT / default | perf - default | perf, TBT, LCP - plain's |", 1)
+                 + "---|---|---|")
 
 
 def _row(r: Result) -> str:
@@ -206,6 +240,18 @@ def median_result(runs: list[Result]) -> Result:
                   dom_elements=first.dom_elements, **values)
 
 
+@contextlib.contextmanager
+def cpu_hog():
+    """One process spinning on a core while the block runs: the "one CPU hog" of issue 33's
+    under-load budgets (on 2 cores, Lighthouse and Chromium keep the other)."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield hog
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def relative_misses(page: Result, default: Result) -> list[str]:
     """The two budgets held against the default Material page measured in the same run.
 
@@ -223,6 +269,27 @@ def relative_misses(page: Result, default: Result) -> list[str]:
     return out
 
 
+def plain_misses(page: Result, plain: Result) -> list[str]:
+    """The three budgets held against the page's plain twin (the same page built as plain
+    Material) measured in the same run, each with its tolerance for noise (PLAIN_TOLERANCE).
+
+    >>> twin = Result("plain", "x", 95, 2.3, 180, 0, 80, 300, 900, 100, 100, 100)
+    >>> plain_misses(Result("site", "x", 94, 2.4, 205, 0, 75, 280, 900, 100, 100, 100), twin)
+    []
+    >>> plain_misses(Result("site", "x", 93, 2.41, 206, 0, 75, 280, 900, 100, 100, 100), twin)
+    ["performance 93 (budget >= plain Material's 95 - 1)", "tbt_ms 206 (budget <= plain Material's 180 + 25)", "lcp_s 2.41 (budget <= plain Material's 2.3 + 0.1)"]
+    """
+    out = []
+    tolerance = PLAIN_TOLERANCE
+    if page.performance < plain.performance - tolerance["performance"]:
+        out.append(f"performance {page.performance:g} (budget >= plain Material's {plain.performance:g} - {tolerance['performance']:g})")
+    if page.tbt_ms > plain.tbt_ms + tolerance["tbt_ms"]:
+        out.append(f"tbt_ms {page.tbt_ms:g} (budget <= plain Material's {plain.tbt_ms:g} + {tolerance['tbt_ms']:g})")
+    if round(page.lcp_s - plain.lcp_s, 2) > tolerance["lcp_s"]:
+        out.append(f"lcp_s {page.lcp_s:g} (budget <= plain Material's {plain.lcp_s:g} + {tolerance['lcp_s']:g})")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, help="an already built site (default: build one)")
@@ -233,6 +300,8 @@ def main() -> int:
     parser.add_argument("--compare-pages", nargs="*", default=[""], help="pages of the --compare sites (default: index)")
     parser.add_argument("--json", type=Path, help="write every result here")
     parser.add_argument("--reports", type=Path, help="keep Lighthouse's JSON reports in this folder")
+    parser.add_argument("--hog", action="store_true",
+                        help="run one CPU hog beside Lighthouse (a busy process) and hold the under-load budgets")
     parser.add_argument("--build-runs", type=int, default=3,
                         help="times to build the site (without --site); the median is held to the build budget")
     args = parser.parse_args()
@@ -254,34 +323,59 @@ def main() -> int:
                   f"(budget {BUILD_BUDGET_S} s)", flush=True)
             if build_median > BUILD_BUDGET_S:
                 build_miss = f"mkdocs build: median {build_median:.2f} s (budget <= {BUILD_BUDGET_S} s)"
+        plain_site, plain_port = work / "plain-site", _free_port()
+        build_site(plain_site, plain_port, plain=True)
         default_port = _free_port()
         build_default_page(work / "default-site", default_port)
-        sites = [("default", work / "default-site", default_port, [""])]
+        compare = []
         for spec in args.compare:
             label, rest = spec.split("=", 1)
             directory, _, compare_port = rest.rpartition("@")
-            sites.append((label, Path(directory), int(compare_port), args.compare_pages))
-        sites.append(("site", site, port, args.pages))
+            compare.append((label, Path(directory), int(compare_port), args.compare_pages))
+        pages = [p for p in args.pages if (site / p / "index.html").is_file()]
+        missing = [p or "index" for p in pages if not (plain_site / p / "index.html").is_file()]
+        if missing:
+            raise SystemExit(f"the plain-Material build has no page {', '.join(missing)}: it must build the same pages")
         print(HEADER, flush=True)
         runs: dict[tuple[str, str], list[Result]] = {}
-        for round_number in range(args.rounds):
-            for label, directory, site_port, pages in sites:
-                for result in run_site(label, directory, site_port, pages, chrome, reports / f"round-{round_number}"):
+        with contextlib.ExitStack() as stack:
+            if args.hog:
+                stack.enter_context(cpu_hog())
+            for directory, site_port in [(work / "default-site", default_port), (plain_site, plain_port), (site, port),
+                                         *[(directory, compare_port) for _, directory, compare_port, _ in compare]]:
+                stack.enter_context(serving(directory, site_port))
+            for round_number in range(args.rounds):
+                out = reports / f"round-{round_number}"
+                twins = [("plain", plain_port), ("site", port)][:: 1 if round_number % 2 == 0 else -1]
+                planned = [("default", default_port, "")]
+                planned += [(label, compare_port, p) for label, directory, compare_port, compare_pages in compare
+                            for p in compare_pages if (directory / p / "index.html").is_file()]
+                planned += [(label, site_port, p) for p in pages for label, site_port in twins]
+                for label, site_port, page in planned:
+                    result = measure(label, site_port, page, chrome, out)
                     runs.setdefault((label, result.page), []).append(result)
-            print(f"round {round_number + 1} of {args.rounds} done; load average {os.getloadavg()[0]:.1f}", flush=True)
+                print(f"round {round_number + 1} of {args.rounds} done; load average {os.getloadavg()[0]:.1f}", flush=True)
     medians = {key: median_result(value) for key, value in runs.items()}
     default = medians[("default", "index")]
     print(f"\nMedians of {args.rounds} run(s); TBT and performance against the default Material page's "
-          f"({default.tbt_ms:g} ms, {default.performance:g}):")
+          f"({default.tbt_ms:g} ms, {default.performance:g}), each page's plain-Material twin above it:")
     print(MEDIAN_HEADER)
-    for result in medians.values():
+    shown = [key for key in medians if key[0] not in {"plain", "site"}]
+    shown += [(label, page) for page in dict.fromkeys(page for label, page in medians if label == "site")
+              for label in ("plain", "site")]
+    for label, page in shown:
+        result = medians[(label, page)]
         ratio = result.tbt_ms / default.tbt_ms if default.tbt_ms else float("inf")
-        print(f"{_row(result)} {ratio:.2f} | {result.performance - default.performance:+g} |")
+        twin = medians.get(("plain", page)) if label == "site" else None
+        against = (f"{result.performance - twin.performance:+g}, {result.tbt_ms - twin.tbt_ms:+g}, "
+                   f"{result.lcp_s - twin.lcp_s:+.2f}") if twin else ""
+        print(f"{_row(result)} {ratio:.2f} | {result.performance - default.performance:+g} | {against} |")
     if args.json:
         args.json.write_text(json.dumps({"runs": [r.__dict__ for rs in runs.values() for r in rs],
                                          "medians": [r.__dict__ for r in medians.values()]}, indent=1), encoding="utf-8")
     ours = [r for (label, _), r in medians.items() if label == "site"]
-    failures = [f"{r.page}: {m}" for r in ours for m in r.misses() + relative_misses(r, default)]
+    failures = [f"{r.page}: {m}" for r in ours
+                for m in r.misses(loaded=args.hog) + relative_misses(r, default) + plain_misses(r, medians[("plain", r.page)])]
     if build_miss:
         failures.append(build_miss)
     for line in failures:

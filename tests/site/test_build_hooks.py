@@ -20,7 +20,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from mha_site.code_tokens import drop_plain_token_spans
-from sitekit import load_file_module
+from mha_site.material_internals import PLAIN_ENV, SEARCH_HOLD_BACK
+from sitekit import ROOT, load_file_module
 
 build_checks = load_file_module("hooks/build_checks.py")
 katex = load_file_module("hooks/katex.py")
@@ -283,59 +284,80 @@ def test_built_code_blocks_hold_no_plain_token_spans(built_site):
         assert any('<span class="k">' in block or '<span class="kn">' in block for block in blocks), page
 
 
-def test_scripts_load_as_the_theme_loads_them(built_site):
-    """Material's bundle and a11y.js stay where the theme puts them, as plain tags, and the
-    page's own scripts follow them (hooks/page_assets.py): nothing sends DOMContentLoaded
-    again, and nothing wraps a browser API (issue 22: no patch of the theme's internals)."""
+def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_search(built_site):
+    """mha_site.material_internals: no page lets the parser run a script file; one loader runs
+    the bundle first, then a11y.js, then the page's own scripts, and the search index is held
+    back until search is opened."""
     for page in ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
-        sources = [src.rsplit("/", 1)[-1] for src in re.findall(r'<script src="([^"]+)"></script>', html)]
+        assert "<script src" not in html, page
+        loaders = re.findall(r"const scripts = (\[[^\]]*\])\.map", html)
+        assert len(loaders) == 1, page
+        sources = [src.rsplit("/", 1)[-1] for src in json.loads(loaders[0])]
         assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
-        assert html.rfind("<script src=") < html.rfind("</body>") and html.find("<script src=") > html.find("</article>"), page
-        assert "dispatchEvent" not in html and ".prototype." not in html, page
+        assert html.count(SEARCH_HOLD_BACK) == 1 and html.index(SEARCH_HOLD_BACK) < html.index("const scripts ="), page
         if page == "real-heads/":
             assert "live-heads.js" in sources[2:], sources
 
 
-def test_skippable_blocks_are_chosen_at_build_time():
-    """mha_site.skipping: which top-level blocks get ``mha-skip`` (extra.css skips them)."""
-    from mha_site.skipping import mark_skippable_blocks
+def _material_page(article: str) -> str:
+    """A page as Material's base.html writes it, before hooks/page_assets.py: mkdocstrings' and the
+    site's stylesheets, the article, the theme's config, its bundle and extra_javascript as tags."""
+    import material
 
-    first_screen = "<h1>T</h1>" + "<p>intro</p>" * 9  # ten blocks: never skipped
-    body = (
-        '<p>prose</p><h2 id="s">S</h2><p>a <img src="f.svg"> figure</p>'
-        '<div class="quiz" id="q1"><p>Why?</p></div>'
-        '<div class="highlight"><pre style="--lines: 2"><code>x\n</code></pre></div>'
-        '<div class="highlight"><pre style="--lines: 2"><code>y\n</code></pre></div>'
-        '<div class="tabbed-set"><p>tab</p></div><ul><li>i</li></ul><div class="arithmatex">m</div>'
-        '<details><summary>s</summary><p>d</p></details><div class="admonition note"><p>n</p></div>'
-    )
-    last_four = "<p>end</p>" * 4
-    marked = mark_skippable_blocks(first_screen + body + last_four)
-    assert marked.startswith(first_screen) and marked.endswith(last_four), "first ten and last four stay"
-    one_line = 'style="--guess-narrow: 1.6em; --guess-wide: 1.6em"'
-    assert f'<p class="mha-skip" {one_line}>prose</p>' in marked
-    assert '<h2 id="s">' in marked, "headings are never skipped (the table of contents reads them)"
-    assert '<p>a <img src="f.svg"> figure</p>' in marked
-    assert '<div class="quiz mha-skip" id="q1">' in marked
-    # a code block's <pre> is skipped, not its wrapper; not the one right before tabs
-    assert marked.count('<pre class="mha-skip" style="--lines: 2">') == 1
-    assert '<pre style="--lines: 2"><code>y' in marked and '<div class="tabbed-set"><p>' in marked
-    for start_tag in ('<ul class="mha-skip" style="--guess-narrow: 2.1em; --guess-wide: 2.1em">',
-                      '<div class="arithmatex mha-skip" style="--guess-narrow: 4.4em; --guess-wide: 4.4em">',
-                      '<details class="mha-skip">', '<div class="admonition note mha-skip">'):
-        assert start_tag in marked, start_tag
-    assert mark_skippable_blocks(first_screen + last_four) == first_screen + last_four, "a short page: nothing"
+    bundle = next((Path(material.__file__).parent / "templates/assets/javascripts").glob("bundle.*.min.js")).name
+    return ('<html class="no-js"><head><link rel="stylesheet" href="assets/_mkdocstrings.css">'
+            f'<link rel="stylesheet" href="assets/stylesheets/extra.css"></head><body><article>{article}</article>'
+            '<script id="__config" type="application/json">{"search": "w.js"}</script>\n'
+            f'  <script src="assets/javascripts/{bundle}"></script>\n'
+            '  <script src="assets/javascripts/a11y.js"></script>\n</body></html>')
 
 
-def test_skipped_blocks_are_picked_by_class_alone(built_site):
-    """extra.css picks skipped blocks by the class the build writes, with no selector that counts
-    positions or looks at children (those restyled the whole article as the parser went)."""
-    css = (built_site / "assets/stylesheets/extra.css").read_text(encoding="utf-8")
-    rules = re.findall(r"([^{}]*)\{[^{}]*content-visibility: auto", css)
-    assert rules
-    for rule in rules:
-        assert not re.search(r"nth-(last-)?child|:has\(", rule), rule
+def test_a_plain_material_build_has_none_of_the_speed_code(tmp_path, monkeypatch):
+    """make perf's baseline (MHA_PLAIN_MATERIAL=1, tests/site/perf.py) is the same pages with
+    none of the speed code: Material's own script tags, no loader, no held-back index, no <html>
+    marked in the head, every component's files on every page, nothing done to images, code
+    spans or tables. The site's build has each of them; what is not speed (the image check,
+    figures that scroll, focusable regions) is in both."""
+    from mkdocs.theme import Theme
+
+    configs = {}
+    for value in ("1", "0"):
+        monkeypatch.setenv(PLAIN_ENV, value)
+        configs[value] = page_assets.on_config({"extra": {}})
+    plain, site = configs["1"], configs["0"]
+    monkeypatch.setenv(PLAIN_ENV, "true")
+    with pytest.raises(PluginError, match=f"{PLAIN_ENV} must be 1 .* got 'true'"):
+        page_assets.on_config({"extra": {}})
+
+    page = SimpleNamespace(url="", file=SimpleNamespace(src_uri="index.md", url=""))
+    html = _material_page('<span class="katex">x</span><div class="quiz"></div>')
+    ours, theirs = (page_assets.on_post_page(html, page, config) for config in (site, plain))
+    assert "<script src" not in ours and "const scripts =" in ours and SEARCH_HOLD_BACK in ours
+    assert "dispatchEvent" not in theirs and "XMLHttpRequest" not in theirs and "mhaScripts" not in theirs
+    tags = re.findall(r'<script src="([^"]+)"></script>', theirs)
+    assert tags[0].startswith("assets/javascripts/bundle.") and tags[1:] == [
+        "assets/javascripts/a11y.js", "assets/explorer/explorer.js", "assets/quiz/quiz.js", "assets/live-heads/live-heads.js"]
+    assert 'rel="preload"' in ours and 'rel="preload"' not in theirs
+    assert "_mkdocstrings.css" not in ours and "_mkdocstrings.css" in theirs
+    assert "explorer.css" not in ours and "explorer.css" in theirs and "tables.css" not in theirs
+
+    files = _site_files(tmp_path, {"a.svg": '<svg viewBox="0 0 4 3">'})
+    code = highlight("x = 1\n", PythonLexer(), HtmlFormatter())
+    content = f'<p><img src="a.svg"><img src="a.svg"></p><table><tr><td>1</td></tr></table>{code}'
+    ours, theirs = (page_assets.on_page_content(content, page, config, files) for config in (site, plain))
+    assert 'loading="lazy"' in ours and 'width="4"' in ours and "<img" in theirs and not re.search("loading=|width=|decoding=", theirs)
+    assert "mha-table" in ours and "<table>" in theirs
+    assert '<span class="n">x</span>' in theirs and '<span class="n">' not in ours
+    assert theirs.count('class="figure-scroll"') == 2 and 'tabindex="0"' in theirs
+    with pytest.raises(PluginError, match="is missing"):
+        page_assets.on_page_content('<img src="b.svg">', page, plain, files)
+
+    template = Theme(name="material", custom_dir=str(ROOT / "overrides")).get_env().get_template("main.html")
+    head = {key: "".join(template.blocks["extrahead"](template.new_context({"config": config})))
+            for key, config in (("ours", site), ("theirs", plain))}
+    assert "js-focus-visible" in head["ours"] and "js-focus-visible" not in head["theirs"]
+    assert "mhaScheme" in head["theirs"], "the light/dark switch is no speed code"
 
 
 def test_material_features_that_act_on_content_have_content_to_act_on(built_site):
@@ -400,6 +422,19 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
         # overrides/main.html: <html> marked as the bundle would mark it
         "the bundle swaps no-js for js on <html>": 'classList.remove("no-js")' in bundle and 'classList.add("js")' in bundle,
         "the bundle's focus-visible polyfill marks js-focus-visible": "js-focus-visible" in bundle,
+        # mha_site.material_internals' loader: the bundle starts its components from document$, which
+        # DOMContentLoaded feeds once, and exposes it as window.document$
+        "the bundle starts on DOMContentLoaded through window.document$":
+            '"DOMContentLoaded",{once:!0}).subscribe(()=>' in bundle and "window.document$=" in bundle,
+        # mha_site.material_internals' hold-back: the index is requested with XMLHttpRequest's open
+        # (method, URL), then send(), at search/search_index.json, and search opens on f, s and /
+        "the bundle requests search/search_index.json with XMLHttpRequest open, then send":
+            'new URL("search/search_index.json",' in bundle
+            and re.search(r'new XMLHttpRequest;return (\w+)\.open\("GET",`\$\{\w+\}`\).*?\1\.send\(\)', bundle) is not None,
+        "the bundle opens search on the keys f, s and /": 'case"f":case"s":case"/":' in bundle,
+        "the search toggle is #__search and the search dialog .md-search":
+            'id="__search"' in (templates / "base.html").read_text(encoding="utf-8")
+            and '<div class="md-search"' in (templates / "partials" / "search.html").read_text(encoding="utf-8"),
         # overrides/main.html: the light/dark switch goes before the search button, in the header's bar
         "the header's search button is a label for __search in .md-header__inner":
             'class="md-header__inner' in header and '<label class="md-header__button md-icon" for="__search">' in header,

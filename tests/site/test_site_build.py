@@ -76,10 +76,14 @@ def test_a_build_without_an_address_works_under_any_path(built_site: Path):
 
 
 def test_lesson_code_is_included_from_src_not_copied(built_site: Path):
-    """The batched function on the page is the one in src/mha_ref/attention.py, line for line."""
+    """The lesson's short core and the code page's full function are the ones in
+    src/mha_ref/attention.py, line for line."""
     source = (ROOT / "src" / "mha_ref" / "attention.py").read_text(encoding="utf-8")
-    body = source.split("# --8<-- [start:mha_body]\n", 1)[1].split("    # --8<-- [end:mha_body]", 1)[0]
-    page = BeautifulSoup((built_site / "index.html").read_text(encoding="utf-8"), "html.parser")
-    code_blocks = [block.get_text() for block in page.select(".highlight code")]
-    assert any(body.strip() in block for block in code_blocks)
+    code_blocks = []
+    for page_path, section in (("index.html", "core"), ("code/index.html", "mha_body")):
+        body = source.split(f"# --8<-- [start:{section}]\n", 1)[1].split(f"    # --8<-- [end:{section}]", 1)[0]
+        page = BeautifulSoup((built_site / page_path).read_text(encoding="utf-8"), "html.parser")
+        blocks = [block.get_text() for block in page.select(".highlight code")]
+        assert any(body.strip() in block for block in blocks), (page_path, section)
+        code_blocks += blocks
     assert "--8<--" not in "".join(code_blocks), "a snippet marker leaked onto the page"

@@ -25,15 +25,7 @@
 
   // All measurements first, then all attribute changes: reading scrollWidth after a write
   // would lay the page out again, once per region.
-  // A region in a block the browser still skips (content-visibility in extra.css) has no
-  // laid-out content to measure; it is measured when the block is rendered (below).
-  const rendered = (region) => {
-    const probe = region.firstElementChild || region;
-    return !probe.checkVisibility || probe.checkVisibility({ contentVisibilityAuto: true });
-  };
-
-  function mark(candidates) {
-    const regions = candidates.filter(rendered);
+  function mark(regions) {
     const overflowing = regions.map((region) => region.scrollWidth > region.clientWidth + 1);
     regions.forEach((region, i) => {
       if (overflowing[i] && !region.dataset.scrollA11y) {
@@ -66,12 +58,20 @@
     else mark([...labels.keys()]);  // no observer, or nothing to observe: one pass now
   }
 
-  // A skipped block that starts rendering: measure the regions in it that are near the viewport.
-  document.addEventListener("contentvisibilityautostatechange", (event) => {
-    if (!event.skipped) mark([...nearby].filter((region) => event.target.contains(region)));
-  }, true);
-
   document$.subscribe(({ body }) => collect(body));
+
+  // Material's bundle manages the tab stop of a code block too: as the block first comes into
+  // view (content.lazy), and whenever its width changes, it sets tabindex="0" if the code
+  // scrolls and the device has hover (matchMedia("(hover)")), and removes it otherwise. On a
+  // touch phone that took the stop away from code this script had named a scrolling region:
+  // a keyboard (or a switch device) could not reach it (axe: scrollable-region-focusable, on
+  // every page). A region found scrolling takes its stop back; one that stops scrolling is
+  // released by the next pass (on resize, below), as before.
+  new MutationObserver((records) => {
+    for (const { target } of records) {
+      if (target.dataset.scrollA11y && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "0");
+    }
+  }).observe(document.documentElement, { subtree: true, attributeFilter: ["tabindex"] });
 
   let pending = null;
   window.addEventListener("resize", () => {
@@ -87,13 +87,12 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
   addEventListener(type, () => { mhaReader.input = performance.now(); }, { capture: true, passive: true });
 }
 
-// Links to a section land on it. Blocks the browser skips (content-visibility in
-// extra.css) take their real height only when they near the screen, so a jump to a
-// section near the end of a long page can stop short: the page was shorter when the
-// browser scrolled. Once the blocks around the target have rendered, finish the jump.
-// Content above the target can also grow after the jump (the live-heads box on real-heads/
-// grew by 730 px once its script ran, and left the heading below the screen): until the
-// reader gives input, or for 5 s, the jump is finished again whenever the article resizes.
+// Links to a section land on it. A widget above the target can change height after the browser
+// has jumped: the live-heads box on real-heads/ swaps its 507 px static figure for its 260 px
+// controls, then grows by about 900 px once its model loads, and Chromium does not move the
+// scroll position to follow (it anchors scrolling only after the reader's own scroll): a link
+// to #pruning left the heading 180 px above the screen, or 900 px below it. Until the reader
+// gives input, or for 5 s, the jump is finished again whenever the article resizes.
 (() => {
   "use strict";
 
@@ -137,10 +136,8 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
   finishJump();
 })();
 
-// Material shows its "Back to top" button when the page scrolls up. Blocks the browser skipped
-// (content-visibility in extra.css) take their real height as they near the screen, and the
-// browser then moves the scroll position to keep the text in view: after a link to a section,
-// the page moved up by 25-660 px by itself and the button covered the heading just reached.
+// Material shows its "Back to top" button when the page scrolls up. Finishing a jump (above) can
+// scroll the page up by itself, and the button then covered the heading just reached.
 // So the button shows only after the reader's own input (wheel, touch, key, pointer) within
 // the last 1.5 s, and not while the page is finishing a jump that came after that input
 // (a click on a table-of-contents link is input too, but the scrolling after it is not the

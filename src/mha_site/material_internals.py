@@ -1,0 +1,155 @@
+"""The only two places where the site relies on Material for MkDocs' internals (not on its
+documented blocks and settings), and the switch that builds the site without any speed code.
+
+Both are kept because they measured as paying on a phone, and for no other reason (Lighthouse
+12.2.3, mobile preset, medians of 3 interleaved rounds; issues 22 and 33): just before commit
+88bb028 removed them every page scored 99-100 with LCP 1.36-1.90 s; just after, the lesson scored
+93 with LCP 2.61 s, the causal-mask and real-heads pages missed the 2.5 s LCP budget.
+Material is in maintenance mode since 9.7.0 and pyproject pins it below 9.9, so what they rely on
+cannot move under the site; ``test_the_material_contracts_the_site_keeps_hold`` in
+tests/site/test_build_hooks.py reads each from the installed theme and fails naming its version.
+
+* :data:`SCRIPT_LOADER` runs Material's bundle, ``a11y.js`` and the page's own scripts, in that
+  order, after the first frame is painted. Loaded as the parser met it, the bundle ran before the
+  first paint and forced the whole page's style and layout in its own task: on the causal-mask
+  page performance went from 88 to 98, TBT from 389 to 66 ms, LCP from 2.30 to 1.81 s. It relies
+  on the bundle starting its components from ``document$`` (exposed as ``window.document$``), a
+  replayed observable that ``DOMContentLoaded`` feeds once: that event has fired before the
+  bundle runs, so the loader sends it again, if and only if ``document$`` has not emitted.
+* :data:`SEARCH_HOLD_BACK` holds back the search index, which the bundle requests as search
+  starts on every page (``search/search_index.json``, about 50 KiB gzip), until the reader first
+  opens search: focus or a pointer on the search field or its toggle, or one of Material's search
+  keys (f, s, /); at once on a page opened from a search result (``?h=``), whose terms Material
+  highlights. Without it the causal-mask and real-heads pages' LCP was 2.55 and 2.70 s. It relies
+  on the bundle requesting the index with ``XMLHttpRequest`` (``open``, then ``send``) at that
+  path, on the toggle ``#__search``, its labels and ``.md-search``, and on those three keys.
+
+``MHA_PLAIN_MATERIAL=1`` builds "plain Material", the baseline ``make perf`` holds the site to:
+the theme's own script tags and no hold-back here, and none of the other speed passes that
+hooks/page_assets.py and overrides/main.html read from the config key :data:`PLAIN_KEY`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+
+__all__ = ["PLAIN_ENV", "PLAIN_KEY", "SCRIPT_LOADER", "SEARCH_HOLD_BACK", "plain_material", "start_scripts"]
+
+PLAIN_ENV = "MHA_PLAIN_MATERIAL"
+#: ``config.extra[PLAIN_KEY]``: set by hooks/page_assets.py from :func:`plain_material`.
+PLAIN_KEY = "mha_plain_material"
+
+# Material requests the index with XMLHttpRequest: send() is held back for that one URL until
+# the reader opens search. Every other request passes straight through.
+SEARCH_HOLD_BACK = """<script>(() => {
+  "use strict";
+  const INDEX = /\\/search\\/search_index\\.json$/;
+  const { open: xhrOpen, send: xhrSend } = XMLHttpRequest.prototype;
+  let openSearch;
+  const searchOpened = new Promise((resolve) => { openSearch = resolve; });
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    this.mhaIsIndex = INDEX.test(new URL(url, location.href).pathname);
+    return xhrOpen.call(this, method, url, ...rest);
+  };
+  XMLHttpRequest.prototype.send = function (...args) {
+    if (!this.mhaIsIndex) return xhrSend.apply(this, args);
+    searchOpened.then(() => xhrSend.apply(this, args));
+  };
+  const typing = (target) => target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  const SEARCH = "#__search, .md-search, label[for='__search']";
+  addEventListener("focusin", (event) => { if (event.target.closest && event.target.closest(SEARCH)) openSearch(); });
+  addEventListener("pointerdown", (event) => { if (event.target.closest && event.target.closest(SEARCH)) openSearch(); });
+  addEventListener("keydown", (event) => {
+    if (["f", "s", "/"].includes(event.key) && !typing(event.target)) openSearch();
+  });
+  // A page opened from a search result (?h=terms) highlights the terms, which needs the index.
+  if (new URLSearchParams(location.search).has("h")) openSearch();
+})();</script>"""
+
+# Loads the page's scripts, in order, once the first frame is painted (or at once in a hidden tab,
+# which paints nothing). The event is re-sent in a task of its own: the bundle's evaluation and
+# its components' start were one task of 110 ms on the lesson (Chromium trace, no throttling),
+# 440 ms at Lighthouse's 4x slowdown.
+SCRIPT_LOADER = """<script>{
+  window.mhaScripts = "pending";  // "loaded" once all have run and Material has started (tests wait for it)
+  let waiting = 2;
+  const done = () => { if (--waiting === 0) window.mhaScripts = "loaded"; };
+  const start = () => {
+    const scripts = %s.map((src) => Object.assign(document.createElement("script"), { src, async: false }));
+    scripts[0].addEventListener("load", () => {
+      let started = false;
+      window.document$.subscribe(() => { started = true; }).unsubscribe();
+      if (started) done();
+      else setTimeout(() => { document.dispatchEvent(new Event("DOMContentLoaded")); done(); });
+    });
+    scripts[scripts.length - 1].addEventListener("load", done);
+    document.body.append(...scripts);
+  };
+  if (document.visibilityState === "hidden") start();
+  else requestAnimationFrame(() => setTimeout(start));
+}</script>"""
+
+CONFIG_SCRIPT = '<script id="__config"'
+SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')
+BUNDLE = re.compile(r"(?:^|/)bundle\.[0-9a-f]+\.min\.js$")
+
+
+def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether this build is plain Material: ``MHA_PLAIN_MATERIAL`` is ``1``; unset, empty or ``0``
+    build the site as published. Any other value is refused, naming it.
+
+    >>> plain_material({}), plain_material({"MHA_PLAIN_MATERIAL": "1"}), plain_material({"MHA_PLAIN_MATERIAL": "0"})
+    (False, True, False)
+    >>> plain_material({"MHA_PLAIN_MATERIAL": "yes"})
+    Traceback (most recent call last):
+    ...
+    ValueError: MHA_PLAIN_MATERIAL must be 1 (build plain Material, make perf's baseline) or 0 or unset, got 'yes'
+    """
+    value = environ.get(PLAIN_ENV, "")
+    if value not in {"", "0", "1"}:
+        raise ValueError(f"{PLAIN_ENV} must be 1 (build plain Material, make perf's baseline) or 0 or unset, got {value!r}")
+    return value == "1"
+
+
+def start_scripts(output: str, page_scripts: list[str], plain: bool = False) -> str:
+    """The page's HTML with its own ``page_scripts`` run after Material's bundle and a11y.js (they
+    subscribe to ``document$``).
+
+    Plain Material: the theme's tags stay where it puts them and the page's follow as plain tags.
+    Otherwise the tags after Material's ``__config`` give way to :data:`SEARCH_HOLD_BACK` and one
+    :data:`SCRIPT_LOADER` that runs them, then ``page_scripts``, after the first frame. A page
+    without the theme's ``__config`` and bundle, or with a script tag the loader cannot take over
+    (one with other attributes would run before the bundle), raises ValueError saying so.
+
+    >>> page = ('<p>x</p><script id="__config" type="application/json">{}</script>'
+    ...         '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script></body>')
+    >>> start_scripts(page, ["p.js"], plain=True).endswith('<script src="a.js"></script><script src="p.js"></script></body>')
+    True
+    >>> out = start_scripts(page, ["p.js"])
+    >>> out.count("<script src"), '["bundle.0a1b.min.js", "a.js", "p.js"]' in out, "mhaIsIndex" in out
+    (0, True, True)
+    >>> start_scripts('<script src="bundle.0a1b.min.js"></script></body>', [])
+    Traceback (most recent call last):
+    ...
+    ValueError: no Material <script id="__config"> before </body>: the theme's base.html has changed
+    """
+    body_end = output.rfind("</body>")
+    if plain:
+        tags = "".join(f'<script src="{src}"></script>' for src in page_scripts)
+        return output[:body_end] + tags + output[body_end:]
+    config = output.find(CONFIG_SCRIPT)
+    if config < 0 or body_end < config:
+        raise ValueError(f"no Material {CONFIG_SCRIPT}> before </body>: the theme's base.html has changed")
+    tail = output[config:body_end]
+    theme_scripts = SCRIPT_TAG.findall(tail)
+    if not theme_scripts or not BUNDLE.search(theme_scripts[0]):
+        raise ValueError(f"Material's bundle is not the first script after {CONFIG_SCRIPT}>: found {theme_scripts[:1]}")
+    tail = SCRIPT_TAG.sub("", tail)
+    left = re.search(r"<script\b[^>]*\bsrc=[^>]*>", tail)
+    if left:
+        raise ValueError(f"a script tag the loader cannot take over (it would run before the bundle): {left.group(0)}")
+    loader = SCRIPT_LOADER % json.dumps(theme_scripts + list(page_scripts))
+    return output[:config] + tail + SEARCH_HOLD_BACK + loader + output[body_end:]
