@@ -16,7 +16,7 @@ only by a fixed reordering of the columns of ``W^Q`` and ``W^K``). Its frequency
 ``theta_i = base ** (-2 i / d)``: the first pair turns one radian per token, the
 last one almost not at all.
 
-The lesson's "Positions" section shows this file, copied in when the site is built.
+The course's "Word order" page shows this file, copied in when the site is built.
 """
 
 from __future__ import annotations

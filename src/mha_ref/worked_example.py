@@ -3,7 +3,7 @@
 The inputs and weights are small integers, so the projections and the raw scores
 are integers too; only the scaling by ``1 / sqrt(d_k)`` and the softmax bring in
 decimals. :func:`worked_example` runs the layer one step at a time and returns
-every intermediate matrix, so the lesson page can print each of them; a test
+every intermediate matrix, so the worked example page can print each of them; a test
 checks that the final output is exactly :func:`mha_ref.multi_head_attention`'s.
 
 The lesson page shows parts of this file, copied in when the site is built, so the code
