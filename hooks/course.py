@@ -11,6 +11,7 @@ addresses (glue only: the rules live in ``mha_site.course`` and ``mha_site.readi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
@@ -21,7 +22,7 @@ from mha_site.reading import count_page_text
 
 _course: list[str] = []  # src paths, in order
 _after: list[str] = []  # top-level pages after the course (the notebook): a reading time, no place
-_moved: dict[str, dict[str, str]] = {}  # page src path -> {old id: src path of its new page}
+_moved: dict[str, dict[str, tuple[str, str]]] = {}  # page -> {old id: (new page, its built file)}
 
 
 def on_nav(nav: Any, config: Any, files: Any) -> Any:
@@ -44,26 +45,23 @@ def on_page_content(content: str, page: Any, config: Any, files: Any) -> str:
             moved = check_moved(src, page.meta[MOVED_KEY])
         except ValueError as error:
             raise PluginError(str(error)) from error
-        targets = {}
+        targets, built = {}, {}
         for anchor, target in moved.items():
             file = files.get_file_from_path(target)
             if file is None:
                 raise PluginError(f"{src}: front matter '{MOVED_KEY}' sends #{anchor} to {target}, which is not a page")
             targets[anchor] = get_relative_url(file.url, page.url) or "./"
-        _moved[src] = moved
+            built[anchor] = (target, file.abs_dest_path)
+        _moved[src] = built
         content = moved_script(targets) + content
     return content
 
 
 def on_post_build(config: Any) -> None:
-    from pathlib import Path
-
-    site = Path(config["site_dir"])
     missing = []
     for src, moved in _moved.items():
-        for anchor, target in moved.items():
-            built = site / (target[: -len(".md")] + "/index.html" if not target.endswith("index.md") else target[: -len(".md")] + ".html")
-            if not built.is_file() or not has_id(built.read_text(encoding="utf-8"), anchor):
+        for anchor, (target, built) in moved.items():
+            if not Path(built).is_file() or not has_id(Path(built).read_text(encoding="utf-8"), anchor):
                 missing.append(f"#{anchor} (sent from {src} to {target})")
     if missing:
         raise PluginError("moved ids not found on their new pages: " + ", ".join(missing))

@@ -22,6 +22,15 @@ LESSON_PAGES = {
     "positions.md": "quizzes-positions.md",
     "block.md": "quizzes-block.md",
 }
+#: Every page of the course, in order, with the include of its quizzes.
+COURSE_QUIZZES = {
+    **LESSON_PAGES,
+    "causal-mask.md": "quizzes-causal-mask.md",
+    "inference.md": "quizzes-inference.md",
+    "real-heads.md": "quizzes-real-heads.md",
+    "real-models.md": "quizzes-real-models.md",
+    "benchmark.md": "quizzes-benchmark.md",
+}
 MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
 # `mkdocs build` with torch and matplotlib unimportable, as on a machine with only the docs extra:
 # every number on the site comes from committed JSON. The session's own build runs this way

@@ -9,7 +9,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from sitekit import DOCS
+from sitekit import COURSE_QUIZZES, DOCS
 
 pytestmark = pytest.mark.browser
 
@@ -20,17 +20,7 @@ CHOICE = {
 }
 NUMERIC = {q["id"]: q["data-answer"] for q in SOURCE.select("[data-quiz=numeric]")}
 # The follow-up pages and the include that holds each one's quizzes (the lesson is tested below).
-FOLLOW_UPS = {
-    "worked-example/": "quizzes-worked-example.md",
-    "code/": "quizzes-code.md",
-    "positions/": "quizzes-positions.md",
-    "block/": "quizzes-block.md",
-    "causal-mask/": "quizzes-causal-mask.md",
-    "inference/": "quizzes-inference.md",
-    "real-heads/": "quizzes-real-heads.md",
-    "real-models/": "quizzes-real-models.md",
-    "benchmark/": "quizzes-benchmark.md",
-}
+FOLLOW_UPS = {page.removesuffix(".md") + "/": include for page, include in COURSE_QUIZZES.items() if page != "index.md"}
 
 
 # A wrong answer on each follow-up quiz and words of the misconception its feedback must name.

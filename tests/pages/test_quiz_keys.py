@@ -33,21 +33,10 @@ from mha_site import live_heads as lh
 from mha_site.bench.report import find_cell, seq_tokens
 from mha_site.heads.report import heads_removable
 from mha_site.placeholders import Values, fill_html
-from sitekit import DOCS, ROOT
+from sitekit import COURSE_QUIZZES, DOCS, ROOT
 
 #: content page -> the include that holds its quizzes
-PAGES = {
-    "index.md": "quizzes.md",
-    "worked-example.md": "quizzes-worked-example.md",
-    "code.md": "quizzes-code.md",
-    "positions.md": "quizzes-positions.md",
-    "block.md": "quizzes-block.md",
-    "causal-mask.md": "quizzes-causal-mask.md",
-    "inference.md": "quizzes-inference.md",
-    "real-heads.md": "quizzes-real-heads.md",
-    "real-models.md": "quizzes-real-models.md",
-    "benchmark.md": "quizzes-benchmark.md",
-}
+PAGES = COURSE_QUIZZES
 
 
 @cache
