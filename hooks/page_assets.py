@@ -23,8 +23,7 @@ figures load lazily with their intrinsic size.
 Material's own script tags and no search hold-back, every component's stylesheets and scripts on
 every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
 mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
-every Pygments span kept, tables left for the bundle to wrap, and ``<html>`` left for the bundle to
-mark (overrides/main.html). What is not speed stays: the image check, figures that scroll
+every Pygments span kept, and tables left for the bundle to wrap. What is not speed stays: the image check, figures that scroll
 sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
 leaves out (quiz answers).
 """
@@ -268,7 +267,7 @@ def out_of_search(content: str) -> str:
 
 
 def on_config(config):
-    """Note once, for every hook and overrides/main.html, whether this build is plain Material."""
+    """Note once, for every hook, whether this build is plain Material."""
     try:
         config["extra"][PLAIN_KEY] = plain_material()
     except ValueError as error:

@@ -5,7 +5,8 @@
     python scripts/make_rotary_vectors.py --check  # exit 1 if the committed file is not what this makes
 
 Transformers' Llama rotary embedding (``LlamaRotaryEmbedding`` and
-``apply_rotary_pos_emb``) is run once, in float32, on small seeded inputs; the test
+``apply_rotary_pos_emb``) is run once, in float32 and (``HALF_CASES``) in float16 and bfloat16, on
+small seeded inputs; the test
 ``tests/reference/test_rotary.py`` holds ``mha_ref.rotary`` to the result on every
 machine, with or without transformers installed. The inputs are stored too, so the
 test needs nothing but the file.
@@ -28,6 +29,11 @@ OUT = ROOT / "tests" / "data" / "rotary-vectors.json"
 CASES = [(8, 10000.0, list(range(6))), (64, 100000.0, [0, 1, 2, 3, 49, 50, 51, 99, 100, 500]),
          (16, 10000.0, list(range(37, 42)))]
 DIGITS = 6
+#: (dtype, head_dim, rope_theta, positions): half precision, where transformers computes the angles in
+#: float32 and rounds cos and sin to the dtype (issue 35: mha_ref.rotary must stay within 3x of its error).
+HALF_CASES = [("float16", 64, 100000.0, [0, 1, 2, 3, 4, 5, 6, 7, 100, 1000, 4000]),
+              ("bfloat16", 64, 100000.0, [0, 1, 2, 3, 255, 256, 257, 300, 1000]),
+              ("bfloat16", 16, 10000.0, list(range(37, 42)))]
 
 
 def _rounded(tensor, digits: int) -> list[list[float]]:
@@ -52,12 +58,28 @@ def vectors() -> dict:
         cos, sin = LlamaRotaryEmbedding(config)(q, positions[None])
         q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
         cases.append({
-            "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
+            "dtype": "float32", "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
             "q": _rounded(q[0, 0], 3), "k": _rounded(k[0, 0], 3),  # (T, d)
             "q_rotated": _rounded(q_rot[0, 0], DIGITS), "k_rotated": _rounded(k_rot[0, 0], DIGITS),
         })
+    for dtype_name, head_dim, theta, where in HALF_CASES:
+        dtype = getattr(torch, dtype_name)
+        config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim,
+                             rope_parameters={"rope_type": "default", "rope_theta": theta},
+                             max_position_embeddings=8192)
+        positions = torch.tensor(where)
+        # Stored exactly: every float16 or bfloat16 value is a float64 one, so the test starts from these very inputs.
+        q = torch.randn(1, 1, len(where), head_dim, generator=generator).to(dtype)
+        k = torch.randn(1, 1, len(where), head_dim, generator=generator).to(dtype)
+        cos, sin = LlamaRotaryEmbedding(config)(q, positions[None])
+        q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
+        cases.append({
+            "dtype": dtype_name, "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
+            "q": q[0, 0].double().tolist(), "k": k[0, 0].double().tolist(),
+            "q_rotated": q_rot[0, 0].double().tolist(), "k_rotated": k_rot[0, 0].double().tolist(),
+        })
     return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
-            "dtype": "float32", "digits": DIGITS, "cases": cases}
+            "digits": DIGITS, "cases": cases}
 
 
 def main(argv: list[str] | None = None) -> int:

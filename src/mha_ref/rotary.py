@@ -21,25 +21,30 @@ The course's "Word order" page shows this file, copied in when the site is built
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor
 
 from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
-from mha_ref.validation import check_tensor
+from mha_ref.validation import check_tensor, is_compiling
 
 __all__ = ["rotary", "rotary_attention"]
 
 
 # --8<-- [start:rotary_signature]
 def rotary(
-    x: Tensor, positions: Tensor | None = None, base: float = 10000.0
+    x: Tensor, positions: Tensor | Sequence[float] | None = None, base: float = 10000.0
 ) -> Tensor:
     # --8<-- [end:rotary_signature]
     """Turn each pair of features of ``x`` (``(..., T, d)``, ``d`` even) by its position's angles.
 
-    ``positions`` (``(T,)`` integers, default ``0 .. T-1``) is where each row
-    stands; ``base`` sets the slowest frequency (SmolLM2 uses 100000). Returns a
-    tensor shaped like ``x``. Apply it to the queries and the keys of every head,
+    ``positions`` (``(T,)`` numbers, a tensor or a sequence, default ``0 .. T-1``) is
+    where each row stands; ``base`` (a finite number above 1) sets the slowest
+    frequency (SmolLM2 uses 100000). Returns a tensor shaped like ``x``, in its dtype:
+    the angles are computed in at least float32 and their cosines and sines rounded
+    to ``x``'s dtype once, as Hugging Face transformers does. Apply it to the queries and the keys of every head,
     after the projection and before the scores; the values are left alone.
 
     >>> q = torch.tensor([[1.0, 0.0]])  # one vector, one pair: (1, 0)
@@ -54,18 +59,21 @@ def rotary(
     check_tensor("x", x, min_ndim=2)
     if x.shape[-1] % 2:
         raise ValueError(f"rotary needs an even feature size, got d={x.shape[-1]}")
-    if positions is not None and tuple(positions.shape) != (x.shape[-2],):
-        raise ValueError(f"positions must have shape ({x.shape[-2]},) to match x, "
-                         f"got {tuple(positions.shape)}")
+    positions = _check_positions(positions, x)
+    base = _check_base(base)
     # --8<-- [start:rotary]
     d = x.shape[-1]
     if positions is None:  # rows stand at 0, 1, ..., T-1
         positions = torch.arange(x.shape[-2], device=x.device)
+    # Angles in float32 at least: float16 cannot hold a base of 100000 (its largest number is
+    # 65504) and bfloat16 rounds positions above 256, so half-precision rows are turned by
+    # angles computed wide, their cosines and sines rounded to x's dtype once.
+    wide = torch.promote_types(x.dtype, torch.float32)
     # One frequency per pair: 1, base^(-2/d), base^(-4/d), ... towards 0.
-    pair = torch.arange(0, d, 2, device=x.device, dtype=x.dtype)  # (d/2,)
+    pair = torch.arange(0, d, 2, device=x.device, dtype=wide)  # (d/2,)
     theta = base ** (-pair / d)  # radians per position, (d/2,)
-    angle = positions.to(x.dtype)[:, None] * theta  # (T, d/2)
-    cos, sin = angle.cos(), angle.sin()  # (T, d/2); broadcast over ...
+    angle = positions.to(wide)[:, None] * theta  # (T, d/2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # (T, d/2); broadcast over ...
     # Pair i is (first[..., i], second[..., i]): features i and i + d/2.
     first, second = x[..., : d // 2], x[..., d // 2 :]
     # The 2-D rotation [[cos, -sin], [sin, cos]] applied to every pair at once.
@@ -73,6 +81,36 @@ def rotary(
     turned_second = first * sin + second * cos
     return torch.cat([turned_first, turned_second], dim=-1)  # (..., T, d)
     # --8<-- [end:rotary]
+
+
+def _check_positions(positions: object, x: Tensor) -> Tensor | None:
+    """``positions`` as a ``(T,)`` tensor on ``x``'s device (a sequence is accepted), or an error naming it."""
+    if positions is None:
+        return None
+    if not isinstance(positions, Tensor):
+        try:
+            positions = torch.as_tensor(positions)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(f"positions must be a tensor or a sequence of numbers, got {type(positions).__name__} "
+                            f"({positions!r})") from error
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"positions must hold real numbers, got dtype {positions.dtype}")
+    if tuple(positions.shape) != (x.shape[-2],):
+        raise ValueError(f"positions must have shape ({x.shape[-2]},) to match x of shape {tuple(x.shape)}, "
+                         f"got {tuple(positions.shape)}")
+    if positions.is_floating_point() and not is_compiling() and not bool(positions.isfinite().all()):
+        raise ValueError(f"positions must be finite, got {positions.tolist()}")
+    return positions.to(x.device)
+
+
+def _check_base(base: object) -> float:
+    """``base`` as a float if it is a finite number above 1 (0, a negative or NaN base turns pairs by NaN)."""
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise TypeError(f"base must be a number, got {type(base).__name__} ({base!r})")
+    if not (math.isfinite(base) and base > 1):
+        raise ValueError(f"base must be a finite number above 1 (frequencies base**(-2i/d) fall from 1 towards 0), "
+                         f"got {base!r}")
+    return float(base)
 
 
 # --8<-- [start:rotary_attention]

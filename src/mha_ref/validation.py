@@ -22,6 +22,7 @@ __all__ = [
     "check_mask_rows",
     "check_finite",
     "head_dim",
+    "is_compiling",
 ]
 
 
@@ -172,6 +173,17 @@ def check_mask(
     return mask
 
 
+def is_compiling() -> bool:
+    """True while ``torch.compile`` traces the code: the checks that read a tensor's values
+    (NaN, an empty mask row) step aside then, since a compiled graph cannot branch on data.
+    The same checks run on every eager call, and the compiled function computes the same numbers.
+
+    >>> is_compiling()  # an eager call
+    False
+    """
+    return torch.compiler.is_compiling()
+
+
 def check_mask_rows(mask: Tensor) -> None:
     """Refuse a mask in which some query may attend to no key at all.
 
@@ -184,6 +196,8 @@ def check_mask_rows(mask: Tensor) -> None:
     ...
     ValueError: mask allows no key for 1 query row(s), first at index (1,); every query must be allowed at least one key
     """
+    if is_compiling():
+        return
     empty_rows = ~mask.any(dim=-1)
     if bool(empty_rows.any()):
         first = tuple(int(i) for i in empty_rows.nonzero()[0])
@@ -207,6 +221,8 @@ def check_finite(name: str, tensor: Tensor) -> None:
     ...
     ValueError: x holds 1 non-finite value(s) (NaN or inf), first at index (1, 0); pass check_finite=False to skip this check
     """
+    if is_compiling():
+        return
     finite = torch.isfinite(tensor)
     if not bool(finite.all()):
         bad = ~finite

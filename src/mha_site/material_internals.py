@@ -26,7 +26,7 @@ tests/site/test_build_hooks.py reads each from the installed theme and fails nam
 
 ``MHA_PLAIN_MATERIAL=1`` builds "plain Material", the baseline ``make perf`` holds the site to:
 the theme's own script tags and no hold-back here, and none of the other speed passes that
-hooks/page_assets.py and overrides/main.html read from the config key :data:`PLAIN_KEY`.
+hooks/page_assets.py reads from the config key :data:`PLAIN_KEY`.
 """
 
 from __future__ import annotations

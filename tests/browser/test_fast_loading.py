@@ -236,44 +236,6 @@ def test_code_tokens_without_spans_look_as_they_would_with_them(new_page, scheme
     assert colours["kc"] == colours["constant"] != colours["code"], "True, False, None read as constants"
 
 
-# Every change made to <html>'s class or attributes after the <article> element exists.
-RECORD_ROOT_CHANGES = """
-window.mhaRootChanges = [];
-new MutationObserver((records, observer) => {
-  if (!document.querySelector('article')) return;
-  window.mhaRootAtArticle = document.documentElement.className;
-  observer.disconnect();
-  new MutationObserver((changes) => {
-    for (const change of changes) {
-      const now = document.documentElement.getAttribute(change.attributeName);
-      if (now !== change.oldValue) window.mhaRootChanges.push(`${change.attributeName}: ${change.oldValue} -> ${now}`);
-    }
-  }).observe(document.documentElement, { attributes: true, attributeOldValue: true });
-}).observe(document, { childList: true, subtree: true });
-"""
-
-
-def test_the_bundle_finds_html_already_marked_for_scripts(new_page) -> None:
-    """overrides/main.html marks <html> as Material's bundle would, in the head, so the bundle's
-    own changes (no-js -> js, the focus-visible polyfill's class and attribute) are no-ops and
-    do not restyle every element of a parsed page. The scheme switch may still set the style."""
-    page = new_page()
-    page.add_init_script(RECORD_ROOT_CHANGES)
-    page.goto("api/")
-    classes = set(page.evaluate("window.mhaRootAtArticle").split())
-    assert {"js", "js-focus-visible"} <= classes and "no-js" not in classes
-    assert page.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')")
-    # The scheme switch may set style; a11y.js marks its scroll check done (no rule reads it).
-    changes = [c for c in page.evaluate("window.mhaRootChanges") if not c.startswith(("style:", "data-scroll-checked:"))]
-    assert changes == [], changes
-
-
-def test_without_scripts_html_keeps_its_no_js_class(new_page) -> None:
-    page = new_page(java_script=False)
-    page.goto("api/")
-    assert page.locator("html.no-js").count() == 1 and page.locator("html.js").count() == 0
-
-
 @pytest.mark.parametrize("path", ["", "real-heads/"])
 def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page, path) -> None:
     """The loader (mha_site.material_internals) fetches Material's bundle once a frame is painted,

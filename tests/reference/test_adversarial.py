@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch._inductor.config
 import torch.nn.functional as F
 
 from mha_ref import (
@@ -16,6 +17,7 @@ from mha_ref import (
     MultiHeadAttention,
     causal_mask,
     multi_head_attention,
+    rotary_attention,
     scaled_dot_product_attention,
     split_heads,
     tiled_attention,
@@ -110,19 +112,39 @@ def test_module_check_finite_option():
 
 
 @pytest.mark.slow  # 5 to 10 s on a shared 2-core machine, most of it dynamo starting up
-def test_module_compiles_with_fullgraph_when_check_finite_is_off():
-    # backend="eager": dynamo must still capture one whole graph (fullgraph=True is what the
-    # finite check broke), without the minute inductor's C++ build takes on a small CPU.
+def test_the_default_module_and_rotary_attention_compile_as_one_graph():
+    # backend="eager": dynamo must capture one whole graph (fullgraph=True is what the data-dependent
+    # checks broke); the checks step aside while dynamo traces and still run on every eager call.
     torch._dynamo.reset()
-    layer = MultiHeadAttention(16, 4, check_finite=False).eval()
+    layer = MultiHeadAttention(16, 4).eval()
+    assert layer.check_finite
     compiled = torch.compile(layer, fullgraph=True, backend="eager")
     x = torch.randn(2, 5, 16)
+    mask = causal_mask(5)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), layer(x), atol=0, rtol=0)
-    layer.check_finite = True  # the attribute, changed later: the data-dependent check is back
+        torch.testing.assert_close(compiled(x, mask=mask), layer(x, mask=mask), atol=0, rtol=0)
+    x[0, 1, 2] = float("nan")
+    with pytest.raises(ValueError, match=r"x holds 1 non-finite value\(s\)"):
+        layer(x)
+    weights = [torch.randn(16, 16), torch.randn(16, 8), torch.randn(16, 8), torch.randn(16, 16)]
+    x = torch.randn(1, 6, 16)
+    rope = torch.compile(rotary_attention, fullgraph=True, backend="eager")
+    for got, expected in zip(rope(x, *weights, num_heads=4, num_kv_heads=2, mask=causal_mask(6), base=500.0),
+                             rotary_attention(x, *weights, num_heads=4, num_kv_heads=2, mask=causal_mask(6),
+                                              base=500.0), strict=True):
+        torch.testing.assert_close(got, expected, atol=0, rtol=0)
+
+
+@pytest.mark.slow  # about 20 s on a 2-core machine with a cold cache: inductor writes and builds C++
+def test_the_default_module_compiles_under_inductor():
     torch._dynamo.reset()
-    with pytest.raises(torch._dynamo.exc.UserError, match="data-dependent"), torch.no_grad():
-        torch.compile(layer, fullgraph=True, backend="eager")(x)
+    torch._inductor.config.compile_threads = 1  # one compile in the test: no worker pool to start
+    layer = MultiHeadAttention(16, 4).eval()
+    compiled = torch.compile(layer, fullgraph=True)
+    x, mask = torch.randn(2, 5, 16), causal_mask(5)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, mask=mask), layer(x, mask=mask), atol=1e-6, rtol=1e-5)
 
 
 # ---- split_heads ----

@@ -22,6 +22,8 @@ import torch
 from torch import Tensor
 
 from mha_ref import causal_mask, multi_head_attention, rotary_attention
+from mha_ref.induction import check_weights
+from mha_ref.validation import check_int
 from mha_site.real_models.schema import TOLERANCE, top_heads
 
 __all__ = ["SMOL", "MINILM", "SENTENCES", "compute_smollm2", "compute_minilm", "recompute"]
@@ -115,7 +117,26 @@ def previous_token(w: Tensor) -> Tensor:
 
 
 def induction(w: Tensor, half: int, start: int = 1) -> Tensor:
-    """[prefix] + r + r with r at ``start``: queries t after the second copy's first token, keys t - half + 1."""
+    """[prefix] + r + r with r at ``start``: queries t after the second copy's first token, keys t - half + 1.
+
+    ``w`` is ``(B, h, T, T)`` with ``T = start + 2 * half`` and ``half >= 2`` (with one token a copy has
+    no second token to score: the mean of nothing is NaN); anything else is refused by name.
+
+    >>> w = torch.zeros(1, 1, 7, 7)  # [bos] + r + r with half = 3 (r at 1-3 and 4-6): queries 5 and 6
+    >>> w[0, 0, 5, 3] = w[0, 0, 6, 4] = 1.0  # each looks at what followed its earlier copy
+    >>> induction(w, half=3)
+    tensor([1.])
+    >>> induction(torch.zeros(1, 1, 6, 6), half=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: weights cover 6 tokens, but [prefix] + r + r with start=1 and half=3 has 7
+    """
+    check_weights(w)
+    check_int("half", half, 2)
+    check_int("start", start, 0)
+    if w.shape[-1] != start + 2 * half:
+        raise ValueError(f"weights cover {w.shape[-1]} tokens, but [prefix] + r + r with start={start} and "
+                         f"half={half} has {start + 2 * half}")
     diag = w.diagonal(offset=-(half - 1), dim1=-2, dim2=-1)  # entry j is (j + half - 1, j)
     first_query = start + half + 1  # the second copy's second token
     return diag[..., first_query - (half - 1):].mean(dim=(0, -1))
