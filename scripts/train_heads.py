@@ -82,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from mha_site.cli import writable_folder
     from mha_site.files import json_bytes, run_write_or_check
+    from mha_site.heads import RESULTS
     from mha_site.heads.figures import all_figures, load_results
 
-    results_path = args.out / "results.json"
+    results_path = args.out / RESULTS.name
     if args.check or args.figures_only:
         try:
             results = load_results(results_path)

@@ -98,3 +98,21 @@ def load_file_module(relative_path: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: axe-core, vendored (tests/vendor): the accessibility checker every browser test runs.
+AXE = ROOT / "tests" / "vendor" / "axe.min.js"
+_AXE_RUN = """async (scope) => {
+  const result = await axe.run(scope || document, { resultTypes: ['violations'] });
+  return result.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
+}"""
+
+
+def axe_findings(page, scope: str | None = None) -> list[str]:
+    """axe-core's serious and critical findings on ``page`` (within the CSS selector ``scope``, else the
+    whole document), one line each: impact, rule, help and up to three elements."""
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(_AXE_RUN, scope)
+

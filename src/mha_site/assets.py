@@ -69,10 +69,11 @@ def _bench(root: Path, device: str) -> dict[Path, bytes]:
 
 
 def _real_heads(root: Path, device: str) -> dict[Path, bytes]:
+    from mha_site.heads import RESULTS
     from mha_site.heads.figures import all_figures, load_results
 
-    out = root / "docs" / "assets" / "real-heads"
-    results = load_results(out / "results.json")
+    out = (root / RESULTS).parent
+    results = load_results(root / RESULTS)
     return {out / name: svg for name, svg in all_figures(results).items()}
 
 

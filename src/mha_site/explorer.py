@@ -51,6 +51,7 @@ from mha_ref.demo_heads import (
     token_features,
 )
 from mha_site.files import json_bytes
+from mha_site.heads import RESULTS as TINY_RESULTS
 from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
 
 __all__ = [
@@ -83,7 +84,7 @@ REPO_ROOT = FilePath(__file__).resolve().parents[2]
 EXPLORER_ASSETS = REPO_ROOT / "docs" / "assets" / "explorer"
 
 #: The committed results of the trained model (``scripts/train_heads.py``).
-RESULTS = REPO_ROOT / "docs" / "assets" / "real-heads" / "results.json"
+RESULTS = REPO_ROOT / TINY_RESULTS
 
 #: Places every weight in ``heads.json`` is rounded to (the explorer prints at most 4).
 DIGITS = 4

@@ -38,6 +38,7 @@ from mha_ref.induction import (
     second_copy_targets,
 )
 from mha_site.files import json_bytes
+from mha_site.heads import RESULTS
 from mha_site.heads.experiment import EVAL_SEED, PHASE_THRESHOLD, TrainConfig, train
 
 __all__ = [
@@ -66,7 +67,6 @@ __all__ = [
 SEED = 0
 #: Where the widget's files live, relative to the repository root.
 ASSET_DIR = Path("docs/assets/live-heads")
-RESULTS = Path("docs/assets/real-heads/results.json")
 VECTORS = Path("tests/data/live-heads-vectors.json")
 WEIGHTS_NAME = "weights.bin"
 MANIFEST_NAME = "model.json"

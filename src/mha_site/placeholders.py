@@ -35,6 +35,7 @@ from typing import Any
 
 from mha_site.bench.report import bench_values
 from mha_site.bench.schema import require_complete, validate_results
+from mha_site.heads import RESULTS
 from mha_site.heads.report import page_values
 
 __all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "load_json", "namespace_values"]
@@ -93,7 +94,7 @@ def _bench(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
 
 
 def _real_heads(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
-    path = docs_dir / "assets" / "real-heads" / "results.json"
+    path = docs_dir / RESULTS.relative_to("docs")
 
     def compute() -> dict[str, str]:
         results = load_json(path)
@@ -141,7 +142,7 @@ def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str
     from mha_site.real_models.schema import MODELS
 
     root = docs_dir.parent
-    tiny = docs_dir / "assets" / "real-heads" / "results.json"
+    tiny = docs_dir / RESULTS.relative_to("docs")
     paths = [heads_path(root, model_id) for model_id in MODELS] + [tiny]
 
     def compute() -> dict[str, str]:

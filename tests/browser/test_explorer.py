@@ -6,7 +6,7 @@ keyboard focus, arcs linked to the grids, Isolate respecting unticked heads, the
 caption's wording, 24 x 24 px tokens at 375 px, no re-animation on resize, the
 trained-heads dataset, keyboard use, leaving and coming back, the <noscript> fallback
 (never fetched when JavaScript runs), print, and screenshots in light and dark at
-375 and 1280 px (saved under ``/tmp/shots/``). Then "How these weights are made" (every
+375 and 1280 px (saved under pytest's temporary folder, ``shots*/``, to look at). Then "How these weights are made" (every
 shown score and weight against torch, every query), merging two heads (against torch),
 the view kept in the address, the SVG download, and the new controls by keyboard, by
 name and inside 375 px.
@@ -21,12 +21,10 @@ from pathlib import Path
 import pytest
 
 from mha_site.explorer import HEAD_COLOURS
-from sitekit import ROOT
+from sitekit import ROOT, axe_findings
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots")
-AXE = ROOT / "tests" / "vendor" / "axe.min.js"
 ARCS = ".mha-explorer__arcs path.mha-arc"
 DATA = json.loads((ROOT / "docs" / "assets" / "explorer" / "heads.json").read_text(encoding="utf-8"))
 SENTENCE, TRAINED = DATA["datasets"]
@@ -37,12 +35,12 @@ IT, CAT, BECAUSE, SAT, WAS = (TOKENS.index(t) for t in ("it", "cat", "because", 
 ARC_TUPLES_JS = f"""() => [...document.querySelectorAll('{ARCS}')].map(
   a => [a.dataset.head, Number(a.dataset.query), Number(a.dataset.key), a.dataset.weight])"""
 
-AXE_EXPLORER_JS = """async () => {
-  const result = await axe.run('.mha-explorer', { resultTypes: ['violations'] });
-  return result.violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
-}"""
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots go, to look at: a folder of pytest's own temporary directory."""
+    return tmp_path_factory.mktemp("shots")
 
 
 def wait_until_built(page) -> None:
@@ -283,8 +281,7 @@ def test_toggle_isolate_and_reset(explorer) -> None:
     page.locator('button[data-head-isolate="coreference"]').click()
     assert arcs(page) == expected(SENTENCE, range(len(TOKENS)), ["coreference"])
     assert "“it” → “cat”" in caption(page)
-    page.add_script_tag(path=str(AXE))
-    assert page.evaluate(AXE_EXPLORER_JS) == []
+    assert axe_findings(page, ".mha-explorer") == []
 
     token(page, 0).click()
     page.locator("button[data-explorer-reset]").click()
@@ -452,15 +449,14 @@ def test_print_shows_the_drawing_and_numbers_without_controls(explorer) -> None:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [375, 1280])
-def test_screenshots_fit_and_keep_contrast(explorer, width: int, scheme: str) -> None:
+def test_screenshots_fit_and_keep_contrast(explorer, shots: Path, width: int, scheme: str) -> None:
     page = open_explorer(explorer, color_scheme=scheme, width=width, height=900)
     explorer = page.locator(".mha-explorer")
     explorer.scroll_into_view_if_needed()
-    SHOTS.mkdir(exist_ok=True)
-    explorer.screenshot(path=str(SHOTS / f"explorer-{width}-{scheme}.png"))
+    explorer.screenshot(path=str(shots / f"explorer-{width}-{scheme}.png"))
     hover_arc(page, f'{ARCS}[data-head="subject"]')
     page.locator('button[data-head-isolate="previous"]').click()
-    explorer.screenshot(path=str(SHOTS / f"explorer-{width}-{scheme}-isolated.png"))
+    explorer.screenshot(path=str(shots / f"explorer-{width}-{scheme}-isolated.png"))
 
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
     stage = page.locator(".mha-explorer__stage")
@@ -483,7 +479,7 @@ def test_screenshots_fit_and_keep_contrast(explorer, width: int, scheme: str) ->
     switch_to_trained(page)
     token(page, 5).click()
     page.locator(f'.mha-explorer__grid[data-head="induction"] rect.mha-cell[data-query="14"][data-key="3"]').hover()
-    explorer.screenshot(path=str(SHOTS / f"explorer-{width}-{scheme}-trained.png"))
+    explorer.screenshot(path=str(shots / f"explorer-{width}-{scheme}-trained.png"))
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
     stroke = page.locator(f'{ARCS}[data-head="induction"]').first.evaluate("a => getComputedStyle(a).stroke")
     hex_colour = HEAD_COLOURS["induction"][scheme]
@@ -496,8 +492,7 @@ def test_screenshots_fit_and_keep_contrast(explorer, width: int, scheme: str) ->
     page.keyboard.press("End")
     assert token(page, 23).evaluate("""b => { const s = b.closest('.mha-explorer__stage').getBoundingClientRect();
       const r = b.getBoundingClientRect(); return r.right <= s.right + 1; }""")
-    page.add_script_tag(path=str(AXE))
-    assert page.evaluate(AXE_EXPLORER_JS) == []
+    assert axe_findings(page, ".mha-explorer") == []
 
 
 # The tokens of `positions` that lie outside the stage's visible box.
@@ -844,7 +839,7 @@ def test_the_view_lives_in_the_address_and_a_link_reopens_it(new_page) -> None:
         assert p.off_origin == [] and p.console_errors == []
 
 
-def test_the_view_downloads_as_a_standalone_svg(explorer) -> None:
+def test_the_view_downloads_as_a_standalone_svg(explorer, shots: Path) -> None:
     import xml.etree.ElementTree as ET
 
     page = open_explorer(explorer)
@@ -855,8 +850,7 @@ def test_the_view_downloads_as_a_standalone_svg(explorer) -> None:
         page.locator("button[data-explorer-download]").click()
     download = info.value
     assert download.suggested_filename == f"attention-sentence-query-{CAT}.svg"
-    SHOTS.mkdir(exist_ok=True)
-    download.save_as(SHOTS / download.suggested_filename)  # to look at
+    download.save_as(shots / download.suggested_filename)  # to look at
     text = Path(download.path()).read_text(encoding="utf-8")
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
     root = ET.fromstring(text)
@@ -881,7 +875,7 @@ def test_the_view_downloads_as_a_standalone_svg(explorer) -> None:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_new_controls_by_keyboard_named_and_inside_375(explorer, scheme: str) -> None:
+def test_new_controls_by_keyboard_named_and_inside_375(explorer, shots: Path, scheme: str) -> None:
     page = open_explorer(explorer, color_scheme=scheme, width=375, height=800)
     # Names, as a screen reader reads them.
     select = page.get_by_role("combobox", name="Merge two heads into one")
@@ -914,13 +908,11 @@ def test_new_controls_by_keyboard_named_and_inside_375(explorer, scheme: str) ->
     boxes = page.evaluate("""() => [...document.querySelectorAll('.mha-explorer__made .mha-explorer__table-box')]
       .map(b => [b.scrollWidth > b.clientWidth + 1, b.getAttribute('tabindex'), b.getAttribute('role'), b.getAttribute('aria-label')])""")
     assert all(tab == "0" and role == "region" and name for wide, tab, role, name in boxes if wide)
-    SHOTS.mkdir(exist_ok=True)
-    page.locator(".mha-explorer__heads").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-merge.png"))
-    page.locator(".mha-explorer__made").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-made.png"))
-    page.locator(".mha-explorer__stage").screenshot(path=str(SHOTS / f"explorer-375-{scheme}-merged-arcs.png"))
+    page.locator(".mha-explorer__heads").screenshot(path=str(shots / f"explorer-375-{scheme}-merge.png"))
+    page.locator(".mha-explorer__made").screenshot(path=str(shots / f"explorer-375-{scheme}-made.png"))
+    page.locator(".mha-explorer__stage").screenshot(path=str(shots / f"explorer-375-{scheme}-merged-arcs.png"))
     # The merged head's colour is the one the stylesheet gives its scheme.
     stroke = page.locator(f'{ARCS}[data-head="merged"]').first.evaluate("a => getComputedStyle(a).stroke")
     assert stroke == ("rgb(85, 85, 85)" if scheme == "light" else "rgb(192, 192, 192)")
-    page.add_script_tag(path=str(AXE))
-    assert page.evaluate(AXE_EXPLORER_JS) == []
+    assert axe_findings(page, ".mha-explorer") == []
     assert page.off_origin == [] and page.console_errors == []

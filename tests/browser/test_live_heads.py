@@ -14,13 +14,12 @@ import random
 import pytest
 
 from mha_site.live_heads import ASSET_DIR, VECTORS, token_symbols
-from sitekit import ROOT
+from sitekit import ROOT, axe_findings
 
 pytestmark = pytest.mark.browser
 
 PAGE = "real-heads/"
 TOLERANCE = 1e-4  # the issue's bound for logits and attention weights
-AXE = ROOT / "tests" / "vendor" / "axe.min.js"
 MANIFEST = json.loads((ROOT / ASSET_DIR / "model.json").read_text(encoding="utf-8"))
 SYMBOLS = token_symbols(MANIFEST["config"]["vocab_size"])
 INDUCTION = [f"L{layer}H{head}" for layer, head in MANIFEST["induction_heads"]]
@@ -59,12 +58,6 @@ STATE_JS = """() => {
   return {query: Number(root.dataset.liveQuery), heads, top};
 }"""
 
-AXE_WIDGET_JS = """async () => {
-  const result = await axe.run('[data-live-heads]', { resultTypes: ['violations'] });
-  return result.violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
-}"""
 
 
 TOP_BAR_JS = """() => {
@@ -292,8 +285,7 @@ def test_fits_narrow_screens_and_dark_mode(shared_page, scheme: str, width: int)
     assert contrast >= 3, contrast
     page.locator('input[data-live-ablate="L0H2"]').uncheck()
     page.locator("[data-live-heads]").screenshot(path=f"/tmp/live-heads-{width}-{scheme}.png")
-    page.add_script_tag(path=str(AXE))
-    assert page.evaluate(AXE_WIDGET_JS) == []
+    assert axe_findings(page, "[data-live-heads]") == []
     assert page.off_origin == [] and page.console_errors == []
 
 

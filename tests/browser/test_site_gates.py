@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sitekit import ROOT, page_paths
+from sitekit import axe_findings, page_paths
 
 pytestmark = pytest.mark.browser
 
-AXE = ROOT / "tests" / "vendor" / "axe.min.js"
 PAGES = page_paths()
 
 # Text that means math was left for a renderer that never ran.
@@ -55,12 +54,6 @@ SCROLL_THROUGH_JS = """async () => {
   await frame();
 }"""
 
-AXE_JS = """async () => {
-  const result = await axe.run(document, { resultTypes: ['violations'] });
-  return result.violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => `${v.impact} ${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`);
-}"""
 
 
 def test_discovered_pages_match_the_build(built_site: Path) -> None:
@@ -102,8 +95,7 @@ def test_page_passes_site_gates(new_page, path: str, scheme: str, device: str) -
     assert page.evaluate(UNRENDERED_MATH_JS) == [], "unrendered math"
     assert page.evaluate(BROKEN_IMAGES_JS) == [], "broken images"
 
-    page.add_script_tag(path=str(AXE))
-    assert page.evaluate(AXE_JS) == [], "serious/critical axe-core findings"
+    assert axe_findings(page) == [], "serious/critical axe-core findings"
 
     expected_scheme = "slate" if scheme == "dark" else "default"
     assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected_scheme

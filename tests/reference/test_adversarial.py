@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch._inductor.config
 import torch.nn.functional as F
 
 from mha_ref import (
@@ -138,6 +137,8 @@ def test_the_default_module_and_rotary_attention_compile_as_one_graph():
 
 @pytest.mark.slow  # about 20 s on a 2-core machine with a cold cache: inductor writes and builds C++
 def test_the_default_module_compiles_under_inductor():
+    import torch._inductor.config  # here, not at the top: every xdist worker imports this module
+
     torch._dynamo.reset()
     torch._inductor.config.compile_threads = 1  # one compile in the test: no worker pool to start
     layer = MultiHeadAttention(16, 4).eval()

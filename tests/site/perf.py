@@ -17,8 +17,11 @@ The budgets, on medians: the absolute ones below (issue 33, for a quiet machine;
 one CPU hog beside Lighthouse and drops the three that move with load); two relative to the default page:
 TBT <= max(200 ms, 1.3x the default page's) and performance >= the default page's minus 3; and
 three relative to the page's plain twin (issue 33: the speed code must pay on every page):
-performance >= the twin's - 1, TBT <= the twin's + 25 ms, LCP <= the twin's + 0.10 s. Those
-tolerances are for noise only, so that two builds that perform alike do not fail by chance
+performance >= the twin's - 1, TBT <= the twin's + 25 ms (quiet only), LCP <= the twin's + 0.10 s.
+Under ``--hog`` the twin's TBT is not a yardstick: one plain page measured 0, 36 and 150 ms in three
+rounds of one run, and Lighthouse counts blocking only after the first paint, which plain Material
+reaches 0.4-1.6 s later (its start-up work falls before it, uncounted); there TBT is held to the
+default-page budget above. Those tolerances are for noise only, so that two builds that perform alike do not fail by chance
 (Lighthouse rounds the score to whole points, and its simulated TBT and LCP move between runs of
 one build); they are a choice, not a measurement, to be tightened from quiet runs. ``--compare
 LABEL=DIR@PORT`` adds other built sites (an older build) to each round; they are reported, not
@@ -269,21 +272,24 @@ def relative_misses(page: Result, default: Result) -> list[str]:
     return out
 
 
-def plain_misses(page: Result, plain: Result) -> list[str]:
-    """The three budgets held against the page's plain twin (the same page built as plain
-    Material) measured in the same run, each with its tolerance for noise (PLAIN_TOLERANCE).
+def plain_misses(page: Result, plain: Result, loaded: bool = False) -> list[str]:
+    """The budgets held against the page's plain twin (the same page built as plain Material)
+    measured in the same run, each with its tolerance for noise (PLAIN_TOLERANCE); ``loaded``
+    (a CPU hog beside Lighthouse) leaves TBT out (see the module's docstring).
 
     >>> twin = Result("plain", "x", 95, 2.3, 180, 0, 80, 300, 900, 100, 100, 100)
     >>> plain_misses(Result("site", "x", 94, 2.4, 205, 0, 75, 280, 900, 100, 100, 100), twin)
     []
     >>> plain_misses(Result("site", "x", 93, 2.41, 206, 0, 75, 280, 900, 100, 100, 100), twin)
     ["performance 93 (budget >= plain Material's 95 - 1)", "tbt_ms 206 (budget <= plain Material's 180 + 25)", "lcp_s 2.41 (budget <= plain Material's 2.3 + 0.1)"]
+    >>> plain_misses(Result("site", "x", 94, 2.3, 260, 0, 75, 280, 900, 100, 100, 100), twin, loaded=True)
+    []
     """
     out = []
     tolerance = PLAIN_TOLERANCE
     if page.performance < plain.performance - tolerance["performance"]:
         out.append(f"performance {page.performance:g} (budget >= plain Material's {plain.performance:g} - {tolerance['performance']:g})")
-    if page.tbt_ms > plain.tbt_ms + tolerance["tbt_ms"]:
+    if not loaded and page.tbt_ms > plain.tbt_ms + tolerance["tbt_ms"]:
         out.append(f"tbt_ms {page.tbt_ms:g} (budget <= plain Material's {plain.tbt_ms:g} + {tolerance['tbt_ms']:g})")
     if round(page.lcp_s - plain.lcp_s, 2) > tolerance["lcp_s"]:
         out.append(f"lcp_s {page.lcp_s:g} (budget <= plain Material's {plain.lcp_s:g} + {tolerance['lcp_s']:g})")
@@ -375,7 +381,7 @@ def main() -> int:
                                          "medians": [r.__dict__ for r in medians.values()]}, indent=1), encoding="utf-8")
     ours = [r for (label, _), r in medians.items() if label == "site"]
     failures = [f"{r.page}: {m}" for r in ours
-                for m in r.misses(loaded=args.hog) + relative_misses(r, default) + plain_misses(r, medians[("plain", r.page)])]
+                for m in r.misses(loaded=args.hog) + relative_misses(r, default) + plain_misses(r, medians[("plain", r.page)], loaded=args.hog)]
     if build_miss:
         failures.append(build_miss)
     for line in failures:
