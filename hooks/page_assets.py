@@ -23,8 +23,8 @@ figures load lazily with their intrinsic size.
 Material's own script tags and no search hold-back, every component's stylesheets and scripts on
 every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
 mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
-every Pygments span kept, and tables left for the bundle to wrap. What is not speed stays: the image check, figures that scroll
-sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
+every Pygments span kept, and tables left for the bundle to wrap. What is not speed stays: the
+image check, figures that scroll sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
 leaves out (quiz answers).
 """
 

@@ -35,7 +35,8 @@ __all__ = ["rotary", "rotary_attention"]
 
 # --8<-- [start:rotary_signature]
 def rotary(
-    x: Tensor, positions: Tensor | Sequence[float] | None = None, base: float = 10000.0
+    x: Tensor, positions: Tensor | Sequence[float] | None = None,
+    base: float = 10000.0,
 ) -> Tensor:
     # --8<-- [end:rotary_signature]
     """Turn each pair of features of ``x`` (``(..., T, d)``, ``d`` even) by its position's angles.
@@ -44,8 +45,9 @@ def rotary(
     where each row stands; ``base`` (a finite number above 1) sets the slowest
     frequency (SmolLM2 uses 100000). Returns a tensor shaped like ``x``, in its dtype:
     the angles are computed in at least float32 and their cosines and sines rounded
-    to ``x``'s dtype once, as Hugging Face transformers does. Apply it to the queries and the keys of every head,
-    after the projection and before the scores; the values are left alone.
+    to ``x``'s dtype once, as Hugging Face transformers does. Apply it to the queries
+    and the keys of every head, after the projection and before the scores; the
+    values are left alone.
 
     >>> q = torch.tensor([[1.0, 0.0]])  # one vector, one pair: (1, 0)
     >>> rotary(q, torch.tensor([1]))  # turned by 1 radian: (cos 1, sin 1)
@@ -65,15 +67,15 @@ def rotary(
     d = x.shape[-1]
     if positions is None:  # rows stand at 0, 1, ..., T-1
         positions = torch.arange(x.shape[-2], device=x.device)
-    # Angles in float32 at least: float16 cannot hold a base of 100000 (its largest number is
-    # 65504) and bfloat16 rounds positions above 256, so half-precision rows are turned by
-    # angles computed wide, their cosines and sines rounded to x's dtype once.
+    # float16 cannot hold base 100000, bfloat16 rounds positions past 256:
+    # angles in float32 at least, cos and sin rounded to x's dtype once.
     wide = torch.promote_types(x.dtype, torch.float32)
     # One frequency per pair: 1, base^(-2/d), base^(-4/d), ... towards 0.
     pair = torch.arange(0, d, 2, device=x.device, dtype=wide)  # (d/2,)
     theta = base ** (-pair / d)  # radians per position, (d/2,)
     angle = positions.to(wide)[:, None] * theta  # (T, d/2)
-    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # (T, d/2); broadcast over ...
+    cos = angle.cos().to(x.dtype)  # (T, d/2); broadcast over ...
+    sin = angle.sin().to(x.dtype)  # (T, d/2)
     # Pair i is (first[..., i], second[..., i]): features i and i + d/2.
     first, second = x[..., : d // 2], x[..., d // 2 :]
     # The 2-D rotation [[cos, -sin], [sin, cos]] applied to every pair at once.

@@ -6,8 +6,8 @@ keyboard focus, arcs linked to the grids, Isolate respecting unticked heads, the
 caption's wording, 24 x 24 px tokens at 375 px, no re-animation on resize, the
 trained-heads dataset, keyboard use, leaving and coming back, the <noscript> fallback
 (never fetched when JavaScript runs), print, and screenshots in light and dark at
-375 and 1280 px (saved under pytest's temporary folder, ``shots*/``, to look at). Then "How these weights are made" (every
-shown score and weight against torch, every query), merging two heads (against torch),
+375 and 1280 px (saved under pytest's temporary folder, ``shots*/``, to look at). Then "How
+these weights are made" (every shown score and weight against torch, every query), merging two heads (against torch),
 the view kept in the address, the SVG download, and the new controls by keyboard, by
 name and inside 375 px.
 """

@@ -21,7 +21,8 @@ performance >= the twin's - 1, TBT <= the twin's + 25 ms (quiet only), LCP <= th
 Under ``--hog`` the twin's TBT is not a yardstick: one plain page measured 0, 36 and 150 ms in three
 rounds of one run, and Lighthouse counts blocking only after the first paint, which plain Material
 reaches 0.4-1.6 s later (its start-up work falls before it, uncounted); there TBT is held to the
-default-page budget above. Those tolerances are for noise only, so that two builds that perform alike do not fail by chance
+default-page budget above. Those tolerances are for noise only, so that two builds that perform
+alike do not fail by chance
 (Lighthouse rounds the score to whole points, and its simulated TBT and LCP move between runs of
 one build); they are a choice, not a measurement, to be tightened from quiet runs. ``--compare
 LABEL=DIR@PORT`` adds other built sites (an older build) to each round; they are reported, not
@@ -381,7 +382,8 @@ def main() -> int:
                                          "medians": [r.__dict__ for r in medians.values()]}, indent=1), encoding="utf-8")
     ours = [r for (label, _), r in medians.items() if label == "site"]
     failures = [f"{r.page}: {m}" for r in ours
-                for m in r.misses(loaded=args.hog) + relative_misses(r, default) + plain_misses(r, medians[("plain", r.page)], loaded=args.hog)]
+                for m in r.misses(loaded=args.hog) + relative_misses(r, default)
+                + plain_misses(r, medians[("plain", r.page)], loaded=args.hog)]
     if build_miss:
         failures.append(build_miss)
     for line in failures:
