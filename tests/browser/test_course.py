@@ -58,6 +58,19 @@ def test_an_old_address_lands_on_its_text_on_the_new_page(shared_page, site_url:
     assert not page.console_errors
 
 
+@pytest.mark.parametrize("anchor", ["mha_ref.validation.check_finite", "mha_ref.weights.AttentionWeights"])
+def test_the_api_layer_pages_old_addresses_land_on_checks_and_weights(shared_page, site_url: str, anchor: str) -> None:
+    """The layer's API page lost its two last modules to a page of their own (api/checks.md), making
+    it small enough to hold the TBT budget under load; their old addresses follow them."""
+    moved = _front_matter(DOCS / "api" / "layer.md")["moved"]
+    assert set(moved.values()) == {"api/checks.md"} and anchor in moved
+    page = shared_page(width=375, height=812)
+    page.goto(f"api/layer/#{anchor}")
+    page.wait_for_url(f"{site_url}api/checks/#{anchor}")
+    assert page.locator(f"[id='{anchor}']").count() == 1
+    assert not page.console_errors
+
+
 @pytest.mark.parametrize("anchor", KEPT_IDS)
 def test_addresses_still_on_the_lesson_stay_there(shared_page, site_url: str, anchor: str) -> None:
     page = shared_page()

@@ -108,7 +108,9 @@ def test_built_pages_render_docstrings_cleanly(built_site: Path):
     assert "mha_ref.attention.multi_head_attention" in ids
     for name, article in articles.items():
         # No docstring text turned into an element that would swallow the rest of the page.
-        assert article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"]) == [], name
+        # (The one script allowed is hooks/course.py's, sending moved ids on: api/layer.md's front matter.)
+        swallowing = article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"])
+        assert [e for e in swallowing if not e.get_text().startswith("{const moved = ")] == [], name
         # One heading level at a time: the page's h1, then a module per h2.
         levels = [int(h.name[1]) for h in article.find_all(["h1", "h2", "h3", "h4", "h5", "h6"])]
         assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:])), (name, levels)
