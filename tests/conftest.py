@@ -179,7 +179,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     env = {key: value for key, value in {**os.environ, **MKDOCS_ENV}.items() if key != "MHA_SITE_URL"}
     # The exit status is written by the child itself, so any process can wait for it.
     # Run from the shared folder, outside the repository, naming the config file: the build must
-    # not depend on the working directory (hooks/build_checks.py; test_site_build.py checks it).
+    # not depend on the working directory (mha_site/build/checks.py; test_site_build.py checks it).
     # And with torch and matplotlib unimportable (sitekit.BLOCKED_BUILD; test_build_without_torch.py).
     runner = (
         "import os, subprocess, sys; from pathlib import Path\n"
@@ -279,7 +279,7 @@ def _wait_for_scripts_after_navigation(page) -> None:
     """Make ``page.goto`` and ``page.reload`` return only once the page's scripts have run.
 
     Pages load Material's bundle and their own scripts after the first paint
-    (mha_site.material_internals), and "networkidle" can come before the page has even been
+    (mha_site.build.material_internals), and "networkidle" can come before the page has even been
     parsed (seen at 4x CPU slowdown, and in CI on another machine): a key pressed then reaches no
     handler. The loader sets ``window.mhaScripts`` to "loaded" once its last script has run and
     Material has started; pages without the loader never set it, so for them a complete document

@@ -31,7 +31,7 @@ _WANTED = (
     | {ord(c) for c in "\u00a0\u00ac\u00b1\u00b7\u00d7\u00f7"}
     | _span(0x391, 0x3A9) | _span(0x3B1, 0x3C9) | {0x3D1, 0x3D5, 0x3D6, 0x3F1, 0x3F5}  # Greek
     # Mathematical italic Latin and Greek (MathML draws a one-letter <mi> in italic);
-    # double-struck capitals (hooks/katex.py writes \mathbb as these characters).
+    # double-struck capitals (mha_site/build/katex.py writes \mathbb as these characters).
     | _span(0x1D434, 0x1D467) | {0x210E} | _span(0x1D6E2, 0x1D71B) | _span(0x1D538, 0x1D551)
     | {ord(c) for c in "\u2102\u210d\u2113\u2115\u2119\u211a\u211d\u2124"}  # ℂ ℍ ℓ ℕ ℙ ℚ ℝ ℤ
     | {0x2009, 0x200A, 0x2016, 0x2026, 0x2032, 0x2033}  # spaces, ‖, …, primes

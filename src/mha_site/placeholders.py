@@ -13,7 +13,7 @@ and the function that turns them into ``{key: text}``:
   ``results.json``, through :func:`mha_site.real_models.report.page_values`.
 
 Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
-``hooks/page_numbers.py``) and must stay fast.
+``hooks/site.py``) and must stay fast.
 
 Placeholders are filled in Markdown, where a value may be Markdown itself (a table, a
 whole section; continuation lines take the placeholder's indent), and in rendered HTML,

@@ -1,5 +1,5 @@
 """Loading: Material's bundle and the page's scripts start after the first paint
-(mha_site.material_internals) and the page still starts; the first screen does not move as fonts arrive.
+(mha_site.build.material_internals) and the page still starts; the first screen does not move as fonts arrive.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.mark.parametrize("path", ["", "real-heads/"])
 def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page, path) -> None:
-    """The loader (mha_site.material_internals) fetches Material's bundle once a frame is painted,
+    """The loader (mha_site.build.material_internals) fetches Material's bundle once a frame is painted,
     then sends DOMContentLoaded again so the bundle's components start (copy buttons) and then
     the page's own widgets."""
     page = new_page()
@@ -44,7 +44,7 @@ new PerformanceObserver((list) => {
 
 @pytest.mark.parametrize("path", ["", "causal-mask/", "inference/", "api/", "api/benchmark/"])
 def test_the_first_screen_does_not_move_as_fonts_arrive(new_page, path) -> None:
-    """The math font is preloaded (hooks/page_assets.py). KaTeX's fonts, asked for only when a
+    """The math font is preloaded (mha_site/build/page_assets.py). KaTeX's fonts, asked for only when a
     formula was laid out, arrived after the first paint and the text around the first formulas
     reflowed (layout shift 0.13 on the causal-mask page, 0.09 on inference)."""
     page = new_page(width=412, height=823)

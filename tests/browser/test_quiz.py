@@ -523,7 +523,7 @@ def test_quizzes_work_after_leaving_and_coming_back(lesson):
 
 
 # For each formula followed by punctuation in `root`: is the punctuation on the line where the
-# formula ends? (hooks/katex.py wraps the two in .katex-nowrap and joins them with U+2060.)
+# formula ends? (mha_site/build/katex.py wraps the two in .katex-nowrap and joins them with U+2060.)
 PUNCTUATION_ON_FORMULA_LINE = """(root) => [...root.querySelectorAll('.katex-nowrap')]
     .filter((wrap) => wrap.lastChild.nodeType === Node.TEXT_NODE).map((wrap) => {
   const last = wrap.querySelector('math').getBoundingClientRect();

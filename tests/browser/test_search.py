@@ -1,4 +1,4 @@
-"""Search: its index is fetched on first use (mha_site.material_internals), by keyboard, mouse or
+"""Search: its index is fetched on first use (mha_site.build.material_internals), by keyboard, mouse or
 touch, and it finds pages and the API's names.
 """
 

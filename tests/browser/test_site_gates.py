@@ -126,7 +126,7 @@ def test_the_404_page_works_under_the_sub_path(new_page, site_url: str, missing:
     script file), so it is styled at any depth and fetches nothing but its questions to the
     server (a HEAD request for 404.html in the folders the address lies in, never above the
     site's root); every link on it leads to a page of the site, wherever the address names
-    nothing of the site (hooks/error_page.py: the guess from the address alone sent every link
+    nothing of the site (mha_site/build/error_page.py: the guess from the address alone sent every link
     of /mha-lesson/deep/missing/page/here/ to another 404)."""
     page = new_page()
     failed, probes = [], []

@@ -40,7 +40,7 @@ def test_scroll_regions_are_marked_as_they_near_the_viewport(new_page) -> None:
 
 def test_notebook_figures_keep_their_natural_size_and_scroll_at_375_px(new_page) -> None:
     """The notebook's show() inlines each figure percent-encoded in a figure-scroll box;
-    hooks/notebook_page.py moves it to an SVG file loaded lazily. On a phone it keeps its
+    mha_site/build/notebook_page.py moves it to an SVG file loaded lazily. On a phone it keeps its
     natural size, and its 11 px text, and scrolls sideways."""
     page = new_page(width=375)
     page.goto("notebooks/mha-walkthrough/")

@@ -6,6 +6,7 @@ an import, and a blocker makes the forbidden packages fail to import at all.
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import re
 import subprocess
@@ -73,3 +74,44 @@ def test_the_reference_never_imports_the_site_package():
     pattern = re.compile(r"^\s*(from|import)\s+mha_site\b", re.M)
     for path in (ROOT / "src" / "mha_ref").glob("*.py"):
         assert not pattern.search(path.read_text(encoding="utf-8")), f"{path.name} imports mha_site"
+
+
+def _imported(path) -> set[str]:
+    """The absolute module names a file imports, at any depth of its code."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(ROOT / "src").with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_imports_go_one_way_without_cycles():
+    """scripts and hooks -> mha_site -> mha_ref, and the build-time package (mha_site.build) is
+    imported by the hook alone: it reads pages, never models or figures, and the pages' data and
+    figures never need MkDocs. Within mha_site no two modules import each other, at any remove."""
+    site = {_module_name(path): path for path in (ROOT / "src" / "mha_site").rglob("*.py")}
+    graph = {name: {other for other in site if other != name and other in _imported(path)} for name, path in site.items()}
+    for name, path in site.items():
+        imported = _imported(path)
+        if name.startswith("mha_site.build"):
+            assert not {m.split(".")[0] for m in imported} & {"torch", "numpy", "matplotlib", "mha_ref"}, name
+            # (mha_site.files: the atomic write every generated file shares)
+            assert all(m.startswith("mha_site.build") or m == "mha_site.files" for m in graph[name]), (name, graph[name])
+        else:
+            assert not any(m.startswith("mha_site.build") for m in imported), f"{name} imports the build package"
+    hook = _imported(ROOT / "hooks" / "site.py")
+    assert not any(m.split(".")[0] in {"mha_ref", "torch"} for m in hook) and any(m.startswith("mha_site.build") for m in hook)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(nxt == goal or (nxt not in seen and not seen.add(nxt) and reaches(nxt, goal, seen)) for nxt in graph[start])
+
+    cycles = sorted(name for name in graph if reaches(name, name, set()))
+    assert cycles == [], f"modules on an import cycle: {cycles}"

@@ -4,7 +4,7 @@ same run.
 
 Builds the site (unless ``--site`` names a built one; three times, and the median build time
 is held to its budget too), the same pages as plain Material (``MHA_PLAIN_MATERIAL=1``, always
-from this working tree: none of the speed code, see mha_site.material_internals) and a default
+from this working tree: none of the speed code, see mha_site.build.material_internals) and a default
 Material page (``mkdocs new``'s layout, Material with ``font: false``, five sections of text, the
 same mkdocs-material). It serves them with ``gzip_server`` on 127.0.0.1 and runs the pinned
 Lighthouse with the Chromium the tests use, ``--rounds`` times (default 3): each round the
@@ -52,7 +52,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from gzip_server import make_server  # noqa: E402
-from mha_site.material_internals import PLAIN_ENV  # noqa: E402
+from mha_site.build.material_internals import PLAIN_ENV  # noqa: E402
 from sitekit import MKDOCS_ENV, page_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

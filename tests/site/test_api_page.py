@@ -11,18 +11,11 @@ import pytest
 from bs4 import BeautifulSoup
 
 import mha_ref
-
-from sitekit import ROOT, load_file_module
+from mha_site.build import griffe_rst as rst
+from sitekit import ROOT
 
 API_PAGES = sorted((ROOT / "docs" / "api").glob("*.md"))
 DIRECTIVE = re.compile(r"^::: (mha_ref(?:\.\w+)?)\s*$", flags=re.M)
-
-
-def _extension():
-    return load_file_module("hooks/griffe_rst.py")
-
-
-rst = _extension()
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +101,7 @@ def test_built_pages_render_docstrings_cleanly(built_site: Path):
     assert "mha_ref.attention.multi_head_attention" in ids
     for name, article in articles.items():
         # No docstring text turned into an element that would swallow the rest of the page.
-        # (The one script allowed is hooks/course.py's, sending moved ids on: api/layer.md's front matter.)
+        # (The one script allowed is mha_site/build/course.py's, sending moved ids on: api/layer.md's front matter.)
         swallowing = article.find_all(["title", "textarea", "style", "script", "xmp", "plaintext"])
         assert [e for e in swallowing if not e.get_text().startswith("{const moved = ")] == [], name
         # One heading level at a time: the page's h1, then a module per h2.

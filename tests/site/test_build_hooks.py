@@ -1,5 +1,5 @@
-"""The build-time hooks: KaTeX rendering, the notebook page, page-specific assets (issue 11); the build's
-own checks on pages and paths (issue 21)."""
+"""The build's steps (mha_site.build, run by hooks/site.py): KaTeX rendering, the notebook page,
+page-specific assets (issue 11); the build's own checks on pages and paths (issue 21)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,24 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from mha_site.code_tokens import drop_plain_token_spans
-from mha_site.material_internals import PLAIN_ENV, SEARCH_HOLD_BACK
+from mha_site.build.code_tokens import drop_plain_token_spans
+from mha_site.build.material_internals import PLAIN_ENV, SEARCH_HOLD_BACK, start_scripts
 from sitekit import ROOT, load_file_module
 
-build_checks = load_file_module("hooks/build_checks.py")
-katex = load_file_module("hooks/katex.py")
-notebook_page = load_file_module("hooks/notebook_page.py")
-page_assets = load_file_module("hooks/page_assets.py")
+from mha_site.build import checks as build_checks
+from mha_site.build import katex, notebook_page, page_assets
+
+site = load_file_module("hooks/site.py")
 
 
-def _page(src_uri: str, toc=()):
-    return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri, url=""), toc=list(toc), url="")
+def _page(src_uri: str, toc=(), url=""):
+    return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri, url=url), toc=list(toc), url=url, meta={})
+
+
+def _step(step, page, *args):
+    """``step(*args)`` as hooks/site.py runs it: its ValueError a build error naming ``page``."""
+    with site.stop_on_error(page):
+        return step(*args)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +58,7 @@ def test_katex_renders_mathml_without_javascript_in_the_page(renderer):
 
 def test_a_variant_mathml_core_cannot_draw_fails_naming_page_and_formula():
     with pytest.raises(PluginError, match=r"lesson\.md: KaTeX cannot render the formula '\\\\mathfrak\{g\}': mathvariant='fraktur'"):
-        katex.on_page_content('<p><span class="arithmatex">\\(\\mathfrak{g}\\)</span></p>', _page("lesson.md"), {}, None)
+        site.on_page_content('<p><span class="arithmatex">\\(\\mathfrak{g}\\)</span></p>', _page("lesson.md"), {}, None)
 
 
 def test_arithmatex_output_is_replaced_and_unescaped(renderer):
@@ -67,9 +73,9 @@ def test_arithmatex_output_is_replaced_and_unescaped(renderer):
 def test_bad_tex_fails_the_build_naming_page_and_formula():
     content = '<p><span class="arithmatex">\\(\\frac{a\\)</span></p>'
     with pytest.raises(PluginError, match=r"lesson\.md: KaTeX cannot render the formula '\\\\frac\{a'"):
-        katex.on_page_content(content, _page("lesson.md"), {}, None)
+        site.on_page_content(content, _page("lesson.md"), {}, None)
     with pytest.raises(PluginError, match=r"nb\.ipynb: .*'\\\\nope'.*Undefined control sequence"):
-        katex.on_page_content(
+        site.on_page_content(
             '<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown"><p>$\\nope$</p></div>', _page("nb.ipynb"), {}, None)
 
 
@@ -87,7 +93,7 @@ def test_notebook_math_is_rendered_in_markdown_cells_only(renderer):
 
 def test_notebook_toc_titles_get_mathml(renderer):
     item = SimpleNamespace(title="4. Mix with $W^O$", children=[])
-    katex.on_page_content("<p>no math</p>", _page("nb.ipynb", [item]), {}, None)
+    katex.render_page("<p>no math</p>", _page("nb.ipynb", [item]))
     assert item.title.startswith("4. Mix with <span class=\"katex\"><math") and "$" not in item.title
 
 
@@ -155,27 +161,27 @@ def test_figures_get_intrinsic_size_and_lazy_loading(tmp_path):
 
 def test_a_missing_image_fails_the_build_naming_page_and_src(tmp_path):
     files = _site_files(tmp_path, {"assets/a.svg": '<svg viewBox="0 0 4 3">'})
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="causal-mask.md", url="causal-mask/"))
-    assert 'width="4" height="3"' in page_assets.on_page_content('<img alt="A" src="../assets/a.svg">', page, {}, files)
+    page = _page("causal-mask.md", url="causal-mask/")
+    assert 'width="4" height="3"' in site.on_page_content('<img alt="A" src="../assets/a.svg">', page, {}, files)
     with pytest.raises(PluginError) as error:
-        page_assets.on_page_content('<p><img alt="B" src="../assets/b.svg"></p>', page, {}, files)
+        site.on_page_content('<p><img alt="B" src="../assets/b.svg"></p>', page, {}, files)
     assert str(error.value) == "causal-mask.md: image '../assets/b.svg' is missing: the site has no file 'assets/b.svg'"
 
 
 def test_an_svg_with_a_bad_viewbox_fails_the_build_naming_page_file_and_value(tmp_path):
     files = _site_files(tmp_path, {"assets/a.svg": '<svg viewBox="0 0 640px 180">', "assets/b.svg": '<svg viewBox="0 0 0 9">'})
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="index.md", url=""))
+    page = _page("index.md")
     with pytest.raises(PluginError) as error:
-        page_assets.on_page_content('<img alt="A" src="assets/a.svg">', page, {}, files)
+        site.on_page_content('<img alt="A" src="assets/a.svg">', page, {}, files)
     assert str(error.value) == (f"index.md: image 'assets/a.svg' ({tmp_path / 'assets' / 'a.svg'}): "
                                 "viewBox '0 0 640px 180' is not four numbers: min-x, min-y, width, height")
     with pytest.raises(PluginError, match=r"b\.svg.*viewBox '0 0 0 9' has a width or height that is not positive"):
-        page_assets.on_page_content('<img alt="B" width="9" height="9" src="assets/b.svg">', page, {}, files)
+        site.on_page_content('<img alt="B" width="9" height="9" src="assets/b.svg">', page, {}, files)
 
 
 def test_the_notebook_figures_are_site_files_the_image_check_finds(tmp_path):
-    """hooks/notebook_page.py moves the notebook's inline SVGs to files of the site, which
-    MkDocs writes and hooks/page_assets.py finds (and sizes) like any figure in docs/."""
+    """mha_site/build/notebook_page.py moves the notebook's inline SVGs to files of the site, which
+    MkDocs writes and mha_site/build/page_assets.py finds (and sizes) like any figure in docs/."""
     # What File.generated reads of MkDocs' config while a hook runs.
     config = SimpleNamespace(site_dir=str(tmp_path), use_directory_urls=True,
                              plugins=SimpleNamespace(_current_plugin="notebook_page"))
@@ -183,45 +189,45 @@ def test_the_notebook_figures_are_site_files_the_image_check_finds(tmp_path):
     page = SimpleNamespace(file=SimpleNamespace(src_uri="notebooks/nb.ipynb", url="notebooks/nb/"), url="notebooks/nb/")
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="300pt" height="150pt"></svg>'
     figure = f'<p><img alt="A plot" src="data:image/svg+xml,{quote(svg)}"></p>'
-    content = notebook_page.on_page_content(figure * 2, page, config, files)
+    content = notebook_page.clean_notebook_page(figure * 2, page, config, files)
     (name,) = [file.src_uri for file in files]  # the same figure twice is one file
     assert name.startswith("notebooks/nb/figure-") and files.get_file_from_path(name).content_string == svg
-    out = page_assets.on_page_content(content, page, config, files)
+    out = page_assets.content_passes(content, page, config, files)
     assert out.count(f'src="{name.rsplit("/", 1)[1]}" loading="lazy" width="400" height="200"') == 2
 
 
 def test_an_unclosed_quiz_fails_the_build_naming_page_and_element():
     """Markdown closes a <div markdown> left open only at the end of the page, so the rest of the
-    page went inside the quiz (hidden until answered) and the build passed (hooks/build_checks.py)."""
+    page went inside the quiz (hidden until answered) and the build passed (mha_site/build/checks.py)."""
     quiz = ('<div class="quiz" id="quiz-q" data-quiz="choice" markdown>\n\n**1. Why?**\n\n'
             '<details class="quiz-answer" markdown>\n<summary>Show</summary>\n\nBecause.\n\n</details>\n{end}\n'
             "## Next section\n\nMore text.\n")
     render = functools.partial(markdown.markdown, extensions=["md_in_html", "toc"])
-    assert build_checks.on_page_content(render(quiz.format(end="</div>\n")), _page("index.md"), {}, None)
+    assert build_checks.components_closed(render(quiz.format(end="</div>\n")))
     unclosed = render(quiz.format(end=""))
     assert unclosed.count("<div") == unclosed.count("</div>"), "Markdown closed it at the end: counts agree"
     with pytest.raises(PluginError) as error:
-        build_checks.on_page_content(unclosed, _page("index.md"), {}, None)
+        _step(build_checks.components_closed, _page("index.md"), unclosed)
     assert str(error.value) == ('index.md: unbalanced HTML (in the page or a file it includes): <div class="quiz" '
                                 'data-quiz="choice" id="quiz-q"> is not closed before the heading <h2 id="next-section">')
     # a raw HTML block (no markdown attribute) left open stays open to the end of the page
     with pytest.raises(PluginError, match=r"^api\.md: .*<details> is not closed before </div>$"):
-        build_checks.on_page_content("<div><details><p>x</p></div>", _page("api.md"), {}, None)
+        _step(build_checks.components_closed, _page("api.md"), "<div><details><p>x</p></div>")
 
 
 def test_the_snippets_and_notebook_cache_resolve_from_the_config_file_folder():
-    """hooks/build_checks.py: `mkdocs build -f elsewhere/mkdocs.yml` reads snippets from elsewhere/,
+    """mha_site/build/checks.py: `mkdocs build -f elsewhere/mkdocs.yml` reads snippets from elsewhere/,
     not from the working directory (MkDocs itself resolves docs_dir, hooks and custom_dir so)."""
     config = _Config(mdx_configs={"pymdownx.snippets": {"base_path": ["src", "docs/_includes", ".", "/abs"]}})
     config.config_file_path = "/repo/mkdocs.yml"
     config.plugins = {"mkdocs-jupyter": SimpleNamespace(config={"cache_dir": ".cache/mkdocs-jupyter"})}
-    build_checks.on_config(config)
+    build_checks.anchor_paths(config)
     assert config["mdx_configs"]["pymdownx.snippets"]["base_path"] == ["/repo/src", "/repo/docs/_includes", "/repo/.", "/abs"]
     assert config.plugins["mkdocs-jupyter"].config["cache_dir"] == "/repo/.cache/mkdocs-jupyter"
 
 
 class _Config(dict):
-    """Just enough of MkDocsConfig for on_config: items, config_file_path, plugins."""
+    """Just enough of MkDocsConfig for anchor_paths: items, config_file_path, plugins."""
 
 
 def test_explorer_fallback_is_not_fetched_when_scripts_run():
@@ -242,8 +248,8 @@ def test_no_page_nests_a_noscript_in_another(built_site):
 
 
 def test_every_material_table_rule_is_carried_over_to_our_tables(built_site):
-    """tables.css (hooks/page_assets.py) restates each selector Material writes for
-    table:not([class]) for the tables the build wraps itself (mha_site.tables)."""
+    """tables.css (mha_site/build/page_assets.py) restates each selector Material writes for
+    table:not([class]) for the tables the build wraps itself (mha_site.build.tables)."""
     material = next((built_site / "assets" / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
     ours = (built_site / "assets" / "stylesheets" / "tables.css").read_text(encoding="utf-8")
     theirs = sorted(s.strip() for rule in re.findall(r"([^{}]*)\{[^{}]*\}", material)
@@ -285,7 +291,7 @@ def test_built_code_blocks_hold_no_plain_token_spans(built_site):
 
 
 def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_search(built_site):
-    """mha_site.material_internals: no page lets the parser run a script file; one loader runs
+    """mha_site.build.material_internals: no page lets the parser run a script file; one loader runs
     the bundle first, then a11y.js, then the page's own scripts, and the search index is held
     back until search is opened."""
     for page in ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
@@ -300,62 +306,65 @@ def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_sea
             assert "live-heads.js" in sources[2:], sources
 
 
-def _material_page(article: str) -> str:
-    """A page as Material's base.html writes it, before hooks/page_assets.py: mkdocstrings' and the
-    site's stylesheets, the article, the theme's config, its bundle and extra_javascript as tags."""
+def _material_scripts_block() -> str:
+    """Material's ``scripts`` block as base.html writes it: its bundle and extra_javascript as tags."""
     import material
 
     bundle = next((Path(material.__file__).parent / "templates/assets/javascripts").glob("bundle.*.min.js")).name
-    return ('<html class="no-js"><head><link rel="stylesheet" href="assets/_mkdocstrings.css">'
-            f'<link rel="stylesheet" href="assets/stylesheets/extra.css"></head><body><article>{article}</article>'
-            '<script id="__config" type="application/json">{"search": "w.js"}</script>\n'
-            f'  <script src="assets/javascripts/{bundle}"></script>\n'
-            '  <script src="assets/javascripts/a11y.js"></script>\n</body></html>')
+    return f'\n  <script src="assets/javascripts/{bundle}"></script>\n  <script src="assets/javascripts/a11y.js"></script>\n'
 
 
 def test_a_plain_material_build_has_none_of_the_speed_code(tmp_path, monkeypatch):
     """make perf's baseline (MHA_PLAIN_MATERIAL=1, tests/site/perf.py) is the same pages with
-    none of the speed code: Material's own script tags, no loader, no held-back index, no <html>
-    marked in the head, every component's files on every page, nothing done to images, code
-    spans or tables. The site's build has each of them; what is not speed (the image check,
+    none of the speed code: Material's own script tags, no loader, no held-back index, every
+    component's files on every page, nothing done to images, code spans or tables. The site's build has each of them; what is not speed (the image check,
     figures that scroll, focusable regions) is in both."""
     from mkdocs.theme import Theme
 
     configs = {}
     for value in ("1", "0"):
         monkeypatch.setenv(PLAIN_ENV, value)
-        configs[value] = page_assets.on_config({"extra": {}})
-    plain, site = configs["1"], configs["0"]
+        page_assets.mark_plain(configs.setdefault(value, {"extra": {}}))
+    plain, site_config = configs["1"], configs["0"]
     monkeypatch.setenv(PLAIN_ENV, "true")
-    with pytest.raises(PluginError, match=f"{PLAIN_ENV} must be 1 .* got 'true'"):
-        page_assets.on_config({"extra": {}})
+    with pytest.raises(ValueError, match=f"{PLAIN_ENV} must be 1 .* got 'true'"):
+        page_assets.mark_plain({"extra": {}})
 
-    page = SimpleNamespace(url="", file=SimpleNamespace(src_uri="index.md", url=""))
-    html = _material_page('<span class="katex">x</span><div class="quiz"></div>')
-    ours, theirs = (page_assets.on_post_page(html, page, config) for config in (site, plain))
+    page = _page("index.md")
+    content = '<span class="katex">x</span><div class="quiz"></div>'
+    ours, theirs = (page_assets.page_assets(content, config) for config in (site_config, plain))
+    assert ours == {"preload": [page_assets.MATH_FONT], "css_first": ["assets/stylesheets/math.css"],
+                    "css": ["assets/quiz/quiz.css"], "js": ["assets/quiz/quiz.js"]}
+    assert theirs["preload"] == [] and theirs["js"] == [
+        "assets/explorer/explorer.js", "assets/quiz/quiz.js", "assets/live-heads/live-heads.js"]
+    assert "assets/explorer/explorer.css" in theirs["css"] and page_assets.TABLES_CSS not in theirs["css"]
+    block = _material_scripts_block()
+    ours, theirs = (start_scripts(block, ["p.js"], plain=value) for value in (False, True))
     assert "<script src" not in ours and "const scripts =" in ours and SEARCH_HOLD_BACK in ours
     assert "dispatchEvent" not in theirs and "XMLHttpRequest" not in theirs and "mhaScripts" not in theirs
     tags = re.findall(r'<script src="([^"]+)"></script>', theirs)
-    assert tags[0].startswith("assets/javascripts/bundle.") and tags[1:] == [
-        "assets/javascripts/a11y.js", "assets/explorer/explorer.js", "assets/quiz/quiz.js", "assets/live-heads/live-heads.js"]
-    assert 'rel="preload"' in ours and 'rel="preload"' not in theirs
-    assert "_mkdocstrings.css" not in ours and "_mkdocstrings.css" in theirs
-    assert "explorer.css" not in ours and "explorer.css" in theirs and "tables.css" not in theirs
+    assert tags[0].startswith("assets/javascripts/bundle.") and tags[1:] == ["assets/javascripts/a11y.js", "p.js"]
+    # mkdocstrings links its stylesheet on every page; the site links it where the API's markup is.
+    mkdocstrings_first = {"extra": {}, "extra_css": [page_assets.MKDOCSTRINGS_CSS, "assets/stylesheets/extra.css"]}
+    monkeypatch.setenv(PLAIN_ENV, "0")
+    page_assets.mark_plain(mkdocstrings_first)
+    assert mkdocstrings_first["extra_css"] == ["assets/stylesheets/extra.css"]
+    assert page_assets.page_assets('<div class="doc doc-contents">', mkdocstrings_first)["css_first"] == [page_assets.MKDOCSTRINGS_CSS]
 
     files = _site_files(tmp_path, {"a.svg": '<svg viewBox="0 0 4 3">'})
     code = highlight("x = 1\n", PythonLexer(), HtmlFormatter())
     content = f'<p><img src="a.svg"><img src="a.svg"></p><table><tr><td>1</td></tr></table>{code}'
-    ours, theirs = (page_assets.on_page_content(content, page, config, files) for config in (site, plain))
+    ours, theirs = (page_assets.content_passes(content, page, config, files) for config in (site_config, plain))
     assert 'loading="lazy"' in ours and 'width="4"' in ours and "<img" in theirs and not re.search("loading=|width=|decoding=", theirs)
     assert "mha-table" in ours and "<table>" in theirs
     assert '<span class="n">x</span>' in theirs and '<span class="n">' not in ours
     assert theirs.count('class="figure-scroll"') == 2 and 'tabindex="0"' in theirs
-    with pytest.raises(PluginError, match="is missing"):
-        page_assets.on_page_content('<img src="b.svg">', page, plain, files)
+    with pytest.raises(ValueError, match="is missing"):
+        page_assets.content_passes('<img src="b.svg">', page, plain, files)
 
     template = Theme(name="material", custom_dir=str(ROOT / "overrides")).get_env().get_template("main.html")
     head = {key: "".join(template.blocks["extrahead"](template.new_context({"config": config})))
-            for key, config in (("ours", site), ("theirs", plain))}
+            for key, config in (("ours", site_config), ("theirs", plain))}
     assert head["ours"] == head["theirs"] and "mhaScheme" in head["theirs"], "the light/dark switch is no speed code"
 
 
@@ -418,11 +427,11 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
     css = next((assets / "stylesheets").glob("main.*.min.css")).read_text(encoding="utf-8")
     header = (templates / "partials" / "header.html").read_text(encoding="utf-8")
     contracts = {
-        # mha_site.material_internals' loader: the bundle starts its components from document$, which
+        # mha_site.build.material_internals' loader: the bundle starts its components from document$, which
         # DOMContentLoaded feeds once, and exposes it as window.document$
         "the bundle starts on DOMContentLoaded through window.document$":
             '"DOMContentLoaded",{once:!0}).subscribe(()=>' in bundle and "window.document$=" in bundle,
-        # mha_site.material_internals' hold-back: the index is requested with XMLHttpRequest's open
+        # mha_site.build.material_internals' hold-back: the index is requested with XMLHttpRequest's open
         # (method, URL), then send(), at search/search_index.json, and search opens on f, s and /
         "the bundle requests search/search_index.json with XMLHttpRequest open, then send":
             'new URL("search/search_index.json",' in bundle
@@ -437,13 +446,13 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
         # mkdocs.yml: one palette, so no palette component (and its restyles) at load
         "a single palette (a mapping) renders no palette component":
             "{% if not config.theme.palette is mapping %}" in header,
-        # mha_site.tables: Markdown tables wrapped as the bundle does
+        # mha_site.build.tables: Markdown tables wrapped as the bundle does
         "the bundle wraps table:not([class]) in md-typeset__scrollwrap > md-typeset__table":
             all(name in bundle for name in ("table:not([class])", "md-typeset__scrollwrap", "md-typeset__table")),
-        # mha_site.code_tokens: spans the theme draws in the code colour
+        # mha_site.build.code_tokens: spans the theme draws in the code colour
         "code tokens are coloured by --md-code-hl-name/operator/punctuation-color":
             all(f"--md-code-hl-{kind}-color" in css for kind in ("name", "operator", "punctuation")),
-        # hooks/page_assets.py: code, quizzes and collapsed boxes kept out of the index
+        # mha_site/build/page_assets.py: code, quizzes and collapsed boxes kept out of the index
         "the search plugin skips elements with data-search-exclude": "data-search-exclude" in inspect.getsource(search_plugin),
     }
     broken = [name for name, holds in contracts.items() if not holds]

@@ -368,7 +368,7 @@ def test_page_shows_every_figure_with_alt_text() -> None:
     assert {Path(src).name for _, src in images} == set(SVG_NAMES)
     assert all(len(alt) > 60 for alt, _ in images)
     assert 'data-explorer-src="assets/explorer/heads.json"' in source
-    # The static figures sit in the fallback block, which hooks/page_assets.py wraps in <noscript>
+    # The static figures sit in the fallback block, which mha_site/build/page_assets.py wraps in <noscript>
     # (tests/site/test_build_hooks.py): a browser running the explorer never fetches them.
     fallback = source.split('<div class="mha-explorer__fallback" markdown>', 1)[1].split("\n</div>", 1)[0]
     assert all(f"]({src})" in fallback for _, src in images)

@@ -323,7 +323,7 @@ def test_committed_results_tell_the_story_the_page_tells():
 
 @pytest.fixture(scope="module")
 def hook():
-    return load_file_module("hooks/page_numbers.py")
+    return load_file_module("hooks/site.py")
 
 
 def test_every_placeholder_on_the_page_resolves(hook):

@@ -1,5 +1,5 @@
 """The math font draws every character of every formula on the site, with the MATH table MathML
-layout reads (mha_site.math_font; the formulas are MathML, hooks/katex.py)."""
+layout reads (mha_site.math_font; the formulas are MathML, mha_site/build/katex.py)."""
 
 from __future__ import annotations
 

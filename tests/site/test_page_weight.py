@@ -3,7 +3,7 @@
 For every page this sums, gzip-compressed as a static host sends them, the files a browser
 fetches when the page loads: the HTML, its stylesheets and scripts, the images it does not
 load lazily (nothing inside ``<noscript>``), the math font (preloaded where there are formulas), and Material's
-search worker (the search index is fetched on first use, see mha_site.material_internals; a page
+search worker (the search index is fetched on first use, see mha_site.build.material_internals; a page
 without that hold-back is charged for it). Issue 11's budget is 250 KiB per page; Lighthouse
 (``make perf``) measures the same thing in a browser.
 """
@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from mha_site.material_internals import SEARCH_HOLD_BACK
+from mha_site.build.material_internals import SEARCH_HOLD_BACK
 from sitekit import page_paths
 
 BUDGET_KIB = 250
@@ -30,7 +30,7 @@ SCRIPT_SRC = re.compile(r'<script\b[^>]*\bsrc="([^"]+)"')
 IMG = re.compile(r"<img\b[^>]*>")
 NOSCRIPT = re.compile(r"<noscript>.*?</noscript>", re.S)
 SEARCH_WORKER = re.compile(r'"search": "([^"]+)"')
-# The scripts mha_site.material_internals' loader starts after the first paint (Material's bundle, a11y.js, the page's own).
+# The scripts mha_site.build.material_internals' loader starts after the first paint (Material's bundle, a11y.js, the page's own).
 LOADER_SCRIPTS = re.compile(r"const scripts = (\[[^\]]*\])\.map")
 PRELOAD = re.compile(r'<link rel="preload" href="([^"]+)"')
 MATH_JS = re.compile(r"katex(?:\.min)?\.js|auto-render|mathjax|katex-init|renderMathInElement", re.I)

@@ -13,8 +13,8 @@ from mkdocs.exceptions import PluginError
 from mha_site import placeholders
 from sitekit import DOCS, load_file_module
 
-hook = load_file_module("hooks/page_numbers.py")
-PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="p.md"))
+hook = load_file_module("hooks/site.py")
+PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="p.md", url="p/"), url="p/", toc=[], meta={})
 
 
 @pytest.mark.parametrize(("text", "message"), [

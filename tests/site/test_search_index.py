@@ -1,4 +1,4 @@
-"""The search index holds each formula once, as readable text (hooks/katex.py marks the TeX annotation).
+"""The search index holds each formula once, as readable text (mha_site/build/katex.py marks the TeX annotation).
 
 A result preview shows the indexed text, so a formula indexed as MathML text, then TeX, then
 KaTeX's HTML read "e−∞=0 e^{-\\infty} = 0 e−∞=0". W^O is indexed as "WO", which is what a search

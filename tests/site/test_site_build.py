@@ -34,7 +34,7 @@ def test_strict_build_succeeds_and_writes_every_page(built_site: Path):
 def test_the_build_runs_from_outside_the_repository(built_site: Path):
     """The session build (tests/conftest.py) names mkdocs.yml and runs from a temporary folder, as
     `mkdocs build -f other/dir/mkdocs.yml` does: snippets resolve from the config file's folder
-    (hooks/build_checks.py), and no cache lands in the folder the build ran from."""
+    (mha_site/build/checks.py), and no cache lands in the folder the build ran from."""
     first_line = (built_site / "_build.log").read_text(encoding="utf-8").splitlines()[0]
     ran_from = Path(first_line.rsplit(", run from ", 1)[1])
     assert ran_from != ROOT and ROOT not in ran_from.parents, first_line

@@ -1,6 +1,6 @@
 // Keyboard access to what scrolls sideways: wide formulas, tables and figures, long code
 // lines on a narrow screen. A keyboard user can scroll only a region that can take focus, so
-// the build gives every such region tabindex="0" (hooks/page_assets.py): each one is reachable
+// the build gives every such region tabindex="0" (mha_site/build/page_assets.py): each one is reachable
 // before any script runs, wherever it is on the page. This script refines that once a region
 // is laid out near the screen: one that overflows is named for screen readers (and a figure
 // says in words that it scrolls, extra.css); one that fits gives its tab stop back.

@@ -1,7 +1,7 @@
 """Turn committed benchmark results into the numbers, sentences and tables the site prints.
 
 Nothing here measures. :func:`bench_values` flattens one results document per device
-into ``{"cpu.ms.sdpa.T2048": "41.2", ...}``, which ``hooks/page_numbers.py`` puts into
+into ``{"cpu.ms.sdpa.T2048": "41.2", ...}``, which ``hooks/site.py`` puts into
 pages at build time. :data:`CLAIMS` holds every qualitative statement the site makes
 about cost; the hook renders each one with :func:`render_claim` (refusing to render a
 claim the data contradicts) and the tests check each one with :func:`evaluate_claim`,

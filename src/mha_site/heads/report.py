@@ -1,7 +1,7 @@
 """The numbers and tables of the "Heads that learn" page, computed from the results JSON.
 
 The page never types a measured number: it writes the placeholder ``rh.NAME`` in
-double curly braces, and the MkDocs hook ``hooks/page_numbers.py`` replaces each
+double curly braces, and the MkDocs hook ``hooks/site.py`` replaces each
 one with ``page_values(results)[NAME]``. An unknown name stops the build.
 """
 

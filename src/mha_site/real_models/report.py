@@ -1,7 +1,7 @@
 """The numbers and tables of the "Heads in real models" page, from the committed JSON alone.
 
 The page writes the placeholder ``rm.NAME`` in double curly braces and the MkDocs hook
-``hooks/page_numbers.py`` replaces it with ``page_values(docs, tiny)[NAME]``, where
+``hooks/site.py`` replaces it with ``page_values(docs, tiny)[NAME]``, where
 ``docs`` are the two heads.json files (:func:`mha_site.real_models.build.committed`) and
 ``tiny`` is the "Heads that learn" results file. JSON only: no torch, no matplotlib.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from mha_site.html import element_end
+from mha_site.build.html import element_end
 
 __all__ = ["TABLE_CLASS", "table_rules", "wrap_tables"]
 

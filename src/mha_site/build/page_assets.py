@@ -1,12 +1,14 @@
-"""MkDocs hook: each page loads only the stylesheets and scripts its own content uses, and its
-figures load lazily with their intrinsic size.
+"""Each page loads only the stylesheets and scripts its own content uses, and its figures load
+lazily with their intrinsic size (steps of hooks/site.py).
 
 * ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
   carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
   a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
+  :func:`page_assets` chooses them into ``page.meta``, and overrides/main.html links them from
+  Material's documented blocks (``styles``, ``extrahead``, ``scripts``).
 * A page's scripts go after Material's bundle and a11y.js (they use its ``document$``); all of
   them start after the first paint, and the search index waits until search is first opened
-  (``mha_site.material_internals``: the site's only two uses of Material's internals). Every page
+  (``mha_site.build.material_internals``: the site's only two uses of Material's internals). Every page
   is a full load: instant navigation is off (see mkdocs.yml).
 * ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
   layout does not jump as they arrive, ``decoding="async"``, and all but the first
@@ -14,12 +16,12 @@ figures load lazily with their intrinsic size.
   cannot be read, fails the build naming the page and the image.
 * The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
   JavaScript gets the explorer and never downloads them.
-* Markdown tables are wrapped in Material's scroll box at build time (``mha_site.tables``), so
+* Markdown tables are wrapped in Material's scroll box at build time (``mha_site.build.tables``), so
   its bundle does not move them, and restyle the page, in the reader's browser;
-  ``on_post_build`` writes the table rules for them from Material's stylesheet.
+  :func:`write_tables_css` writes the table rules for them from Material's stylesheet.
 
-``MHA_PLAIN_MATERIAL=1`` (``mha_site.material_internals.plain_material``, read once in
-``on_config``) builds plain Material, ``make perf``'s baseline, with none of the speed code:
+``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals.plain_material``, read once by
+:func:`mark_plain`) builds plain Material, ``make perf``'s baseline, with none of the speed code:
 Material's own script tags and no search hold-back, every component's stylesheets and scripts on
 every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
 mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
@@ -39,15 +41,13 @@ import struct
 from pathlib import Path
 from urllib.parse import unquote
 
-from mkdocs.exceptions import PluginError
-
-from mha_site.code_tokens import drop_plain_token_spans
+from mha_site.build.code_tokens import drop_plain_token_spans
 from mha_site.files import write_atomic
-from mha_site.html import element_end
-from mha_site.material_internals import PLAIN_KEY, plain_material, start_scripts
-from mha_site.tables import TABLE_CLASS, table_rules, wrap_tables
+from mha_site.build.html import element_end
+from mha_site.build.material_internals import PLAIN_KEY, plain_material
+from mha_site.build.tables import TABLE_CLASS, table_rules, wrap_tables
 
-# Written by on_post_build from Material's own table rules (mha_site.tables).
+# Written by write_tables_css from Material's own table rules (mha_site.build.tables).
 TABLES_CSS = "assets/stylesheets/tables.css"
 
 # (class that marks the component, stylesheets, scripts); paths from the site root.
@@ -58,7 +58,7 @@ PAGE_ASSETS = [
     ("live-heads", ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"]),
     ("bench-figure", ["assets/stylesheets/bench.css"], []),
     ("jupyter-wrapper", ["assets/stylesheets/reference.css"], []),
-    ("doc-contents", ["assets/stylesheets/reference.css"], []),
+    ("doc-contents", ["assets/_mkdocstrings.css", "assets/stylesheets/reference.css"], []),
     (TABLE_CLASS, [TABLES_CSS], []),
 ]
 # The math font, asked for with the page's head. Otherwise the browser asks for it only once a
@@ -66,9 +66,11 @@ PAGE_ASSETS = [
 # (layout shift 0.13 on the causal-mask page, 0.09 on inference, with KaTeX's fonts; issue 11).
 MATH_FONT = "assets/vendor/noto-sans-math/noto-sans-math-subset.woff2"
 # Stylesheets that go before extra.css (so extra.css may refine them); the rest go after it.
-BEFORE_EXTRA = {"assets/stylesheets/math.css"}
-EXTRA_CSS = "assets/stylesheets/extra.css"
+# mkdocstrings links its own on every page, first (below the site's); only the API pages use it.
 MKDOCSTRINGS_CSS = "assets/_mkdocstrings.css"
+BEFORE_EXTRA = {"assets/stylesheets/math.css", MKDOCSTRINGS_CSS}
+#: ``page.meta[META_KEY]``: what :func:`page_assets` chose, for overrides/main.html's blocks.
+META_KEY = "mha_assets"
 
 IMG = re.compile(r"<img\b[^>]*>")
 ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
@@ -216,7 +218,7 @@ def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
 
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run).
-    The page leaves this to the hook: it wrapped the fallback itself too, and a ``<noscript>``
+    The page leaves this to the build: it wrapped the fallback itself too, and a ``<noscript>``
     in another is invalid HTML."""
     start = content.find(FALLBACK)
     if start < 0:
@@ -266,75 +268,63 @@ def out_of_search(content: str) -> str:
     return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
 
-def on_config(config):
-    """Note once, for every hook, whether this build is plain Material."""
-    try:
-        config["extra"][PLAIN_KEY] = plain_material()
-    except ValueError as error:
-        raise PluginError(str(error)) from None
-    return config
+def mark_plain(config) -> None:
+    """Note once, for every step, whether this build is plain Material (ValueError: a bad switch);
+    in the site, mkdocstrings' stylesheet is linked by the pages that use it, not by every page."""
+    config["extra"][PLAIN_KEY] = plain_material()
+    if not config["extra"][PLAIN_KEY] and MKDOCSTRINGS_CSS in config.get("extra_css", []):
+        config["extra_css"].remove(MKDOCSTRINGS_CSS)
 
 
 def is_plain(config) -> bool:
-    """Whether ``on_config`` marked this build plain Material (a config it never saw: the site)."""
+    """Whether :func:`mark_plain` marked this build plain Material (a config it never saw: the site)."""
     extra = config.get("extra") if hasattr(config, "get") else None
     return bool(extra and extra.get(PLAIN_KEY))
 
 
-def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+def content_passes(content: str, page, config, files) -> str:
+    """A page's content with the explorer's fallback in ``<noscript>``, tables boxed and plain
+    code spans dropped (not in plain Material), images sized and checked, scroll regions
+    focusable, and code, quizzes and collapsed boxes out of search."""
     speed = not is_plain(config)
     content = fallback_in_noscript(content)
     if speed:
         content = drop_plain_token_spans(wrap_tables(content))
-    try:
-        content = size_images(content, page.file.url, files, speed)
-    except ValueError as error:
-        raise PluginError(f"{page.file.src_uri}: {error}") from None
+    content = size_images(content, page.file.url, files, speed)
     return out_of_search(focusable_scroll_regions(content))
 
 
-def _relative(path: str, page_url: str) -> str:
-    depth = page_url.count("/") if page_url else 0
-    return "../" * depth + path
+def page_assets(content: str, config) -> dict[str, list[str]]:
+    """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
+    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``
+    (after Material's bundle and a11y.js: they use its ``document$``). Plain Material gets every
+    component's files on every page (but tables.css, which styles only the tables the site's
+    build wraps), as ``extra_css`` and ``extra_javascript`` would load them.
 
-
-def on_post_page(output: str, page, config) -> str:  # noqa: ARG001 - MkDocs hook signature
-    start = output.find("<article")
-    end = output.find("</article>")
-    if start < 0 or end < 0:
-        return output  # 404 and other pages without an article: nothing page-specific
+    >>> page_assets('<span class="katex">x</span><div class="quiz">', {})
+    {'preload': ['assets/vendor/noto-sans-math/noto-sans-math-subset.woff2'], 'css_first': ['assets/stylesheets/math.css'], 'css': ['assets/quiz/quiz.css'], 'js': ['assets/quiz/quiz.js']}
+    """
     plain = is_plain(config)
-    # Plain Material loads every component's files on every page (but tables.css, which styles
-    # only the tables the build wraps), as mkdocs.yml's extra_css and extra_javascript would.
-    markers = {name for name, _, _ in PAGE_ASSETS} - {TABLE_CLASS} if plain else stylesheets_markers(output[start:end])
+    markers = {name for name, _, _ in PAGE_ASSETS} - {TABLE_CLASS} if plain else stylesheets_markers(content)
     stylesheets, scripts = assets_of(markers)
-    page_url = page.url
-    extra_link = f'<link rel="stylesheet" href="{_relative(EXTRA_CSS, page_url)}">'
-    if extra_link not in output:
-        raise PluginError(f"{page.file.src_uri}: {EXTRA_CSS} is not linked; hooks/page_assets.py orders page CSS around it")
-    before = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c in BEFORE_EXTRA)
-    if "katex" in markers and not plain:
-        # crossorigin: fonts are fetched in CORS mode, and a preload must match to be reused
-        before = f'<link rel="preload" href="{_relative(MATH_FONT, page_url)}" as="font" type="font/woff2" crossorigin>' + before
-    after = "".join(f'<link rel="stylesheet" href="{_relative(c, page_url)}">' for c in stylesheets if c not in BEFORE_EXTRA)
-    output = output.replace(extra_link, before + extra_link + after, 1)
-    if "doc-contents" not in markers:
-        # mkdocstrings links its stylesheet on every page; only the API pages have its markup.
-        output = output.replace(f'<link rel="stylesheet" href="{_relative(MKDOCSTRINGS_CSS, page_url)}">', "", 1)
-    try:
-        return start_scripts(output, [_relative(j, page_url) for j in scripts], plain)
-    except ValueError as error:
-        raise PluginError(f"{page.file.src_uri}: {error}") from None
+    linked = set(config.get("extra_css") or []) if hasattr(config, "get") else set()
+    stylesheets = [c for c in stylesheets if c not in linked]  # plain: mkdocstrings' is linked already
+    return {
+        "preload": [MATH_FONT] if "katex" in markers and not plain else [],
+        "css_first": [c for c in stylesheets if c in BEFORE_EXTRA],
+        "css": [c for c in stylesheets if c not in BEFORE_EXTRA],
+        "js": scripts,
+    }
 
 
-def on_post_build(config) -> None:
-    """Write ``tables.css``: Material's table rules for the tables this hook wrapped."""
+def write_tables_css(config) -> None:
+    """Write ``tables.css``: Material's table rules for the tables content_passes wrapped."""
     site = Path(config["site_dir"])
     material = sorted(site.glob("assets/stylesheets/main.*.min.css"))
     if len(material) != 1:
-        raise PluginError(f"expected one Material main.*.min.css in {site}/assets/stylesheets, found {len(material)}")
+        raise ValueError(f"expected one Material main.*.min.css in {site}/assets/stylesheets, found {len(material)}")
     rules = table_rules(material[0].read_text(encoding="utf-8"))
     if not rules:
-        raise PluginError(f"{material[0].name} has no table:not([class]) rules; mha_site.tables needs updating")
-    header = "/* Generated by hooks/page_assets.py from Material's table rules (mha_site.tables). */\n"
+        raise ValueError(f"{material[0].name} has no table:not([class]) rules; mha_site.build.tables needs updating")
+    header = "/* Generated by mha_site.build.page_assets from Material's table rules (mha_site.build.tables). */\n"
     write_atomic(site / TABLES_CSS, header + rules)

@@ -1,15 +1,15 @@
-"""MkDocs hook: every formula rendered to MathML by KaTeX at build time, so pages ship no math JS.
+"""Every formula rendered to MathML by KaTeX at build time, so pages ship no math JS (a step of hooks/site.py).
 
 ``pymdownx.arithmatex`` (``generic: true``) leaves ``<span class="arithmatex">\\(...\\)</span>`` and
 ``<div class="arithmatex">\\[...\\]</div>``; mkdocs-jupyter leaves ``$...$`` and ``$$...$$`` in the
-notebook's Markdown cells. This hook runs the vendored ``katex.min.js`` in QuickJS (an embedded
+notebook's Markdown cells. :func:`render_page` runs the vendored ``katex.min.js`` in QuickJS (an embedded
 JavaScript engine from PyPI, in the build's own process) and puts KaTeX's MathML in their place
 (``output: "mathml"``): browsers lay MathML out themselves and screen readers read it, so one copy
 serves both. KaTeX's HTML rendering drew each formula a second time out of positioned spans: on
 the lesson 5,700 of its 11,100 elements, for the browser to style and lay out on every load.
 The page needs only ``math.css`` and its font, a subset of Noto Sans Math with the OpenType MATH
-table that MathML layout reads (``mha_site.math_font``; ``hooks/page_assets.py`` adds both to
-pages that have math).
+table that MathML layout reads (``mha_site.math_font``; :mod:`mha_site.build.page_assets` adds
+both to pages that have math).
 
 Any formula KaTeX cannot render fails the build, naming the page and the formula. Results are
 cached by TeX source in ``.cache/katex/`` (keyed on the KaTeX file and options), so a rebuild
@@ -24,13 +24,12 @@ import json
 import re
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
-
 from mha_site.files import write_atomic
-from mha_site.html import element_end
+from mha_site.build.html import element_end
 
-KATEX_JS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
-CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "katex"
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/mha_site/build/katex.py
+KATEX_JS = ROOT / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
+CACHE_DIR = ROOT / ".cache" / "katex"
 # strict "error": TeX that KaTeX only accepts with a warning (unicode in math mode...) fails too.
 OPTIONS = {"throwOnError": True, "strict": "error", "output": "mathml", "trust": False}
 # Part of the cache key: change it whenever render() changes what it does with KaTeX's output.
@@ -234,15 +233,16 @@ def _toc_items(items):
         yield from _toc_items(item.children)
 
 
-def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+def render_page(content: str, page) -> str:
+    """``page``'s formulas (``content`` and its table of contents) as MathML; :class:`KaTeXError`
+    names a formula KaTeX refuses."""
     renderer = _get_renderer()
-    where = page.file.src_uri
 
     def render(tex: str, display: bool) -> str:
         try:
             return renderer.render(tex, display)
         except KaTeXError as error:
-            raise PluginError(f"{where}: KaTeX cannot render the formula {tex!r}: {error}") from None
+            raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {error}") from None
 
     # Headings keep their $...$ (notebook) or \( ... \) (Markdown) in the table of contents: MathML there too.
     for item in _toc_items(page.toc or []):
@@ -252,13 +252,14 @@ def on_page_content(content: str, page, config, files) -> str:  # noqa: ARG001 -
             item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
 
     content = render_arithmatex(content, render)
-    if where.endswith(".ipynb"):
+    if page.file.src_uri.endswith(".ipynb"):
         content = render_notebook_math(content, lambda tex, display: (
             # A span either way: the math sits inside <p>, and KaTeX's display output is a block span.
             f'<span class="arithmatex">{render(tex, display)}</span>'))
     return content
 
 
-def on_post_build(config) -> None:  # noqa: ARG001 - MkDocs hook signature
+def save_cache() -> None:
+    """Keep the formulas this build rendered for the next one."""
     if _renderer is not None:
         _renderer.save()

@@ -26,7 +26,7 @@ tests/site/test_build_hooks.py reads each from the installed theme and fails nam
 
 ``MHA_PLAIN_MATERIAL=1`` builds "plain Material", the baseline ``make perf`` holds the site to:
 the theme's own script tags and no hold-back here, and none of the other speed passes that
-hooks/page_assets.py reads from the config key :data:`PLAIN_KEY`.
+mha_site.build.page_assets reads from the config key :data:`PLAIN_KEY`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 __all__ = ["PLAIN_ENV", "PLAIN_KEY", "SCRIPT_LOADER", "SEARCH_HOLD_BACK", "plain_material", "start_scripts"]
 
 PLAIN_ENV = "MHA_PLAIN_MATERIAL"
-#: ``config.extra[PLAIN_KEY]``: set by hooks/page_assets.py from :func:`plain_material`.
+#: ``config.extra[PLAIN_KEY]``: set by mha_site.build.page_assets from :func:`plain_material`.
 PLAIN_KEY = "mha_plain_material"
 
 # Material requests the index with XMLHttpRequest: send() is held back for that one URL until
@@ -92,7 +92,6 @@ SCRIPT_LOADER = """<script>{
   else requestAnimationFrame(() => setTimeout(start));
 }</script>"""
 
-CONFIG_SCRIPT = '<script id="__config"'
 SCRIPT_TAG = re.compile(r'<script src="([^"]+)"></script>\s*')
 BUNDLE = re.compile(r"(?:^|/)bundle\.[0-9a-f]+\.min\.js$")
 
@@ -114,42 +113,35 @@ def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
     return value == "1"
 
 
-def start_scripts(output: str, page_scripts: list[str], plain: bool = False) -> str:
-    """The page's HTML with its own ``page_scripts`` run after Material's bundle and a11y.js (they
-    subscribe to ``document$``).
+def start_scripts(theme_scripts: str, page_scripts: list[str], plain: bool = False) -> str:
+    """Material's ``scripts`` block (``theme_scripts``: its bundle and ``extra_javascript`` as
+    tags), with the page's own ``page_scripts`` run after them (they subscribe to ``document$``).
 
-    Plain Material: the theme's tags stay where it puts them and the page's follow as plain tags.
-    Otherwise the tags after Material's ``__config`` give way to :data:`SEARCH_HOLD_BACK` and one
-    :data:`SCRIPT_LOADER` that runs them, then ``page_scripts``, after the first frame. A page
-    without the theme's ``__config`` and bundle, or with a script tag the loader cannot take over
-    (one with other attributes would run before the bundle), raises ValueError saying so.
+    Plain Material: the theme's tags stay as they are and the page's follow as plain tags.
+    Otherwise the tags give way to :data:`SEARCH_HOLD_BACK` and one :data:`SCRIPT_LOADER` that
+    runs them, then ``page_scripts``, after the first frame. A block whose first script is not the
+    bundle, or with a script the loader cannot take over (one with other attributes would run
+    before the bundle), raises ValueError saying so.
 
-    >>> page = ('<p>x</p><script id="__config" type="application/json">{}</script>'
-    ...         '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script></body>')
-    >>> start_scripts(page, ["p.js"], plain=True).endswith('<script src="a.js"></script><script src="p.js"></script></body>')
-    True
-    >>> out = start_scripts(page, ["p.js"])
+    >>> block = '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script>'
+    >>> start_scripts(block, ["p.js"], plain=True)
+    '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script><script src="p.js"></script>'
+    >>> out = start_scripts(block, ["p.js"])
     >>> out.count("<script src"), '["bundle.0a1b.min.js", "a.js", "p.js"]' in out, "mhaIsIndex" in out
     (0, True, True)
-    >>> start_scripts('<script src="bundle.0a1b.min.js"></script></body>', [])
+    >>> start_scripts('<script src="a.js"></script>', [])
     Traceback (most recent call last):
     ...
-    ValueError: no Material <script id="__config"> before </body>: the theme's base.html has changed
+    ValueError: Material's bundle is not the first script of its scripts block: found ['a.js']; the theme's base.html has changed
     """
-    body_end = output.rfind("</body>")
     if plain:
-        tags = "".join(f'<script src="{src}"></script>' for src in page_scripts)
-        return output[:body_end] + tags + output[body_end:]
-    config = output.find(CONFIG_SCRIPT)
-    if config < 0 or body_end < config:
-        raise ValueError(f"no Material {CONFIG_SCRIPT}> before </body>: the theme's base.html has changed")
-    tail = output[config:body_end]
-    theme_scripts = SCRIPT_TAG.findall(tail)
-    if not theme_scripts or not BUNDLE.search(theme_scripts[0]):
-        raise ValueError(f"Material's bundle is not the first script after {CONFIG_SCRIPT}>: found {theme_scripts[:1]}")
-    tail = SCRIPT_TAG.sub("", tail)
-    left = re.search(r"<script\b[^>]*\bsrc=[^>]*>", tail)
+        return theme_scripts + "".join(f'<script src="{src}"></script>' for src in page_scripts)
+    sources = SCRIPT_TAG.findall(theme_scripts)
+    if not sources or not BUNDLE.search(sources[0]):
+        raise ValueError(f"Material's bundle is not the first script of its scripts block: found {sources[:1]}; "
+                         "the theme's base.html has changed")
+    rest = SCRIPT_TAG.sub("", theme_scripts)
+    left = re.search(r"<script\b[^>]*>", rest)
     if left:
         raise ValueError(f"a script tag the loader cannot take over (it would run before the bundle): {left.group(0)}")
-    loader = SCRIPT_LOADER % json.dumps(theme_scripts + list(page_scripts))
-    return output[:config] + tail + SEARCH_HOLD_BACK + loader + output[body_end:]
+    return rest.strip() + SEARCH_HOLD_BACK + SCRIPT_LOADER % json.dumps(sources + list(page_scripts))

@@ -11,10 +11,14 @@ from __future__ import annotations
 import html
 import json
 import re
+from pathlib import Path
+from typing import Any
 
-from mha_site.reading import PageText
+from mkdocs.utils import get_relative_url
 
-__all__ = ["MOVED_KEY", "check_moved", "course_line", "has_id", "moved_script", "with_course_line"]
+from mha_site.build.reading import PageText, count_page_text
+
+__all__ = ["MOVED_KEY", "Course", "check_moved", "course_line", "has_id", "moved_script", "with_course_line"]
 
 #: The front-matter key of a page whose sections moved: ``{old id: the page (src path) that has it}``.
 MOVED_KEY = "moved"
@@ -66,19 +70,19 @@ def moved_script(targets: dict[str, str]) -> str:
     )
 
 
-def check_moved(page: str, moved: object) -> dict[str, str]:
-    """``moved`` from ``page``'s front matter as ``{id: src path}``, or ValueError naming what is wrong.
+def check_moved(moved: object) -> dict[str, str]:
+    """``moved`` from a page's front matter as ``{id: src path}``, or ValueError naming what is wrong.
 
-    >>> check_moved("index.md", {"positions": "positions.md"})
+    >>> check_moved({"positions": "positions.md"})
     {'positions': 'positions.md'}
-    >>> check_moved("index.md", ["positions"])
+    >>> check_moved(["positions"])
     Traceback (most recent call last):
     ...
-    ValueError: index.md: front matter 'moved' must map old ids to pages, e.g. {positions: positions.md}; got ['positions']
+    ValueError: front matter 'moved' must map old ids to pages, e.g. {positions: positions.md}; got ['positions']
     """
     if not isinstance(moved, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.endswith(".md") for k, v in moved.items()):
         raise ValueError(
-            f"{page}: front matter '{MOVED_KEY}' must map old ids to pages, e.g. {{positions: positions.md}}; got {moved!r}"
+            f"front matter '{MOVED_KEY}' must map old ids to pages, e.g. {{positions: positions.md}}; got {moved!r}"
         )
     return dict(moved)
 
@@ -90,3 +94,53 @@ def has_id(page_html: str, anchor: str) -> bool:
     (True, False)
     """
     return f' id="{html.escape(anchor, quote=True)}"' in page_html
+
+
+class Course:
+    """One build's course: read from the nav, then each page's line under its title and the
+    moved ids it sends on, then a check that every moved id is on the page it was sent to."""
+
+    def __init__(self) -> None:
+        self.pages: list[str] = []  # src paths, in order
+        self.after: list[str] = []  # top-level pages after the course (the notebook): a reading time, no place
+        self.moved: dict[str, dict[str, tuple[str, str]]] = {}  # page -> {old id: (new page, its built file)}
+
+    def read_nav(self, nav: Any) -> None:
+        """The course: the nav's top-level pages up to the first that is not Markdown, and the
+        top-level pages after it; none of the API reference (a section of reference pages)."""
+        self.pages, self.after, self.moved = [], [], {}
+        for item in nav.items:
+            if not item.is_page:
+                break
+            (self.pages if item.file.src_uri.endswith(".md") and not self.after else self.after).append(item.file.src_uri)
+
+    def page_content(self, content: str, page: Any, files: Any) -> str:
+        """``content`` with its place and reading time under the title (a course page, or one
+        after it: counted from the finished HTML) and, if its front matter lists ``moved`` ids,
+        the script that sends such an address on (ValueError: a bad list)."""
+        src = page.file.src_uri
+        if src in self.pages or src in self.after:
+            place = self.pages.index(src) + 1 if src in self.pages else None
+            content = with_course_line(content, course_line(place, len(self.pages), count_page_text(content)))
+        if MOVED_KEY not in page.meta:
+            return content
+        targets, built = {}, {}
+        for anchor, target in check_moved(page.meta[MOVED_KEY]).items():
+            file = files.get_file_from_path(target)
+            if file is None:
+                raise ValueError(f"front matter '{MOVED_KEY}' sends #{anchor} to {target}, which is not a page")
+            targets[anchor] = get_relative_url(file.url, page.url) or "./"
+            built[anchor] = (target, file.abs_dest_path)
+        self.moved[src] = built
+        return moved_script(targets) + content
+
+    def check_moved_landed(self) -> None:
+        """ValueError naming every moved id that is not on the built page it was sent to."""
+        missing = [
+            f"#{anchor} (sent from {src} to {target})"
+            for src, moved in self.moved.items()
+            for anchor, (target, built) in moved.items()
+            if not Path(built).is_file() or not has_id(Path(built).read_text(encoding="utf-8"), anchor)
+        ]
+        if missing:
+            raise ValueError("moved ids not found on their new pages: " + ", ".join(missing))

@@ -1,11 +1,12 @@
-"""MkDocs hook: a site built without an address (no ``site_url``, as ``make build`` and
+"""A site built without an address (no ``site_url``, as ``make build`` and
 ``mkdocs gh-deploy`` do) works under any sub-path, its 404 page included.
 
 Every page links its files relatively, so it works wherever it is put. The 404 page is served
 at whatever address was missing, at any depth, so no relative link can reach the site's files
 from it, and MkDocs links them from the host's root (``/assets/...``): under
-``https://host/mha-lesson/`` it loaded no stylesheet. Without an address this hook makes the
-404 page stand alone: its stylesheets and icon are written into it, it loads no script (it
+``https://host/mha-lesson/`` it loaded no stylesheet. Without an address :func:`stand_alone_404`
+(a step of hooks/site.py) makes the 404 page stand alone: its stylesheets and icon are written
+into it, it loads no script (it
 needs none: the navigation drawer is Material's CSS alone), and its links point into the site
 through a ``<base>`` that a small script finds from the address shown (:data:`ROOT_SCRIPT`).
 It also leaves out the sitemap, whose entries must be absolute addresses. With
@@ -19,8 +20,6 @@ import base64
 import json
 import re
 from pathlib import Path
-
-from mkdocs.exceptions import PluginError
 
 from mha_site.files import write_atomic
 
@@ -65,7 +64,7 @@ ROOT_SCRIPT = """<script>{
     return window.mhaSiteRoot;
   })();
 }</script>"""
-# What marks a page this hook has already made stand alone: a second pass over it (a second
+# What marks a page this step has already made stand alone: a second pass over it (a second
 # build into the same folder) would add its script twice.
 DONE = "window.mhaSiteRootFound"
 # Without Material's scripts its search cannot run: its button would do nothing. (The light/dark
@@ -83,7 +82,7 @@ def inlined(tag: str, path: str, site_dir: Path) -> str:
     an icon as a data URL; anything else (a preload) is dropped."""
     file = site_dir / path
     if not file.is_file():
-        raise PluginError(f"404.html links {path}, which the build did not write")
+        raise ValueError(f"404.html links {path}, which the build did not write")
     if 'rel="stylesheet"' in tag:
         return f"<style>{SOURCE_MAP.sub('', file.read_text(encoding='utf-8'))}</style>"
     if 'rel="icon"' in tag:
@@ -115,14 +114,15 @@ def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
     if DONE in html:
         return html
     if HEAD not in html:
-        raise PluginError("404.html: expected a <head>; hooks/error_page.py needs updating")
+        raise ValueError("404.html: expected a <head>; mha_site.build.error_page needs updating")
     html = LINK_TAG.sub(lambda match: inlined(match.group(0), match.group(1), site_dir), html)
     html = SCRIPT_FILE.sub("", html)
     html = ROOT_LINK.sub(r'\1="', html).replace(MATERIAL_SCOPE, "new URL(window.mhaSiteRoot,location)")
     return html.replace(HEAD, HEAD + ROOT_SCRIPT % json.dumps(names) + NO_SEARCH, 1)
 
 
-def on_post_build(config) -> None:
+def stand_alone_404(config) -> None:
+    """Without ``site_url``: drop the sitemap and make 404.html stand alone (see the module)."""
     if config.site_url:
         return
     site = Path(config.site_dir)

@@ -1,10 +1,11 @@
-"""Small HTML helpers shared by the MkDocs hooks (plain text scanning: no parser, no dependency)."""
+"""Small HTML helpers shared by the build's steps (plain text scanning: no parser, no dependency),
+and the one repair of Material's own markup."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["element_end", "unclosed_element"]
+__all__ = ["element_end", "name_search_dialog", "unclosed_element"]
 
 
 def element_end(content: str, start: int, name: str = "div") -> int:
@@ -62,3 +63,20 @@ def unclosed_element(content: str, components: frozenset[str] = frozenset()) -> 
         else:
             open_tags.pop()
     return f"{open_tags[-1][1]} is not closed before the end of the page" if open_tags else None
+
+
+# Material 9.8 renders the search overlay as role="dialog" without a name, which axe-core reports
+# as a serious aria-dialog-name finding on every page.
+SEARCH_DIALOG = 'data-md-component="search" role="dialog"'
+NAMED_SEARCH_DIALOG = SEARCH_DIALOG + ' aria-label="Search"'
+
+
+def name_search_dialog(page_html: str) -> str:
+    """Name Material's search dialog in the HTML (so readers with scripts off have it too).
+
+    >>> name_search_dialog('<div data-md-component="search" role="dialog">')
+    '<div data-md-component="search" role="dialog" aria-label="Search">'
+    """
+    if NAMED_SEARCH_DIALOG in page_html:
+        return page_html
+    return page_html.replace(SEARCH_DIALOG, NAMED_SEARCH_DIALOG, 1)
