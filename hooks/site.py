@@ -82,8 +82,7 @@ def on_page_content(content: str, page: Any, config: Any, files: Any) -> str:
 
 def on_post_page(output: str, page: Any, config: Any) -> str:
     with stop_on_error(page):
-        output = name_search_dialog(output)
-        return notebook_page.with_download_button(output, page, config)
+        return name_search_dialog(output)
 
 
 def on_post_build(config: Any) -> None:

@@ -4,7 +4,7 @@ Build-time only: nothing here is imported by the reference, the figures or the p
 
 * ``checks``: paths from any working directory; a component left open fails the build.
 * ``katex``: every formula to MathML at build time.
-* ``notebook_page``: the notebook's page as the site's own HTML, with a download button.
+* ``notebook_page``: the notebook's page as the site's own HTML.
 * ``page_assets``: each page's own CSS and JS, sized lazy images, boxed tables, focusable scroll
   regions, what search leaves out; ``material_internals``, ``tables``, ``code_tokens``: its parts.
 * ``course``, ``reading``: each page's place in the course and its reading time; moved ids.

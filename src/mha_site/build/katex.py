@@ -147,7 +147,7 @@ def core_mathml(rendered: str) -> str:
     >>> core_mathml('<mi mathvariant="fraktur">g</mi>')
     Traceback (most recent call last):
     ...
-    katex.UnsupportedVariant: mathvariant='fraktur' on 'g': MathML Core draws only 'normal'; written as characters here: ['double-struck'] of capital Latin letters
+    mha_site.build.katex.UnsupportedVariant: mathvariant='fraktur' on 'g': MathML Core draws only 'normal'; written as characters here: ['double-struck'] of capital Latin letters
     """
 
     def variant(match: re.Match) -> str:

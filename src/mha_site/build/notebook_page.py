@@ -1,5 +1,4 @@
-"""The notebook page as plain, valid HTML styled by the site's own CSS, with a download button
-(steps of hooks/site.py).
+"""The notebook page as plain, valid HTML styled by the site's own CSS (a step of hooks/site.py).
 
 mkdocs-jupyter renders through nbconvert's JupyterLab template, which puts 595 KB of
 JupyterLab CSS, a MathJax configuration, a Mermaid loader (from a CDN) and a
@@ -17,10 +16,7 @@ into the page body. :func:`clean_notebook_page` keeps the cells and drops the re
   loaded lazily (``figures_to_files``): inline, they were 464 of the page's 542 KB of HTML,
   parsed and decoded at load although both are far below the first screen.
 
-mkdocs-jupyter's ``include_source: true`` copies each notebook next to its rendered page and
-records the address as ``page.nb_url``, but Material shows no button for it without a theme
-override: :func:`with_download_button` adds one, styled like Material's own page actions,
-pointing at the copy by a relative link (so it works under any base URL).
+Its download button is overrides/main.html's (the ``content`` block mkdocs-jupyter documents).
 
 Math in the Markdown cells is rendered by :mod:`mha_site.build.katex`.
 """
@@ -28,8 +24,6 @@ Math in the Markdown cells is rendered by :mod:`mha_site.build.katex`.
 from __future__ import annotations
 
 import hashlib
-import html
-import posixpath
 import re
 from urllib.parse import unquote
 
@@ -100,27 +94,3 @@ def clean_notebook_page(content: str, page, config, files) -> str:
             files.append(File.generated(config, uri, content=svg))
     return content
 
-
-ARTICLE = '<article class="md-content__inner md-typeset">'
-# Material Design "download" icon (Apache-2.0), the set Material for MkDocs ships.
-ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" aria-hidden="true"><path d="M5 20h14v-2H5zM19 9h-4V3H9v6H5l7 7z"/></svg>'
-
-
-def download_button(file_name: str) -> str:
-    """The button's HTML for a notebook copied next to the page as ``file_name``."""
-    name = html.escape(file_name, quote=True)
-    return (
-        f'<a href="{name}" download class="md-content__button md-icon" title="Download this notebook ({name})" '
-        f'aria-label="Download this notebook ({name})">{ICON}</a>'
-    )
-
-
-def with_download_button(output: str, page, config) -> str:
-    """The finished page with a download button for its notebook, if it is a notebook page whose
-    notebook mkdocs-jupyter copied."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    copies = plugin is not None and bool(plugin.config.get("include_source"))
-    nb_url = getattr(page, "nb_url", None)
-    if not nb_url or ARTICLE not in output or not copies:
-        return output
-    return output.replace(ARTICLE, ARTICLE + download_button(posixpath.basename(nb_url)), 1)
