@@ -19,6 +19,8 @@ from torch import Tensor
 
 from mha_ref.cache import KVCache
 from mha_ref.validation import (
+    check_bool,
+    check_device,
     check_finite as refuse_non_finite,
     check_int,
     check_mask,
@@ -26,6 +28,7 @@ from mha_ref.validation import (
     check_num_heads,
     check_same_dtype_and_device,
     check_tensor,
+    checked_by,
     head_dim,
 )
 
@@ -70,6 +73,7 @@ def causal_mask(
     """
     check_int("num_queries", num_queries)
     num_keys = num_queries if num_keys is None else check_int("num_keys", num_keys, minimum=num_queries)
+    device = check_device("device", device)
     ones = torch.ones(num_queries, num_keys, dtype=torch.bool, device=device)
     return ones.tril(diagonal=num_keys - num_queries)  # (T_q, T_k)
 
@@ -121,7 +125,8 @@ def scaled_dot_product_attention(
             [ 0.]])
     """
     check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
-    if mask is not None and empty_rows == "zero":
+    # A meta mask has no values to find empty rows in; its result is shapes only, the same either way.
+    if mask is not None and empty_rows == "zero" and mask.device.type != "meta":
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
         if bool(empty.any()):
             # Let those rows see every key (any finite answer will do), then zero them.
@@ -183,6 +188,28 @@ def _check_options(empty_rows: object, check_finite: object) -> None:
         raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
 
 
+def _check_project(x: object, weight: object, bias: object = None) -> None:
+    """The checks of :func:`project`, kept out of the page's listing of the helpers."""
+    x = check_tensor("x", x, min_ndim=1)
+    weight = check_tensor("weight", weight, ndim=2)
+    named = [("x", x), ("weight", weight)]
+    if int(weight.shape[0]) != int(x.shape[-1]):
+        raise ValueError(
+            f"weight must have shape ({int(x.shape[-1])}, N) to match x of shape {tuple(x.shape)}, "
+            f"got {tuple(weight.shape)}"
+        )
+    if bias is not None:
+        bias = check_tensor("bias", bias)
+        if tuple(bias.shape) != (int(weight.shape[1]),):  # (1,) or (T, N) would broadcast silently
+            raise ValueError(
+                f"bias must have shape ({int(weight.shape[1])},) to match weight of shape {tuple(weight.shape)}, "
+                f"got {tuple(bias.shape)}"
+            )
+        named.append(("bias", bias))
+    check_same_dtype_and_device(named)
+
+
+@checked_by(_check_project)  # the page lists project from its def: the arithmetic alone
 # --8<-- [start:helpers]
 def project(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight (+ bias)``: a linear map with the weight on the right.
@@ -201,6 +228,8 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     tensor([[0., 1., 2., 3.],
             [4., 5., 6., 7.]])
     """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if isinstance(num_heads, bool) or not isinstance(num_heads, int):
         raise TypeError(f"num_heads must be an int, got {num_heads!r}")
     if x.ndim != 3 or num_heads < 1 or x.shape[-1] % num_heads:
@@ -221,6 +250,8 @@ def merge_heads(x: Tensor) -> Tensor:
     >>> merge_heads(split_heads(x, num_heads=4)).equal(x)
     True
     """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.ndim != 4:
         raise ValueError(
             f"merge_heads needs x (B, h, T, d_k), got shape {tuple(x.shape)}"
@@ -401,6 +432,7 @@ def multi_head_attention(
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
+    check_bool("return_weights", return_weights)
     _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
@@ -470,6 +502,7 @@ def multi_head_attention_loop(
     ...                multi_head_attention(x, *ws, num_heads=2), atol=1e-5)
     True
     """
+    check_bool("return_weights", return_weights)
     _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},

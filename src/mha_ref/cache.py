@@ -46,13 +46,18 @@ class KVCache:
 
     # --8<-- [start:append]
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add ``(B, h_kv, S, d_k)`` keys and values; return everything cached so far."""
-        self._check_new(k, v)  # same B, h_kv, d_k, dtype and device as the cached ones
+        """Add ``(B, h_kv, S, d_k)`` keys and values; return everything cached
+        so far.
+        """
+        # same B, h_kv, d_k, dtype and device as the cached ones
+        self._check_new(k, v)
         if self.keys is None or self.values is None:
             self.keys, self.values = k, v
         else:
-            self.keys = torch.cat([self.keys, k], dim=-2)  # (B, h_kv, S_cached + S, d_k)
-            self.values = torch.cat([self.values, v], dim=-2)  # (B, h_kv, S_cached + S, d_k)
+            # (B, h_kv, S_cached + S, d_k)
+            self.keys = torch.cat([self.keys, k], dim=-2)
+            # (B, h_kv, S_cached + S, d_k)
+            self.values = torch.cat([self.values, v], dim=-2)
         return self.keys, self.values
     # --8<-- [end:append]
 
@@ -121,6 +126,9 @@ class KVCache:
         ...
         ValueError: cache belongs to another layer: it was filled with a different w_k tensor (shape (4, 4)); use one KVCache per layer, and pass the same w_k tensor at every step
         """
+        check_tensor("w_k", w_k, ndim=2)  # a cache tied to a non-tensor could never be matched again
+        if context is not None:
+            check_tensor("context", context, ndim=3)
         if self.owner is None:
             self.owner, self.context = w_k, context
             return

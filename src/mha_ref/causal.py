@@ -20,10 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from mha_ref.attention import causal_mask, multi_head_attention, scaled_dot_product_attention
+from mha_ref.attention import causal_mask, check_sdpa_arguments, multi_head_attention, scaled_dot_product_attention
 from mha_ref.demo_heads import NUM_HEADS, head_weights, token_features
 from mha_ref.module import MultiHeadAttention
-from mha_ref.validation import check_int, check_tensor, head_dim
+from mha_ref.validation import check_bool, check_int, check_number, check_tensor, head_dim
 
 __all__ = [
     "demo_patterns",
@@ -45,6 +45,7 @@ def demo_patterns(causal: bool) -> Tensor:
     >>> bool(masked.triu(diagonal=1).eq(0).all()), bool(free.triu(diagonal=1).eq(0).all())
     (True, False)
     """
+    check_bool("causal", causal)
     # --8<-- [start:demo_patterns_body]
     x = token_features()  # (1, T, d_model): the lesson's sentence
     w = head_weights()  # the demo heads' w_q, w_k, w_v, w_o
@@ -92,7 +93,7 @@ def seeded_sentence_layer(
     ...
     ValueError: tokens must hold at least one token, got 0
     """
-    if isinstance(tokens, str) or not all(isinstance(token, str) for token in tokens):
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
         raise TypeError(f"tokens must be a sequence of str, got {tokens!r}")
     if len(tokens) == 0:
         raise ValueError(f"tokens must hold at least one token, got {len(tokens)}")
@@ -135,6 +136,8 @@ def perturb_token(
     check_int("position", position, 0)
     if not 0 <= position < tokens:
         raise ValueError(f"position must lie in [0, {tokens - 1}] for x with {tokens} tokens, got {position}")
+    check_number("scale", scale)  # NaN or inf noise would make every output change NaN
+    check_int("seed", seed, 0)
     # --8<-- [start:perturb_body]
     generator = torch.Generator().manual_seed(seed)
     B, d_model = x.shape[0], x.shape[2]
@@ -158,6 +161,12 @@ def output_change(
     >>> output_change(layer, x, x, mask=None)
     tensor([0., 0., 0.])
     """
+    if not isinstance(layer, MultiHeadAttention):
+        raise TypeError(f"layer must be a MultiHeadAttention, got {type(layer).__name__}")
+    x = check_tensor("x", x, ndim=3)
+    changed = check_tensor("changed", changed, ndim=3)
+    if changed.shape != x.shape:  # another shape would broadcast against x into a wrong answer
+        raise ValueError(f"changed must have the shape of x, {tuple(x.shape)}, got {tuple(changed.shape)}")
     # --8<-- [start:output_change_body]
     before = layer(x, mask=mask)  # (B, T, d_model)
     after = layer(changed, mask=mask)  # (B, T, d_model)
@@ -174,6 +183,12 @@ def torch_sdpa_difference(q: Tensor, k: Tensor, v: Tensor) -> float:
     >>> torch_sdpa_difference(q, k, v) < 1e-5
     True
     """
+    check_sdpa_arguments(q, k, v, None, "raise", True)
+    if q.shape[-2] != k.shape[-2]:  # is_causal aligns top-left and causal_mask bottom-right: equal only here
+        raise ValueError(
+            "q and k must have the same number of tokens to compare with is_causal=True, "
+            f"got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
     # --8<-- [start:torch_sdpa_body]
     mask = causal_mask(q.shape[-2], device=q.device)  # (T, T)
     ours, _ = scaled_dot_product_attention(q, k, v, mask=mask)

@@ -157,6 +157,10 @@ def token_features(
     ...
     ValueError: tag 'subject' names token 11, but the sentence has 11 tokens (0..10)
     """
+    if isinstance(tokens, str):  # tuple() would split it into one-letter tokens
+        raise TypeError(f"tokens must be a non-empty sequence of str, got {tokens!r}")
+    if not isinstance(tags, Mapping):
+        raise TypeError(f"tags must be a mapping from tag names to token indices, got {type(tags).__name__}")
     tokens = tuple(tokens)
     if not tokens or not all(isinstance(t, str) for t in tokens):
         raise TypeError(f"tokens must be a non-empty sequence of str, got {tokens!r}")
@@ -303,6 +307,12 @@ def attention_patterns(features: Tensor | None = None, weights: Mapping[str, Ten
     x = token_features() if features is None else check_tensor("features", features, ndim=3)
     if x.shape[0] != 1:
         raise ValueError(f"features must hold one sentence (batch size 1), got shape {tuple(x.shape)}")
+    if weights is None and x.shape[-1] != D_MODEL:
+        raise ValueError(
+            f"features must have shape (1, T, {D_MODEL}) to match the demo heads' weights, got {tuple(x.shape)}"
+        )
+    if weights is not None and not isinstance(weights, Mapping):
+        raise TypeError(f"weights must be a mapping of w_q, w_k, w_v and w_o to tensors, got {type(weights).__name__}")
     weights = head_weights() if weights is None else weights
     if sorted(weights) != ["w_k", "w_o", "w_q", "w_v"]:
         raise ValueError(f"weights must have exactly the keys ['w_k', 'w_o', 'w_q', 'w_v'], got {sorted(weights)}")

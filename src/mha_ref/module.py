@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from mha_ref.attention import multi_head_attention
 from mha_ref.cache import KVCache
-from mha_ref.validation import check_int, check_tensor, head_dim
+from mha_ref.validation import check_bool, check_device, check_dtype, check_int, check_tensor, head_dim
 from mha_ref.weights import AttentionWeights
 
 __all__ = ["MultiHeadAttention"]
@@ -67,12 +67,11 @@ class MultiHeadAttention(nn.Module):
         self.num_kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
         if num_heads % self.num_kv_heads:
             raise ValueError(f"num_kv_heads={self.num_kv_heads} must divide num_heads={num_heads}")
-        self.batch_first = bool(batch_first)
-        if not isinstance(check_finite, bool):
-            raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
-        self.check_finite = check_finite
+        self.batch_first = check_bool("batch_first", batch_first)
+        self.check_finite = check_bool("check_finite", check_finite)
+        check_bool("bias", bias)
         kv_width = self.num_kv_heads * self.d_k
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": check_device("device", device), "dtype": check_dtype("dtype", dtype)}
         for name in _PROJECTIONS:
             width = kv_width if name in ("k", "v") else d_model
             self.register_parameter(f"w_{name}", nn.Parameter(torch.empty(d_model, width, **factory)))
@@ -114,6 +113,10 @@ class MultiHeadAttention(nn.Module):
                 "context goes (forward(x, context, mask, ...)); pass it as mask=..."
             )
         if not self.batch_first:  # (T, B, d_model) in, (T, B, d_model) out
+            # The transposes come before multi_head_attention's checks: check the ranks first.
+            check_tensor("x", x, ndim=3)
+            if context is not None:
+                check_tensor("context", context, ndim=3)
             x = x.transpose(0, 1)  # (B, T, d_model)
             context = None if context is None else context.transpose(0, 1)  # (B, S, d_model)
         result = multi_head_attention(

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
-from mha_ref.validation import check_tensor, is_compiling
+from mha_ref.validation import check_tensor, has_values
 
 __all__ = ["rotary", "rotary_attention"]
 
@@ -100,8 +100,16 @@ def _check_positions(positions: object, x: Tensor) -> Tensor | None:
     if tuple(positions.shape) != (x.shape[-2],):
         raise ValueError(f"positions must have shape ({x.shape[-2]},) to match x of shape {tuple(x.shape)}, "
                          f"got {tuple(positions.shape)}")
-    if positions.is_floating_point() and not is_compiling() and not bool(positions.isfinite().all()):
-        raise ValueError(f"positions must be finite, got {positions.tolist()}")
+    if positions.device.type == "meta" and x.device.type != "meta":  # .to() cannot copy values that do not exist
+        raise ValueError(f"positions is on meta but x is on {x.device}; a meta tensor holds no positions to turn x by")
+    if has_values(positions) and positions.is_floating_point():
+        if not bool(positions.isfinite().all()):
+            raise ValueError(f"positions must be finite, got {positions.tolist()}")
+        wide = torch.promote_types(x.dtype, torch.float32)  # the dtype rotary computes the angles in
+        if not bool(positions.to(wide).isfinite().all()):  # 1e300 is finite in float64, inf in float32
+            raise ValueError(
+                f"positions must be finite in {wide}, the dtype the angles are computed in, got {positions.tolist()}"
+            )
     return positions.to(x.device)
 
 
@@ -139,6 +147,13 @@ def rotary_attention(
     """
     _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
                          num_kv_heads, mask, None, "raise", True)
+    d_model = int(x.shape[-1])
+    if (d_model // num_heads) % 2:  # rotary turns pairs of a head's features
+        raise ValueError(
+            "rotary_attention needs an even head width d_k = d_model / num_heads, "
+            f"got d_model={d_model}, num_heads={num_heads} (d_k={d_model // num_heads})"
+        )
+    _check_base(base)  # before any work, not after the projections
     # --8<-- [start:rotary_attention_body]
     h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
     q = split_heads(project(x, w_q), num_heads)  # (B, h, T, d_k)

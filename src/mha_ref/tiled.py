@@ -47,13 +47,15 @@ def tiled_attention(
     if mask is not None:
         mask = mask.expand(*q.shape[:-1], k.shape[-2])  # a view: (..., T_q, T_k)
     # --8<-- [start:tiled_body]
-    # float16 holds about 3 digits and nothing above 65504: a sum over thousands of
-    # keys would drift or overflow. So m, l and o live in float32 (float64 stays).
+    # float16 holds about 3 digits and nothing above 65504: a sum over
+    # thousands of keys would drift or overflow. So m, l and o live in float32
+    # (float64 stays).
     work = torch.promote_types(q.dtype, torch.float32)
     q = q.to(work) / math.sqrt(q.shape[-1])  # scale once, before any product
     row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # m: (..., T_q, 1)
     row_sum = q.new_zeros((*q.shape[:-1], 1))  # l: sum of exp(score - m)
-    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # o: sum of exp(score - m) * v
+    # o: sum of exp(score - m) * v
+    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # (..., T_q, d_v)
     for start in range(0, k.shape[-2], block_size):
         keys = slice(start, start + block_size)
         block_k = k[..., keys, :].to(work)  # (..., block, d)
@@ -61,14 +63,17 @@ def tiled_attention(
         if mask is not None:
             scores = scores.masked_fill(~mask[..., keys], float("-inf"))
         new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
-        # A row with no allowed key yet keeps m = -inf; shift by 0 there, not by -inf.
+        # A row with no allowed key yet keeps m = -inf; shift by 0 there, not
+        # by -inf.
         shift = new_max.masked_fill(new_max == float("-inf"), 0.0)
-        rescale = torch.exp(row_max - shift)  # exp(m - m'): old terms, new reference
+        # exp(m - m'): old terms, new reference
+        rescale = torch.exp(row_max - shift)
         p = torch.exp(scores - shift)  # (..., T_q, block)
         row_sum = row_sum * rescale + p.sum(dim=-1, keepdim=True)
         out = out * rescale + p @ v[..., keys, :].to(work)  # (..., T_q, d_v)
         row_max = new_max
-    # A row's largest score adds e^0 = 1, so l >= 1 wherever some key was allowed.
-    # A row with none (empty_rows="zero") has l = o = 0: max(l, 1) turns 0/0 into 0.
+    # A row's largest score adds e^0 = 1, so l >= 1 wherever some key was
+    # allowed. A row with none (empty_rows="zero") has l = o = 0: max(l, 1)
+    # turns 0/0 into 0.
     return (out / row_sum.clamp(min=1.0)).to(v.dtype)  # (..., T_q, d_v)
     # --8<-- [end:tiled_body]

@@ -2,28 +2,39 @@
 
 Each check raises :class:`TypeError` for a value of the wrong kind (not a tensor,
 an integer dtype, two dtypes that differ) and :class:`ValueError` for a value of
-the right kind with the wrong size, and every message names the values it saw,
+the right kind with the wrong size or value, and every message names the values it saw,
 so a reader can fix the call without opening a debugger.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 from torch import Tensor
 
 __all__ = [
+    "check_bool",
+    "check_device",
+    "check_dtype",
     "check_int",
+    "check_number",
     "check_tensor",
     "check_num_heads",
     "check_same_dtype_and_device",
     "check_mask",
     "check_mask_rows",
     "check_finite",
+    "checked_by",
+    "has_values",
     "head_dim",
     "is_compiling",
 ]
+
+_Function = TypeVar("_Function", bound=Callable[..., object])
 
 
 def check_tensor(name: str, value: object, ndim: int | None = None, min_ndim: int | None = None) -> Tensor:
@@ -66,6 +77,98 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
     return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` if it is a ``bool``: a truthy string or number would pass a plain ``if`` silently.
+
+    >>> check_bool("return_weights", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: return_weights must be a bool, got str ('no')
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} ({value!r})")
+    return value
+
+
+def check_number(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is a finite real number (``bool`` is refused).
+
+    >>> check_number("scale", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be a finite number, got nan
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} ({value!r})")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def check_dtype(name: str, value: object) -> torch.dtype | None:
+    """Return ``value`` if it is None or a floating-point ``torch.dtype`` (attention's weights take fractions).
+
+    >>> check_dtype("dtype", torch.int64)
+    Traceback (most recent call last):
+    ...
+    TypeError: dtype must be a floating-point torch.dtype, got torch.int64
+    """
+    if value is None:
+        return None
+    if not isinstance(value, torch.dtype):
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {type(value).__name__} ({value!r})")
+    if not value.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {value}")
+    return value
+
+
+def check_device(name: str, value: object) -> torch.device | None:
+    """Return ``value`` as a ``torch.device`` (None stays None) if torch knows it.
+
+    >>> check_device("device", "gpu0")
+    Traceback (most recent call last):
+    ...
+    ValueError: device must be a torch.device or a device string such as 'cpu', got 'gpu0'
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (torch.device, str, int)):
+        raise TypeError(
+            f"{name} must be a torch.device or a device string such as 'cpu', got {type(value).__name__} ({value!r})"
+        )
+    try:
+        return torch.device(value)
+    except (RuntimeError, ValueError) as error:  # torch lists every device type it knows, not which argument
+        raise ValueError(f"{name} must be a torch.device or a device string such as 'cpu', got {value!r}") from error
+
+
+def checked_by(check: Callable[..., object]) -> Callable[[_Function], _Function]:
+    """Decorate a function so that ``check`` sees its arguments first.
+
+    For a function whose body a page shows in full: the decorator sits above the
+    listing's first line, so the page shows the computation and the call still checks.
+    The function keeps its name, signature and docstring.
+
+    >>> @checked_by(lambda n: check_int("n", n))
+    ... def double(n):
+    ...     return 2 * n
+    >>> double(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be at least 1, got 0
+    """
+
+    def decorate(function: _Function) -> _Function:
+        @functools.wraps(function)
+        def checked(*args: object, **kwargs: object) -> object:
+            check(*args, **kwargs)
+            return function(*args, **kwargs)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate
 
 
 def check_num_heads(num_heads: object) -> int:
@@ -174,14 +277,29 @@ def check_mask(
 
 
 def is_compiling() -> bool:
-    """True while ``torch.compile`` traces the code: the checks that read a tensor's values
-    (NaN, an empty mask row) step aside then, since a compiled graph cannot branch on data.
-    The same checks run on every eager call, and the compiled function computes the same numbers.
+    """True while ``torch.compile`` traces the code.
+
+    The checks that read a tensor's values (NaN, an empty mask row) step aside then, since
+    a compiled graph cannot branch on data. The same checks run on every eager call, and
+    the compiled function computes the same numbers.
 
     >>> is_compiling()  # an eager call
     False
     """
     return torch.compiler.is_compiling()
+
+
+def has_values(tensor: Tensor) -> bool:
+    """False where a tensor's values cannot be read.
+
+    That is while ``torch.compile`` traces, or on the ``meta`` device, whose tensors have a
+    shape and a dtype but no values. The checks that read values (NaN, an empty mask row)
+    step aside then; the result is a meta tensor with no numbers to be wrong.
+
+    >>> has_values(torch.ones(2)), has_values(torch.ones(2, device="meta"))
+    (True, False)
+    """
+    return not is_compiling() and tensor.device.type != "meta"
 
 
 def check_mask_rows(mask: Tensor) -> None:
@@ -196,7 +314,7 @@ def check_mask_rows(mask: Tensor) -> None:
     ...
     ValueError: mask allows no key for 1 query row(s), first at index (1,); every query must be allowed at least one key
     """
-    if is_compiling():
+    if not has_values(mask):
         return
     empty_rows = ~mask.any(dim=-1)
     if bool(empty_rows.any()):
@@ -211,9 +329,10 @@ def check_mask_rows(mask: Tensor) -> None:
 def check_finite(name: str, tensor: Tensor) -> None:
     """Refuse a tensor holding NaN or infinity, naming the first place it occurs.
 
-    One NaN in the input spreads through the softmax to every output of its row, and
-    through the output projection to every feature, so attention would hand back a
-    tensor of NaN with no hint of where it came from. The public functions call this
+    One NaN in one token's input reaches every query through that token's key (its
+    score, then the softmax) and its value (a zero weight times NaN is still NaN), even
+    under a causal mask, and the output projection spreads it to every feature: the whole
+    sequence comes back NaN with no hint of where it came from. The public functions call this
     on their inputs unless given ``check_finite=False`` (for speed in a loop you trust).
 
     >>> check_finite("x", torch.tensor([[0.0, 1.0], [float("nan"), 2.0]]))
@@ -221,7 +340,7 @@ def check_finite(name: str, tensor: Tensor) -> None:
     ...
     ValueError: x holds 1 non-finite value(s) (NaN or inf), first at index (1, 0); pass check_finite=False to skip this check
     """
-    if is_compiling():
+    if not has_values(tensor):
         return
     finite = torch.isfinite(tensor)
     if not bool(finite.all()):

@@ -42,7 +42,7 @@ from torch.nn import functional as F
 from mha_ref.attention import merge_heads, multi_head_attention, multi_head_attention_loop, project, split_heads
 from mha_ref.module import MultiHeadAttention
 from mha_ref.tiled import tiled_attention
-from mha_ref.validation import check_int, head_dim
+from mha_ref.validation import check_device, check_int, check_same_dtype_and_device, check_tensor, checked_by, head_dim
 from mha_ref.weights import AttentionWeights
 
 __all__ = [
@@ -72,6 +72,18 @@ class Params:
     x: Tensor
     weights: AttentionWeights
     num_heads: int
+
+    def __post_init__(self) -> None:
+        x = check_tensor("x", self.x, ndim=3)
+        if not isinstance(self.weights, AttentionWeights):
+            raise TypeError(f"weights must be an AttentionWeights, got {type(self.weights).__name__}")
+        d_model = int(self.weights.d_model)
+        if int(x.shape[-1]) != d_model:
+            raise ValueError(
+                f"x must have shape (B, T, {d_model}) to match the weights' d_model={d_model}, got {tuple(x.shape)}"
+            )
+        head_dim(d_model, self.num_heads)
+        check_same_dtype_and_device([("x", x), ("w_q", self.weights.w_q)])
 
     def to(self, dtype: torch.dtype) -> Params:
         """The same numbers cast to ``dtype``."""
@@ -128,6 +140,8 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
     """
     _check_sizes(batch=batch, tokens=tokens, d_model=d_model)
     head_dim(d_model, num_heads)
+    check_int("seed", seed, 0)
+    check_device("device", device)
     gen = torch.Generator().manual_seed(seed)
     bound = math.sqrt(3.0 / d_model)
 
@@ -140,9 +154,17 @@ def make_params(batch: int, tokens: int, d_model: int, num_heads: int, seed: int
     return Params(x, AttentionWeights(*ws, *bs), num_heads=num_heads)
 
 
+def _check_cell(p: object) -> None:
+    """Refuse anything but a :class:`Params` cell (whose own checks ran when it was made)."""
+    if not isinstance(p, Params):
+        raise TypeError(f"p must be a Params, got {type(p).__name__}")
+
+
+@checked_by(_check_cell)  # the page lists the variants from this def
 # --8<-- [start:variants]
 def batched_scaled_after(p: Params) -> Tensor:
-    """The batched layer with the scores divided by sqrt(d_k) after ``q @ k^T`` (``B*h*T*T`` divisions).
+    """The batched layer with the scores divided by sqrt(d_k) after ``q @ k^T``
+    (``B*h*T*T`` divisions).
 
     >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
     >>> relative_error(batched_scaled_after(p), reference_output(p)) < 1e-5
@@ -152,19 +174,24 @@ def batched_scaled_after(p: Params) -> Tensor:
     q = split_heads(project(p.x, p.w_q, p.b_q), p.num_heads)  # (B, h, T, d_k)
     k = split_heads(project(p.x, p.w_k, p.b_k), p.num_heads)  # (B, h, T, d_k)
     v = split_heads(project(p.x, p.w_v, p.b_v), p.num_heads)  # (B, h, T, d_k)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T, T), every score divided
+    # the scaling comes after the product: every score is divided
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T, T)
     return project(merge_heads(scores.softmax(dim=-1) @ v), p.w_o, p.b_o)
 
 
 def fused_sdpa(p: Params) -> Tensor:
-    """The same layer with PyTorch's fused attention kernel: no (B, h, T, T) tensor is kept.
+    """The same layer with PyTorch's fused attention kernel: no (B, h, T, T)
+    tensor is kept.
 
     >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
     >>> relative_error(fused_sdpa(p), reference_output(p)) < 1e-5
     True
     """
-    q, k, v = (
-        split_heads(project(p.x, w, b), p.num_heads) for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
+    if not isinstance(p, Params):
+        raise TypeError(f"p must be a Params, got {type(p).__name__}")
+    q, k, v = (  # each (B, h, T, d_k)
+        split_heads(project(p.x, w, b), p.num_heads)
+        for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
     )
     heads = F.scaled_dot_product_attention(q, k, v)  # (B, h, T, d_k)
     return project(merge_heads(heads), p.w_o, p.b_o)
@@ -178,6 +205,7 @@ def tiled(p: Params, block_size: int = 128) -> Tensor:
     >>> relative_error(tiled(p, block_size=2), reference_output(p)) < 1e-5
     True
     """
+    _check_cell(p)
     q, k, v = (
         split_heads(project(p.x, w, b), p.num_heads) for w, b in ((p.w_q, p.b_q), (p.w_k, p.b_k), (p.w_v, p.b_v))
     )
@@ -194,6 +222,7 @@ def torch_layer(p: Params) -> nn.MultiheadAttention:
     >>> layer.training, tuple(out.shape), relative_error(out, reference_output(p)) < 1e-5
     (False, (2, 5, 8), True)
     """
+    _check_cell(p)
     return MultiHeadAttention.from_weights(p.weights, p.num_heads).to_torch().eval()
 
 
@@ -234,6 +263,8 @@ def reference_output(p: Params, chunk: int = 256) -> Tensor:
     >>> ref.dtype, bool(torch.allclose(ref.float(), ours, atol=1e-5))
     (torch.float64, True)
     """
+    _check_cell(p)
+    check_int("chunk", chunk)
     d = p.to(torch.float64)
     d_k = d.x.shape[-1] // d.num_heads
     q, k, v = (
@@ -252,7 +283,12 @@ def relative_error(output: Tensor, reference: Tensor) -> float:
     >>> relative_error(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
     0.5
     """
+    for name, value in (("output", output), ("reference", reference)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if output.shape != reference.shape:
         raise ValueError(f"output shape {tuple(output.shape)} differs from reference shape {tuple(reference.shape)}")
     ref = reference.double()
+    if not bool(ref.any()):  # max|reference| = 0: the quotient would be NaN (or inf)
+        raise ValueError("reference is all zeros, so the relative error is undefined; compare max|output| instead")
     return float((output.double() - ref).abs().max() / ref.abs().max())

@@ -14,6 +14,8 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
+from mha_ref.validation import check_device, check_dtype, check_same_dtype_and_device, check_tensor
+
 __all__ = ["AttentionWeights"]
 
 
@@ -41,6 +43,20 @@ class AttentionWeights:
     b_v: Tensor | None = None
     b_o: Tensor | None = None
 
+    def __post_init__(self) -> None:
+        # Refused here, where the mistake is made, rather than at the first use far away. Shapes
+        # across the matrices depend on the head counts, so the layer functions check those.
+        named = []
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name.startswith("b_"):
+                if value is None:
+                    continue
+                if not isinstance(value, Tensor):
+                    raise TypeError(f"{field.name} must be a torch.Tensor or None, got {type(value).__name__}")
+            named.append((field.name, check_tensor(field.name, value, ndim=1 if field.name.startswith("b_") else 2)))
+        check_same_dtype_and_device(named)
+
     @property
     def d_model(self) -> int:
         """The model width: the number of rows of ``w_q``."""
@@ -57,6 +73,7 @@ class AttentionWeights:
 
     def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> AttentionWeights:
         """The same numbers with another dtype and/or device."""
+        dtype, device = check_dtype("dtype", dtype), check_device("device", device)
         return AttentionWeights(
             **{
                 f.name: None if getattr(self, f.name) is None else getattr(self, f.name).to(device=device, dtype=dtype)

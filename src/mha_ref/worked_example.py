@@ -13,11 +13,13 @@ you read there is the code that runs here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import torch
 from torch import Tensor
 
-from mha_ref.validation import check_int
+from mha_ref.attention import _check_mha_arguments
+from mha_ref.validation import check_int, check_tensor
 
 __all__ = ["NUM_HEADS", "TOKENS", "example_input", "example_weights", "worked_example", "head_by_head", "format_matrix"]
 
@@ -93,7 +95,16 @@ def worked_example(x: Tensor | None = None, weights: dict[str, Tensor] | None = 
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3 or x.shape[0] != 1 or x.shape[2] != 4 or x.shape[1] < 1:
         raise ValueError(f"x must have shape (1, T, 4) with T >= 1, got {tuple(x.shape)}")
+    _check_weight_names("weights", w)
     return head_by_head(x, w, NUM_HEADS)
+
+
+def _check_weight_names(name: str, w: object) -> None:
+    """Refuse ``w`` unless it maps exactly the four names the steps read (a missing one is a bare KeyError)."""
+    if not isinstance(w, Mapping):
+        raise TypeError(f"{name} must be a mapping of w_q, w_k, w_v and w_o to tensors, got {type(w).__name__}")
+    if sorted(w) != ["w_k", "w_o", "w_q", "w_v"]:
+        raise ValueError(f"{name} must have exactly the keys ['w_k', 'w_o', 'w_q', 'w_v'], got {sorted(w)}")
 
 
 # --8<-- [start:head_by_head]
@@ -104,13 +115,18 @@ def head_by_head(
     """Multi-head attention on one sentence ``x`` ``(1, T, d_model)``, one head at a time.
 
     ``w`` holds ``w_q``, ``w_k``, ``w_v``, ``w_o``. Returns the intermediates that
-    :func:`worked_example` describes. No argument checks: :func:`worked_example`
-    and :func:`mha_ref.multi_head_attention` are the checked entry points.
+    :func:`worked_example` describes. The arguments are checked as
+    :func:`mha_ref.multi_head_attention` checks them (outside the page's listing).
 
     >>> steps = head_by_head(torch.ones(1, 2, 4), {n: torch.eye(4) for n in ("w_q", "w_k", "w_v", "w_o")}, 2)
     >>> steps["weights"][0].tolist()  # identical tokens: every query splits its weight evenly
     [[0.5, 0.5], [0.5, 0.5]]
     """
+    x = check_tensor("x", x, ndim=3)
+    if x.shape[0] != 1:  # the steps drop the batch dimension: a second sentence would vanish
+        raise ValueError(f"x must hold one sentence, shape (1, T, d_model), got {tuple(x.shape)}")
+    _check_weight_names("w", w)
+    _check_mha_arguments(x, None, dict(w), {}, num_heads, None, None, None, "raise", True)
     # --8<-- [start:steps]
     x = x[0]  # (T, d_model): one sentence, batch dimension dropped
     d_k = x.shape[1] // num_heads  # 4 // 2 = 2 in the worked example
@@ -152,6 +168,8 @@ def format_matrix(matrix: Tensor, decimals: int = 2) -> str:
     if matrix.dim() not in (1, 2):
         raise ValueError(f"matrix must be 1-D or 2-D, got shape {tuple(matrix.shape)}")
     check_int("decimals", decimals, 0)
+    if matrix.numel() == 0:
+        raise ValueError(f"matrix must not be empty, got shape {tuple(matrix.shape)}")
     rows = matrix.reshape(-1, matrix.shape[-1]).tolist()
     cells = [[f"{value:.{decimals}f}" for value in row] for row in rows]
     cells = [[cell[1:] if cell.startswith("-") and float(cell) == 0 else cell for cell in row] for row in cells]

@@ -192,7 +192,9 @@ def test_model_rejects_sequences_longer_than_its_context(tiny):
         model(torch.zeros(1, 13, dtype=torch.long))
     with pytest.raises(ValueError, match=r"one row per layer \(2\), got 3"):
         model(torch.zeros(1, 4, dtype=torch.long), head_mask=torch.ones(3, 2))
-    with pytest.raises(ValueError, match=r"keep must have shape \(2,\), one factor per head, got \(3,\)"):
+    # named as the caller passed it (head_mask), not as attend's keep it becomes inside
+    with pytest.raises(ValueError, match=r"head_mask must have shape \(num_layers, num_heads\) = \(2, 2\), "
+                                         r"got \(2, 3\)"):
         model(torch.zeros(1, 4, dtype=torch.long), head_mask=torch.ones(2, 3))
     with pytest.raises(ValueError, match=r"logits must be \(B, T, vocab\)"):
         masked_loss(torch.zeros(2, 4, 11), torch.zeros(2, 5, dtype=torch.long))
