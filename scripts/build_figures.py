@@ -7,7 +7,7 @@
 
 The default folder is the repository's, whatever the current directory; without
 --out this is ``python scripts/build_assets.py explorer`` (which also takes
---device cuda). ``explorer.js`` and ``explorer.css`` in the same folder are
+--device cuda). The ``explorer*.js`` scripts and ``explorer.css`` in the same folder are
 hand-written and untouched.
 """
 

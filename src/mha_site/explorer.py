@@ -109,7 +109,7 @@ HEAD_COLOURS: dict[str, dict[str, str]] = {
     "induction": {"light": "#9a6a00", "dark": "#b98010", "name": "amber"},
 }
 
-#: The non-colour cue of each head: its line pattern (matplotlib names; explorer.js knows each).
+#: The non-colour cue of each head: its line pattern (matplotlib names; explorer-core.js knows each).
 HEAD_DASHES: dict[str, str] = {
     "previous": "solid",
     "subject": "dashed",
@@ -310,7 +310,7 @@ def _cmap_stops(count: int = 11) -> list[str]:
 
 
 def explorer_data(device: str = "cpu", results: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Everything ``explorer.js`` reads: both datasets, the arc threshold and the weight colour map.
+    """Everything the ``explorer*.js`` scripts read: both datasets, the arc threshold and the weight colour map.
 
     >>> data = explorer_data()
     >>> [d["name"] for d in data["datasets"]], data["arc_min_weight"], len(data["cmap"])

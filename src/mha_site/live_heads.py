@@ -1,7 +1,7 @@
 """The files behind the "live heads" widget: the trained seed-0 model for the browser, and its test vectors.
 
 The "Heads that learn" page runs :class:`mha_ref.induction.AttentionOnlyTransformer`
-in the reader's browser (``docs/assets/live-heads/live-heads.js``). This module makes
+in the reader's browser (``docs/assets/live-heads/live-heads-model.js``). This module makes
 what that script loads and what its browser test compares it with:
 
 * ``docs/assets/live-heads/weights.bin``: every parameter as little-endian float16,

@@ -68,6 +68,10 @@ def test_the_api_layer_pages_old_addresses_land_on_checks_and_weights(shared_pag
     page.goto(f"api/layer/#{anchor}")
     page.wait_for_url(f"{site_url}api/checks/#{anchor}")
     assert page.locator(f"[id='{anchor}']").count() == 1
+    # Already on the old page, a fragment changed there (a pasted address, Back) is sent on too.
+    page.goto("api/layer/")
+    page.evaluate("(id) => { location.hash = id; }", anchor)
+    page.wait_for_url(f"{site_url}api/checks/#{anchor}")
     assert not page.console_errors
 
 

@@ -156,7 +156,7 @@ def test_model_loads_only_when_needed_and_only_on_this_page(new_page) -> None:
     assert not [url for url in requested if "live-heads" in url], "another page loads the widget"
     requested.clear()
     page.goto(PAGE, wait_until="networkidle")
-    assert any(url.endswith("live-heads.js") for url in requested)
+    assert all(any(url.endswith(name) for url in requested) for name in ("live-heads-model.js", "live-heads.js"))
     assert not [url for url in requested if url.endswith(("model.json", "weights.bin"))], "weights fetched on load"
     assert page.locator(".live-heads__fallback").is_hidden()
     page.locator("[data-live-heads]").scroll_into_view_if_needed()

@@ -19,7 +19,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from markdown_fences import expand_snippets
 from mha_ref import multi_head_attention, project, scaled_dot_product_attention, split_heads
-from mha_site.bench.report import CLAIMS, evaluate_claim
+from mha_site.bench.claims import CLAIMS, evaluate_claim
 from mha_site.lesson_figures import BLOCK_STAGES
 from sitekit import DOCS, LESSON_PAGES
 

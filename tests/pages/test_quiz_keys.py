@@ -30,7 +30,7 @@ from mha_ref import causal_mask, head_dim, multi_head_attention
 from mha_ref.cache import kv_cache_bytes_per_token
 from mha_ref.induction import AttentionOnlyTransformer, induction_scores, repeated_tokens
 from mha_site import live_heads as lh
-from mha_site.bench.report import find_cell, seq_tokens
+from mha_site.bench.claims import find_cell, seq_tokens
 from mha_site.heads.report import heads_removable
 from mha_site.placeholders import Values, fill_html
 from sitekit import COURSE_QUIZZES, DOCS, ROOT

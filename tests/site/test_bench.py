@@ -22,9 +22,10 @@ from mha_site.bench import run as bench_run
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
 from mha_site.bench.measure import interleaved_seconds, peak_bytes
 from mha_site.bench.figures import figure_files, ok_cells
-from mha_site.bench.report import (
-    CLAIMS, CUDA_COMMAND, PAGE_CLAIMS, bench_values, evaluate_claim, gpu_section, provenance_table, render_claim,
-)
+from mha_site.bench.claims import CLAIMS, PAGE_CLAIMS, evaluate_claim, render_claim
+from mha_site.bench.gpu_section import CUDA_COMMAND, gpu_section
+from mha_site.bench.report import bench_values
+from mha_site.bench.tables import provenance_table
 from mha_site.bench.run import Cell, measure_cell, plan
 from mha_site.bench.schema import ERROR_BOUNDS, validate_results
 from mha_site.files import StaleOutputs, write_or_check

@@ -27,7 +27,7 @@ from mha_site.bench import kernels, measure
 from mha_site.bench.figures import kernel_figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
 from mha_site.bench.measure import time_variants
-from mha_site.bench.report import gpu_section
+from mha_site.bench.gpu_section import gpu_section
 from mha_site.bench.run import Cell, measure_cell
 from mha_site.bench.schema import kernel_problems, validate_results
 from mha_site.precision import float32_settings, full_float32, uses_tf32

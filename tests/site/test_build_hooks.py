@@ -134,9 +134,10 @@ def test_page_assets_follow_the_components_on_the_page():
     assert page_assets.assets_for('<div class="quiz-feedback">') == ([], [])  # a class, not a prefix
     css, js = page_assets.assets_for('<span class="katex"></span><div class="mha-explorer" x>')
     assert css == ["assets/stylesheets/math.css", "assets/explorer/explorer.css"]
-    assert js == ["assets/explorer/explorer.js"]
+    # A component's scripts in load order: each reads what the ones before it put on its window object.
+    assert js == ["assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js"]
     assert page_assets.assets_for('<div class="live-heads" data-live-heads>') == (
-        ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"])
+        ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads-model.js", "assets/live-heads/live-heads.js"])
 
 
 def _site_files(docs: Path, sources: dict[str, str]) -> Files:
@@ -303,7 +304,7 @@ def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_sea
         assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
         assert html.count(SEARCH_HOLD_BACK) == 1 and html.index(SEARCH_HOLD_BACK) < html.index("const scripts ="), page
         if page == "real-heads/":
-            assert "live-heads.js" in sources[2:], sources
+            assert sources[-2:] == ["live-heads-model.js", "live-heads.js"], sources
 
 
 def _material_scripts_block() -> str:
@@ -336,7 +337,8 @@ def test_a_plain_material_build_has_none_of_the_speed_code(tmp_path, monkeypatch
     assert ours == {"preload": [page_assets.MATH_FONT], "css_first": ["assets/stylesheets/math.css"],
                     "css": ["assets/quiz/quiz.css"], "js": ["assets/quiz/quiz.js"]}
     assert theirs["preload"] == [] and theirs["js"] == [
-        "assets/explorer/explorer.js", "assets/quiz/quiz.js", "assets/live-heads/live-heads.js"]
+        "assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js",
+        "assets/quiz/quiz.js", "assets/live-heads/live-heads-model.js", "assets/live-heads/live-heads.js"]
     assert "assets/explorer/explorer.css" in theirs["css"] and page_assets.TABLES_CSS not in theirs["css"]
     block = _material_scripts_block()
     ours, theirs = (start_scripts(block, ["p.js"], plain=value) for value in (False, True))

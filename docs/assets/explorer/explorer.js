@@ -1,4 +1,4 @@
-/* Head explorer for the multi-head attention lesson.
+/* Head explorer for the multi-head attention lesson, part 3 of 3: the widget.
  *
  * Reads heads.json (written by mha_site.explorer: two datasets, each with its
  * tokens and per-head attention weights) and, for the chosen query token, draws an
@@ -18,76 +18,43 @@
  * Pages without that markup are left alone. Initialisation runs on every document$
  * emission: once per load here, and again per page should Material's instant navigation
  * (off in mkdocs.yml, for speed) be switched back on.
+ *
+ * This file holds the widget: its state, controls, arcs, table and highlight. The maths, the
+ * words and the address are in explorer-core.js, the grids, the "How the weights are made"
+ * panel and the SVG file in explorer-draw.js; both load before it and share window.mhaExplorer.
  */
 (function () {
   "use strict";
 
-  var SVG_NS = "http://www.w3.org/2000/svg";
-  var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4", dashdotdot: "12 3 2 3 2 3" };
-  // Colours of the standalone SVG download (the page's light scheme; mha_site.explorer.HEAD_COLOURS).
-  var LIGHT = { previous: "#0072b2", subject: "#9a6a00", verb: "#009e73", coreference: "#922b5f", induction: "#9a6a00",
-    merged: "#555555" };
-  var PARAMS = ["ex-data", "ex-query", "ex-heads", "ex-isolate", "ex-merge"];
+  var ex = window.mhaExplorer;
+  if (!ex || typeof ex.drawGrids !== "function") {
+    throw new Error("explorer.js needs explorer-core.js, then explorer-draw.js, loaded first: " +
+      "window.mhaExplorer has no drawGrids");
+  }
+  var DASHES = ex.DASHES;
+  var el = ex.el;
+  var svgEl = ex.svgEl;
+  var clear = ex.clear;
+  var quoted = ex.quoted;
+  var number = ex.number;
+  var reducedMotion = ex.reducedMotion;
+  var mergeHeads = ex.mergeHeads;
+  var colourMap = ex.colourMap;
+  var isMergedIn = ex.isMergedIn;
+  var arcsFor = ex.arcsFor;
+  var arcLabel = ex.arcLabel;
+  var swatch = ex.swatch;
+  var fitBox = ex.fitBox;
+  var captionText = ex.captionText;
+  var readUrl = ex.readUrl;
+  var applyWanted = ex.applyWanted;
+  var writeUrl = ex.writeUrl;
+  var placeLabels = ex.placeLabels;
+  var showQuery = ex.showQuery;
+  var drawGrids = ex.drawGrids;
+  var drawMade = ex.drawMade;
+  var downloadSvg = ex.downloadSvg;
   var instances = 0;
-
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function svgEl(tag, attrs) {
-    var node = document.createElementNS(SVG_NS, tag);
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    return node;
-  }
-
-  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
-  function quoted(token) { return "\u201c" + token + "\u201d"; }
-  function percent(w) { return (100 * w).toFixed(1) + "%"; }
-  function number(w) { return w.toFixed(3); }
-
-  function listWords(words) {
-    if (words.length < 2) return words.join("");
-    return words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
-  }
-
-  /* The scaled scores of one row -> softmax weights (max subtracted first). */
-  function softmax(row) {
-    var top = Math.max.apply(null, row), sum = 0;
-    var e = row.map(function (s) { var v = Math.exp(s - top); sum += v; return v; });
-    return e.map(function (v) { return v / sum; });
-  }
-
-  /* Two heads as one of width 2 d_k: q = [q1 | q2], k = [k1 | k2], so
-     q.k / sqrt(2 d_k) = (q1.k1 + q2.k2) / sqrt(2 d_k) = (s1 + s2) / sqrt(2), with s = q.k / sqrt(d_k). */
-  function mergeHeads(a, b) {
-    var scores = a.scores.map(function (row, q) {
-      return row.map(function (s, k) { return (s + b.scores[q][k]) * Math.SQRT1_2; });
-    });
-    return {
-      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour_name: "grey",
-      dash: "dashdotdot", dash_name: "dash-dot-dot", scores: scores, weights: scores.map(softmax), parts: [a, b],
-    };
-  }
-
-  function reducedMotion() {
-    return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
-  }
-
-  /* Cividis stops from heads.json: weight in [0, 1] -> "rgb(...)". */
-  function colourMap(stops) {
-    var rgb = stops.map(function (hex) {
-      return [1, 3, 5].map(function (i) { return parseInt(hex.slice(i, i + 2), 16); });
-    });
-    return function (w) {
-      var x = Math.max(0, Math.min(1, w)) * (rgb.length - 1);
-      var i = Math.min(rgb.length - 2, Math.floor(x)), t = x - i;
-      var c = rgb[i].map(function (v, j) { return Math.round(v + t * (rgb[i + 1][j] - v)); });
-      return "rgb(" + c.join(",") + ")";
-    };
-  }
 
   function build(root, data) {
     var id = "mha-explorer-" + (++instances);
@@ -138,7 +105,8 @@
       }
       return view.merged;
     }
-    function isMerged(name) { return Boolean(state.merge) && state.merge.indexOf(name) >= 0; }
+    function isMerged(name) { return isMergedIn(state, name); }
+    function caption() { return captionText(ds, state, shownHeads(), mergedHead(), minWeight); }
     function shownHeads() {
       var list = ds.heads.filter(function (h) {
         return !isMerged(h.name) && state.enabled[h.name] && (!state.isolated || state.isolated === h.name);
@@ -147,80 +115,12 @@
       return list;
     }
 
-    /* The arcs the state draws: [{head, query, key, weight}], every key with weight >= minWeight. */
-    function arcsFor() {
-      var arcs = [];
-      shownHeads().forEach(function (head) {
-        var queries = state.isolated ? ds.tokens.map(function (_, i) { return i; }) : [state.query];
-        queries.forEach(function (q) {
-          head.weights[q].forEach(function (w, k) {
-            if (w >= minWeight) arcs.push({ head: head.name, query: q, key: k, weight: w });
-          });
-        });
-      });
-      return arcs;
-    }
-
-    function describeHead(head) {
-      return head.label + " head (" + (head.detail ? head.detail + ", " : "") + head.colour_name + ", " + head.dash_name + ")";
-    }
-
-    function rowWords(head, q) {
-      var keys = head.weights[q].map(function (w, k) { return { k: k, w: w }; })
-        .filter(function (e) { return e.w >= minWeight; })
-        .sort(function (a, b) { return b.w - a.w; });
-      return keys.map(function (e) {
-        if (e.k === q) return "itself " + percent(e.w);
-        return quoted(ds.symbols[e.k]) + " " + percent(e.w);
-      }).join(", ");
-    }
-
-    function caption() {
-      var heads = shownHeads();
-      if (state.isolated) {
-        var head = heads[0];
-        var groups = {}, order = [], selves = [];
-        ds.tokens.forEach(function (_, q) {
-          var row = head.weights[q], k = 0;
-          for (var j = 1; j < row.length; j++) if (row[j] > row[k]) k = j;
-          if (k === q) { selves.push(quoted(ds.symbols[q])); return; }
-          if (!(k in groups)) { groups[k] = []; order.push(k); }
-          groups[k].push(quoted(ds.symbols[q]));
-        });
-        var text = "Isolated: the " + describeHead(head) + ", out of every token. Largest weight: " +
-          (order.length ? order.map(function (k) {
-            return listWords(groups[k]) + " \u2192 " + quoted(ds.symbols[k]);
-          }).join("; ") : "no token looks elsewhere") + ".";
-        if (selves.length === 1) {
-          text += " " + selves[0] + " attends mostly to itself (a loop): it still adds its own value, through W\u1d3c, to the output.";
-        } else if (selves.length > 1) {
-          text += " " + listWords(selves) + " each attend mostly to themselves (loops): they still add their own values, through W\u1d3c, to the output.";
-        }
-        return text;
-      }
-      // Positions are numbered from 0 on this site.
-      var text = "Query " + quoted(ds.symbols[state.query]) + " (position " + state.query + " of 0\u2013" +
-        (ds.tokens.length - 1) + "). ";
-      if (!heads.length) return text + "Every head is switched off, so nothing is drawn.";
-      text += heads.map(function (h) {
-        return describeHead(h) + ": " + rowWords(h, state.query);
-      }).join(". ") + ". Arcs show every weight of at least " + percent(minWeight) + ".";
-      var off = ds.heads.filter(function (h) { return !state.enabled[h.name] && !isMerged(h.name); });
-      if (off.length) text += " Switched off: " + off.map(function (h) { return h.label; }).join(", ") + ".";
-      if (state.merge) {
-        text += " Merged: the " + mergedHead().parts[0].label + " and " + mergedHead().parts[1].label +
-          " heads as one head of width " + 2 * ds.d_k + ", with one softmax over (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" +
-          2 * ds.d_k + ".";
-      }
-      return text;
-    }
-
     /* Build the dataset-specific part: tokens, head controls, row table, grids. */
     function mount(index, wanted) {
       ds = data.datasets[index];
       state = { query: ds.default_query, enabled: {}, isolated: null, preview: null, merge: null };
       ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
-      if (wanted) applyWanted(wanted);
+      if (wanted) applyWanted(ds, state, wanted);
       radios.forEach(function (r, i) { r.checked = i === index; });
       root.setAttribute("data-dataset", ds.name);
       description.textContent = ds.description;
@@ -346,7 +246,7 @@
       actions.appendChild(reset);
       var download = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
         "Download this view (SVG)");
-      download.addEventListener("click", downloadSvg);
+      download.addEventListener("click", function () { downloadSvg(ds, state, view, shownHeads(), caption()); });
       actions.appendChild(download);
       controls.appendChild(actions);
       body.appendChild(controls);
@@ -357,7 +257,7 @@
       view.made.appendChild(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"));
       view.madeBody = el("div", { class: "mha-explorer__made-body" });
       view.made.appendChild(view.madeBody);
-      view.made.addEventListener("toggle", function () { if (view.made.open) drawMade(); else clear(view.madeBody); });
+      view.made.addEventListener("toggle", function () { if (view.made.open) drawMadePanel(); else clear(view.madeBody); });
       body.appendChild(view.made);
 
       // The query's full row, as numbers (one column per shown head).
@@ -385,14 +285,6 @@
       }
     }
 
-    function swatch(h) {
-      var node = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
-      node.appendChild(svgEl("line", {
-        x1: "1", y1: "5", x2: "35", y2: "5", class: "mha-stroke--" + h.name, "stroke-dasharray": DASHES[h.dash],
-      }));
-      return node;
-    }
-
     function setQuery(i) {
       var moved = i !== state.query;
       state.query = i;
@@ -400,15 +292,11 @@
       render(moved);
     }
 
+    function drawMadePanel() { drawMade(view.madeBody, ds, state.query, shownHeads(), minWeight); }
+
     function preview(i) {
       state.preview = i;
       drawTable();
-    }
-
-    function arcLabel(arc) {
-      var head = headByName(arc.head);
-      var target = arc.key === arc.query ? "itself" : quoted(ds.symbols[arc.key]);
-      return head.label + " head: " + quoted(ds.symbols[arc.query]) + " to " + target + ", weight " + arc.weight.toFixed(4);
     }
 
     function drawArcs(animate) {
@@ -429,7 +317,7 @@
       ds.heads.forEach(function (h, i) { order[h.name] = i; });
       order.merged = ds.heads.length;
       var enter = animate && !reducedMotion();
-      var arcs = arcsFor();
+      var arcs = arcsFor(ds, state, shownHeads(), minWeight);
       var heaviest = {};
       arcs.forEach(function (arc) {
         if (!heaviest[arc.head] || arc.weight > heaviest[arc.head].weight) heaviest[arc.head] = arc;
@@ -467,7 +355,7 @@
           "marker-end": "url(#" + id + "-arrow-" + arc.head + ")",
           "data-head": arc.head, "data-query": String(arc.query), "data-key": String(arc.key),
           "data-weight": arc.weight.toFixed(4),
-          role: "img", "aria-label": arcLabel(arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
+          role: "img", "aria-label": arcLabel(ds, head, arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
         });
         layer.appendChild(hit);
         layer.appendChild(path);
@@ -489,73 +377,6 @@
       // (query "cat": the previous head's short arc peaks where the coreference loop does).
       placeLabels(labels, width, layer);
       if (focused >= 0 && view.arcs.length) view.arcs[Math.min(focused, view.arcs.length - 1)].focus();
-    }
-
-    /* Keeps each label inside the drawing's width (a label over the first or last token is
-       wider than the token), then moves a label that overlaps one placed before it up a line,
-       or down a line where it would leave the drawing, until it overlaps none (at most four
-       lines either way). A label that had to move gets a thin line in its head's colour and
-       dash down to the top of its arc, so that it still reads as that arc's. */
-    function placeLabels(labels, width, layer) {
-      var placed = [], GAP = 1;
-      function overlaps(box) {
-        return placed.some(function (p) {
-          return box.x < p.x + p.width + GAP && p.x < box.x + box.width + GAP &&
-            box.y < p.y + p.height + GAP && p.y < box.y + box.height + GAP;
-        });
-      }
-      labels.forEach(function (label) {
-        var text = label.text;
-        layer.appendChild(text);  // measured once drawn
-        var box = text.getBBox();
-        var inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
-        if (inside) {
-          text.setAttribute("x", String(Number(text.getAttribute("x")) + inside));
-          box = text.getBBox();
-        }
-        var y0 = Number(text.getAttribute("y")), line = box.height, shift = 0;
-        var tries = [0, -1, -2, -3, -4, 1, 2, 3, 4];
-        for (var t = 0; t < tries.length; t++) {
-          var shifted = { x: box.x, y: box.y + tries[t] * line, width: box.width, height: box.height };
-          if (shifted.y >= 0 && !overlaps(shifted)) {
-            shift = tries[t] * line;
-            text.setAttribute("y", String(y0 + shift));
-            box = shifted;
-            break;
-          }
-        }
-        placed.push(box);
-        if (shift || inside) {
-          var fromY = shift > 0 ? box.y : box.y + box.height;  // the label's edge nearest the arc
-          var leader = svgEl("line", {
-            x1: String(Math.min(Math.max(label.x, box.x), box.x + box.width)), y1: String(fromY),
-            x2: String(label.x), y2: String(label.y),
-            class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": label.dash,
-            "data-head": label.head, "aria-hidden": "true",
-          });
-          layer.insertBefore(leader, text);
-        }
-      });
-    }
-
-    /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in
-       view, and with it the token each head weighs most when they fit together (in the trained
-       heads at 375 px the induction head's target, the first copy, was off to the side). */
-    function showQuery() {
-      var stage = view.stage, button = view.tokens[state.query];
-      if (stage.scrollWidth <= stage.clientWidth) return;
-      var left = button.offsetLeft, right = left + button.offsetWidth;
-      (view.heaviestKeys || []).forEach(function (key) {
-        var target = view.tokens[key];
-        var wider = Math.max(right, target.offsetLeft + target.offsetWidth) - Math.min(left, target.offsetLeft);
-        if (wider <= stage.clientWidth) {
-          left = Math.min(left, target.offsetLeft);
-          right = Math.max(right, target.offsetLeft + target.offsetWidth);
-        }
-      });
-      if (left < stage.scrollLeft || right > stage.scrollLeft + stage.clientWidth) {
-        stage.scrollLeft = Math.max(0, left - (stage.clientWidth - (right - left)) / 2);
-      }
     }
 
     function drawTable() {
@@ -602,87 +423,6 @@
     function fitTableBox() {
       fitBox(view.table.parentElement, "Weights of the query, one column per head (scrolls sideways)");
     }
-
-    function fitBox(box, name) {
-      if (box.scrollWidth > box.clientWidth + 1) {
-        box.setAttribute("tabindex", "0");
-        box.setAttribute("role", "region");
-        box.setAttribute("aria-label", name);
-      } else {
-        ["tabindex", "role", "aria-label"].forEach(function (name) { box.removeAttribute(name); });
-      }
-    }
-
-    function drawGrids() {
-      var grids = view.grids, heads = shownHeads(), n = ds.tokens.length;
-      clear(grids);
-      view.cells = {};
-      // Room for the token labels: queries down the left, keys (rotated) along the top, in cell units.
-      var fontSize = 0.8;
-      var longest = Math.max.apply(null, ds.symbols.map(function (s) { return s.length; }));
-      var left = 0.35 + 0.62 * fontSize * longest;
-      var rotate = longest > 1; // keys longer than one character would collide side by side
-      var top = rotate ? left : fontSize + 0.3;
-      heads.forEach(function (h) {
-        var figure = el("figure", { class: "mha-explorer__grid", "data-head": h.name });
-        var svg = svgEl("svg", {
-          viewBox: -left + " " + -top + " " + (n + left + 0.1) + " " + (n + top + 0.1), role: "img",
-          "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
-        });
-        var labels = svgEl("g", { class: "mha-grid-labels", "font-size": String(fontSize), "aria-hidden": "true" });
-        ds.symbols.forEach(function (symbol, i) {
-          var current = !state.isolated && i === state.query;
-          var row = svgEl("text", {
-            x: "-0.2", y: String(i + 0.5), "text-anchor": "end", "dominant-baseline": "central",
-            class: "mha-grid-label mha-grid-label--query" + (current ? " is-current" : ""),
-          });
-          row.textContent = symbol;
-          var col = svgEl("text", rotate ? {
-            x: "0", y: "0", "text-anchor": "start", "dominant-baseline": "central",
-            transform: "translate(" + (i + 0.5) + " -0.2) rotate(-90)",
-            class: "mha-grid-label mha-grid-label--key",
-          } : {
-            x: String(i + 0.5), y: "-0.2", "text-anchor": "middle", class: "mha-grid-label mha-grid-label--key",
-          });
-          col.textContent = symbol;
-          labels.appendChild(row);
-          labels.appendChild(col);
-        });
-        svg.appendChild(labels);
-        h.weights.forEach(function (row, q) {
-          row.forEach(function (w, k) {
-            var cell = svgEl("rect", {
-              x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
-              "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
-            });
-            var link = { head: h.name, query: q, key: k, weight: w };
-            cell.addEventListener("mouseenter", function (event) { setHot(link, event); });
-            cell.addEventListener("mouseleave", function () { setHot(null); });
-            cell.addEventListener("click", function () { setQuery(q); });
-            svg.appendChild(cell);
-          });
-        });
-        if (!state.isolated) {
-          svg.appendChild(svgEl("rect", {
-            x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row",
-          }));
-        }
-        // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
-        var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" });
-        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__outer" }));
-        hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__inner" }));
-        svg.appendChild(hot);
-        view.cells[h.name] = hot;
-        figure.appendChild(svg);
-        var caption = el("figcaption");
-        caption.appendChild(swatch(h));
-        caption.appendChild(el("span", {}, h.label + ": rows are queries, columns keys"));
-        figure.appendChild(caption);
-        grids.appendChild(figure);
-      });
-    }
-
-    /* Highlight one (head, query, key) weight in the arcs, the table and the grid; show its number. */
     function setHot(link, event, anchor) {
       root.querySelectorAll(".is-hot").forEach(function (node) { node.classList.remove("is-hot"); });
       Object.keys(view.cells || {}).forEach(function (name) { view.cells[name].setAttribute("visibility", "hidden"); });
@@ -734,12 +474,12 @@
       root.classList.toggle("mha-explorer--isolated", Boolean(state.isolated));
       setHot(null);
       drawArcs(animate);
-      showQuery();
+      showQuery(view.stage, view.tokens, state.query, view.heaviestKeys || []);
       drawTable();
-      drawGrids();
-      if (view.made.open) drawMade();
+      view.cells = drawGrids(view.grids, ds, shownHeads(), state, cmap, { hot: setHot, pick: setQuery });
+      if (view.made.open) drawMadePanel();
       if (captionNode) captionNode.textContent = caption();
-      writeUrl();
+      if (live) writeUrl(root, data, ds, state); // the address follows the view once it is first drawn
     }
 
     /* ---- merging two heads ---- */
@@ -769,248 +509,6 @@
           " and one softmax shares the weight between both heads\u2019 answers."
         : ds.scores_missing));
       return box;
-    }
-
-    /* ---- the view in the page address ---- */
-
-    function readUrl() {
-      var params = new URLSearchParams(window.location.search), wanted = {};
-      PARAMS.forEach(function (name) { if (params.has(name)) wanted[name] = params.get(name); });
-      return wanted;
-    }
-
-    /* Apply what the address asks for to the fresh state, ignoring what this data set cannot show. */
-    function applyWanted(wanted) {
-      var names = ds.heads.map(function (h) { return h.name; });
-      var query = Number(wanted["ex-query"]);
-      if (/^\d+$/.test(wanted["ex-query"] || "") && query < ds.tokens.length) state.query = query;
-      if ("ex-heads" in wanted) {
-        var on = wanted["ex-heads"].split(",");
-        names.forEach(function (name) { state.enabled[name] = on.indexOf(name) >= 0; });
-      }
-      var pair = (wanted["ex-merge"] || "").split(",");
-      if (ds.d_k && pair.length === 2 && pair[0] !== pair[1] &&
-          names.indexOf(pair[0]) >= 0 && names.indexOf(pair[1]) >= 0) {
-        state.merge = names.indexOf(pair[0]) < names.indexOf(pair[1]) ? pair : [pair[1], pair[0]];
-      }
-      var isolate = wanted["ex-isolate"];
-      if (names.indexOf(isolate) >= 0 && state.enabled[isolate] && !isMerged(isolate)) state.isolated = isolate;
-    }
-
-    /* Write the view into the address's query string, with no new history entry. A view other
-       than the starting one is a link to the explorer: its hash becomes the explorer's own id, so
-       the link lands on the explorer, not on a heading screens above it. */
-    function writeUrl() {
-      if (!live || !window.history || !window.history.replaceState) return;
-      var url = new URL(window.location.href), params = url.searchParams;
-      PARAMS.forEach(function (name) { params.delete(name); });
-      if (ds !== data.datasets[0]) params.set("ex-data", ds.name);
-      if (state.query !== ds.default_query) params.set("ex-query", String(state.query));
-      var on = ds.heads.filter(function (h) { return state.enabled[h.name]; }).map(function (h) { return h.name; });
-      if (on.length !== ds.heads.length) params.set("ex-heads", on.join(","));
-      if (state.isolated) params.set("ex-isolate", state.isolated);
-      if (state.merge) params.set("ex-merge", state.merge.join(","));
-      var search = params.toString();
-      var hash = search && root.id ? "#" + root.id : url.hash;
-      var next = url.pathname + (search ? "?" + search : "") + hash;
-      if (next !== window.location.pathname + window.location.search + window.location.hash) {
-        window.history.replaceState(window.history.state, "", next);
-      }
-    }
-
-    /* ---- how the weights are made ---- */
-
-    /* A vector in brief: two decimals (one from 10 up), and a run of three or more zeros as 0\u00d7n. */
-    function vector(values) {
-      var parts = [], zeros = 0;
-      function flush() {
-        if (zeros >= 3) parts.push("0\u00d7" + zeros);
-        else for (var z = 0; z < zeros; z++) parts.push("0");
-        zeros = 0;
-      }
-      values.forEach(function (v) {
-        if (v === 0) { zeros++; return; }
-        flush();
-        parts.push(Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
-      });
-      flush();
-      return "(" + parts.join(" ") + ")";
-    }
-
-    function features(q) {
-      var values = ds.features[q], code = [], flags = [];
-      ds.feature_names.forEach(function (name, i) {
-        if (/^(cos|sin)_/.test(name)) code.push(values[i]);
-        else if (values[i] !== 0) flags.push(name + " " + values[i]);
-      });
-      return "x(" + quoted(ds.symbols[q]) + "): position code " + vector(code) + "; " + flags.join(", ") +
-        "; every other feature 0.";
-    }
-
-    function drawMade() {
-      var panel = view.madeBody, q = state.query;
-      clear(panel);
-      if (!ds.d_k) {
-        panel.appendChild(el("p", { class: "mha-explorer__note" }, ds.scores_missing));
-        return;
-      }
-      panel.setAttribute("data-query", String(q));
-      var intro = el("p");
-      ["Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W", ["Q"],
-        " to get q, and every key\u2019s features by its W", ["K"], " to get k. A key\u2019s score is q\u00b7k divided by " +
-        "\u221ad\u2096 (d\u2096 = " + ds.d_k + ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) +
-        "); the softmax over the keys turns the scores into the weights. In the vectors, 0\u00d7n stands for n zeros."].forEach(function (part) {
-        intro.appendChild(typeof part === "string" ? document.createTextNode(part) : el("sup", {}, part[0]));
-      });
-      panel.appendChild(intro);
-      panel.appendChild(el("p", { class: "mha-explorer__features" }, features(q)));
-      shownHeads().forEach(function (h) {
-        var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
-        var section = el("section", { class: "mha-explorer__made-head", "data-head": h.name });
-        var title = el("p", { class: "mha-explorer__made-title" });
-        title.appendChild(swatch(h));
-        title.appendChild(el("span", {}, describeHead(h)));
-        section.appendChild(title);
-        section.appendChild(el("p", { class: "mha-explorer__vector" }, merged
-          ? "q = [q of the " + h.parts[0].label + " head | q of the " + h.parts[1].label + " head], " + width +
-            " numbers; each k likewise. q\u00b7k = q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082."
-          : "q = " + vector(h.q[q])));
-        var table = el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) });
-        table.appendChild(el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"));
-        var headRow = el("tr");
-        ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]).forEach(function (name) {
-          headRow.appendChild(el("th", { scope: "col" }, name));
-        });
-        var thead = el("thead");
-        thead.appendChild(headRow);
-        table.appendChild(thead);
-        var tbody = el("tbody");
-        var scores = h.scores[q], weights = merged ? h.weights[q] : h.weights[q];
-        scores.forEach(function (score, k) {
-          var tr = el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" });
-          tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")));
-          if (!merged) tr.appendChild(el("td", { class: "mha-explorer__k" }, vector(h.k[k])));
-          var exact = score.toFixed(4);
-          tr.appendChild(el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)));
-          tr.appendChild(el("td", { "data-score": exact }, score.toFixed(2)));
-          tr.appendChild(el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4)));
-          tbody.appendChild(tr);
-        });
-        table.appendChild(tbody);
-        var box = el("div", { class: "mha-explorer__table-box" });
-        box.appendChild(table);
-        section.appendChild(box);
-        panel.appendChild(section);
-        fitBox(box, "Scores of the " + h.label + " head (scrolls sideways)");
-      });
-    }
-
-    /* ---- the current view as a standalone SVG file ---- */
-
-    function wrapText(text, chars) {
-      var lines = [], line = "";
-      text.split(" ").forEach(function (word) {
-        if (line && (line + " " + word).length > chars) { lines.push(line); line = word; } else line = line ? line + " " + word : word;
-      });
-      if (line) lines.push(line);
-      return lines;
-    }
-
-    function exportSvg() {
-      var width = Math.max(view.tokenRow.scrollWidth, 320), heads = shownHeads(), arcHeight = Number(view.svg.getAttribute("height"));
-      var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" });
-      var style = svgEl("style");
-      style.textContent = "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
-        ".title { font-size: 14px; font-weight: bold; } .legend, .caption { font-size: 11px; }\n" +
-        ".token { font-size: 13px; text-anchor: middle; } .query { font-weight: bold; }\n" +
-        ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }";
-      out.appendChild(style);
-      var title = svgEl("title");
-      title.textContent = "Attention explorer: " + ds.title;
-      out.appendChild(title);
-      var desc = svgEl("desc");
-      desc.textContent = caption();
-      out.appendChild(desc);
-      var defs = svgEl("defs");
-      out.appendChild(defs);
-      var background = svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" });
-      out.appendChild(background);
-      var y = 20;
-      var heading = svgEl("text", { x: "8", y: String(y), class: "title" });
-      heading.textContent = ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]));
-      out.appendChild(heading);
-      heads.forEach(function (h) {
-        y += 17;
-        var colour = LIGHT[h.name];
-        var marker = svgEl("marker", { id: "arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
-          markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" });
-        marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: colour }));
-        defs.appendChild(marker);
-        out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: colour,
-          "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
-        var label = svgEl("text", { x: "52", y: String(y), class: "legend" });
-        label.textContent = describeHead(h);
-        out.appendChild(label);
-      });
-      var top = y + 10;
-      var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
-      view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
-        var head = path.getAttribute("data-head");
-        var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: LIGHT[head], "stroke-linecap": "round",
-          "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
-          "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
-          "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
-          "data-weight": path.getAttribute("data-weight") });
-        var tip = svgEl("title");
-        tip.textContent = path.getAttribute("aria-label");
-        copy.appendChild(tip);
-        drawing.appendChild(copy);
-      });
-      view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
-        var head = line.getAttribute("data-head");
-        drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
-          y2: line.getAttribute("y2"), stroke: LIGHT[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
-      });
-      view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
-        var copy = svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" });
-        copy.textContent = text.textContent;
-        drawing.appendChild(copy);
-      });
-      var rowTop = arcHeight + 2;
-      view.tokens.forEach(function (button, i) {
-        var cx = button.offsetLeft + button.offsetWidth / 2, isQuery = !state.isolated && i === state.query;
-        if (isQuery) {
-          drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
-            height: "22", rx: "4", class: "query-box" }));
-        }
-        var text = svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
-          "data-token-index": String(i) });
-        text.textContent = ds.symbols[i];
-        drawing.appendChild(text);
-      });
-      out.appendChild(drawing);
-      y = top + rowTop + 44;
-      wrapText(caption(), Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
-        var text = svgEl("text", { x: "8", y: String(y), class: "caption" });
-        text.textContent = line;
-        out.appendChild(text);
-        y += 15;
-      });
-      var height = y;
-      out.setAttribute("width", String(width));
-      out.setAttribute("height", String(height));
-      out.setAttribute("viewBox", "0 0 " + width + " " + height);
-      return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out) + "\n";
-    }
-
-    function downloadSvg() {
-      var blob = new Blob([exportSvg()], { type: "image/svg+xml" });
-      var link = el("a", { href: URL.createObjectURL(blob), download: "attention-" + ds.name + "-" +
-        (state.isolated ? "isolated-" + state.isolated : "query-" + state.query) + ".svg" });
-      document.body.appendChild(link);
-      link.click();
-      document.body.removeChild(link);
-      setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
     }
 
     var wanted = readUrl();

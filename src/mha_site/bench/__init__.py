@@ -1,1 +1,1 @@
-"""The benchmark: measure (torch), run the sweeps (torch), schema and report (JSON only), figures (matplotlib)."""
+"""The benchmark: measure and run (torch); schema, claims, tables, report (JSON only); figures (matplotlib)."""

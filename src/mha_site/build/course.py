@@ -58,15 +58,17 @@ def with_course_line(content: str, line: str) -> str:
 def moved_script(targets: dict[str, str]) -> str:
     """An inline script that sends an address naming a moved id (``#positions``) to ``targets[id]``
     (a URL relative to the page), keeping the fragment. It runs as the parser meets it, before
-    the page is drawn; addresses of ids still on the page are left alone.
+    the page is drawn, and again when the fragment changes on the page (a pasted address, Back);
+    addresses of ids still on the page are left alone.
 
     >>> print(moved_script({"positions": "positions/"}))
-    <script>{const moved = {"positions": "positions/"}; const id = decodeURIComponent(location.hash.slice(1)); if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}</script>
+    <script>{const moved = {"positions": "positions/"}; const follow = () => {const id = decodeURIComponent(location.hash.slice(1)); if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}; follow(); addEventListener("hashchange", follow);}</script>
     """
     mapping = json.dumps(targets, sort_keys=True).replace("</", "<\\/")
     return (
-        "<script>{const moved = " + mapping + "; const id = decodeURIComponent(location.hash.slice(1)); "
-        "if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}</script>"
+        "<script>{const moved = " + mapping + "; const follow = () => {const id = decodeURIComponent(location.hash.slice(1)); "
+        "if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}; follow(); "
+        'addEventListener("hashchange", follow);}</script>'
     )
 
 

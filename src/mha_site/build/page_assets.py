@@ -50,12 +50,16 @@ from mha_site.build.tables import TABLE_CLASS, table_rules, wrap_tables
 # Written by write_tables_css from Material's own table rules (mha_site.build.tables).
 TABLES_CSS = "assets/stylesheets/tables.css"
 
-# (class that marks the component, stylesheets, scripts); paths from the site root.
+# (class that marks the component, stylesheets, scripts); paths from the site root. A component's
+# scripts are listed in load order (the loader runs them in turn): each later file reads what the
+# earlier ones put on the component's window object (window.mhaExplorer, window.mhaLiveHeads).
 PAGE_ASSETS = [
     ("katex", ["assets/stylesheets/math.css"], []),
-    ("mha-explorer", ["assets/explorer/explorer.css"], ["assets/explorer/explorer.js"]),
+    ("mha-explorer", ["assets/explorer/explorer.css"],
+     ["assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js"]),
     ("quiz", ["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"]),
-    ("live-heads", ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads.js"]),
+    ("live-heads", ["assets/live-heads/live-heads.css"],
+     ["assets/live-heads/live-heads-model.js", "assets/live-heads/live-heads.js"]),
     ("bench-figure", ["assets/stylesheets/bench.css"], []),
     ("jupyter-wrapper", ["assets/stylesheets/reference.css"], []),
     ("doc-contents", ["assets/_mkdocstrings.css", "assets/stylesheets/reference.css"], []),

@@ -1,0 +1,337 @@
+/* Head explorer, part 2 of 3: drawings made from one view, each from what it is handed.
+ *
+ * The arcs' labels placed clear of each other, the token row scrolled to the query, every shown
+ * head's weight grid, the "How the weights are made" panel (q, k, q.k / sqrt(d_k), softmax:
+ * drawn only while it is open), and the view as a standalone SVG file. explorer.js calls these with its dataset (ds), state and nodes;
+ * they keep none of their own. Reads explorer-core.js's functions from window.mhaExplorer and
+ * adds its own there.
+ */
+(function () {
+  "use strict";
+
+  var ex = window.mhaExplorer;
+  if (!ex || typeof ex.captionText !== "function") {
+    throw new Error("explorer-draw.js needs explorer-core.js loaded first: window.mhaExplorer has no captionText");
+  }
+  var SVG_NS = ex.SVG_NS;
+  var DASHES = ex.DASHES;
+  var LIGHT = ex.LIGHT;
+  var el = ex.el;
+  var svgEl = ex.svgEl;
+  var clear = ex.clear;
+  var quoted = ex.quoted;
+  var swatch = ex.swatch;
+  var fitBox = ex.fitBox;
+  var describeHead = ex.describeHead;
+  var vector = ex.vector;
+  var features = ex.features;
+  var wrapText = ex.wrapText;
+
+  /* Keeps each label inside the drawing's width (a label over the first or last token is
+     wider than the token), then moves a label that overlaps one placed before it up a line,
+     or down a line where it would leave the drawing, until it overlaps none (at most four
+     lines either way). A label that had to move gets a thin line in its head's colour and
+     dash down to the top of its arc, so that it still reads as that arc's. */
+  function placeLabels(labels, width, layer) {
+    var placed = [], GAP = 1;
+    function overlaps(box) {
+      return placed.some(function (p) {
+        return box.x < p.x + p.width + GAP && p.x < box.x + box.width + GAP &&
+          box.y < p.y + p.height + GAP && p.y < box.y + box.height + GAP;
+      });
+    }
+    labels.forEach(function (label) {
+      var text = label.text;
+      layer.appendChild(text);  // measured once drawn
+      var box = text.getBBox();
+      var inside = Math.min(Math.max(box.x, 0), width - box.width) - box.x;
+      if (inside) {
+        text.setAttribute("x", String(Number(text.getAttribute("x")) + inside));
+        box = text.getBBox();
+      }
+      var y0 = Number(text.getAttribute("y")), line = box.height, shift = 0;
+      var tries = [0, -1, -2, -3, -4, 1, 2, 3, 4];
+      for (var t = 0; t < tries.length; t++) {
+        var shifted = { x: box.x, y: box.y + tries[t] * line, width: box.width, height: box.height };
+        if (shifted.y >= 0 && !overlaps(shifted)) {
+          shift = tries[t] * line;
+          text.setAttribute("y", String(y0 + shift));
+          box = shifted;
+          break;
+        }
+      }
+      placed.push(box);
+      if (shift || inside) {
+        var fromY = shift > 0 ? box.y : box.y + box.height;  // the label's edge nearest the arc
+        var leader = svgEl("line", {
+          x1: String(Math.min(Math.max(label.x, box.x), box.x + box.width)), y1: String(fromY),
+          x2: String(label.x), y2: String(label.y),
+          class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": label.dash,
+          "data-head": label.head, "aria-hidden": "true",
+        });
+        layer.insertBefore(leader, text);
+      }
+    });
+  }
+
+  /* In a stage narrower than its tokens, scroll sideways (not the page) to keep the query in
+     view, and with it the token each head weighs most when they fit together (in the trained
+     heads at 375 px the induction head's target, the first copy, was off to the side). */
+  function showQuery(stage, tokens, query, heaviestKeys) {
+    var button = tokens[query];
+    if (stage.scrollWidth <= stage.clientWidth) return;
+    var left = button.offsetLeft, right = left + button.offsetWidth;
+    heaviestKeys.forEach(function (key) {
+      var target = tokens[key];
+      var wider = Math.max(right, target.offsetLeft + target.offsetWidth) - Math.min(left, target.offsetLeft);
+      if (wider <= stage.clientWidth) {
+        left = Math.min(left, target.offsetLeft);
+        right = Math.max(right, target.offsetLeft + target.offsetWidth);
+      }
+    });
+    if (left < stage.scrollLeft || right > stage.scrollLeft + stage.clientWidth) {
+      stage.scrollLeft = Math.max(0, left - (stage.clientWidth - (right - left)) / 2);
+    }
+  }
+
+  /* Every shown head's weights as a grid, one row per query and one column per key (`cmap`
+     colours a weight), into `grids`. Hovering a cell calls on.hot(link, event) (on.hot(null)
+     on leaving), clicking it on.pick(query). Returns each head's highlight ring, by name. */
+  function drawGrids(grids, ds, heads, state, cmap, on) {
+    var n = ds.tokens.length, cells = {};
+    clear(grids);
+    // Room for the token labels: queries down the left, keys (rotated) along the top, in cell units.
+    var fontSize = 0.8;
+    var longest = Math.max.apply(null, ds.symbols.map(function (s) { return s.length; }));
+    var left = 0.35 + 0.62 * fontSize * longest;
+    var rotate = longest > 1; // keys longer than one character would collide side by side
+    var top = rotate ? left : fontSize + 0.3;
+    heads.forEach(function (h) {
+      var figure = el("figure", { class: "mha-explorer__grid", "data-head": h.name });
+      var svg = svgEl("svg", {
+        viewBox: -left + " " + -top + " " + (n + left + 0.1) + " " + (n + top + 0.1), role: "img",
+        "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
+      });
+      var labels = svgEl("g", { class: "mha-grid-labels", "font-size": String(fontSize), "aria-hidden": "true" });
+      ds.symbols.forEach(function (symbol, i) {
+        var current = !state.isolated && i === state.query;
+        var row = svgEl("text", {
+          x: "-0.2", y: String(i + 0.5), "text-anchor": "end", "dominant-baseline": "central",
+          class: "mha-grid-label mha-grid-label--query" + (current ? " is-current" : ""),
+        });
+        row.textContent = symbol;
+        var col = svgEl("text", rotate ? {
+          x: "0", y: "0", "text-anchor": "start", "dominant-baseline": "central",
+          transform: "translate(" + (i + 0.5) + " -0.2) rotate(-90)",
+          class: "mha-grid-label mha-grid-label--key",
+        } : {
+          x: String(i + 0.5), y: "-0.2", "text-anchor": "middle", class: "mha-grid-label mha-grid-label--key",
+        });
+        col.textContent = symbol;
+        labels.appendChild(row);
+        labels.appendChild(col);
+      });
+      svg.appendChild(labels);
+      h.weights.forEach(function (row, q) {
+        row.forEach(function (w, k) {
+          var cell = svgEl("rect", {
+            x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
+            "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
+          });
+          var link = { head: h.name, query: q, key: k, weight: w };
+          cell.addEventListener("mouseenter", function (event) { on.hot(link, event); });
+          cell.addEventListener("mouseleave", function () { on.hot(null); });
+          cell.addEventListener("click", function () { on.pick(q); });
+          svg.appendChild(cell);
+        });
+      });
+      if (!state.isolated) {
+        svg.appendChild(svgEl("rect", {
+          x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row",
+        }));
+      }
+      // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
+      var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" });
+      hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__outer" }));
+      hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__inner" }));
+      svg.appendChild(hot);
+      cells[h.name] = hot;
+      figure.appendChild(svg);
+      var caption = el("figcaption");
+      caption.appendChild(swatch(h));
+      caption.appendChild(el("span", {}, h.label + ": rows are queries, columns keys"));
+      figure.appendChild(caption);
+      grids.appendChild(figure);
+    });
+    return cells;
+  }
+
+  /* ---- how the weights are made ---- */
+
+  /* The panel for query `q`: its features, then per shown head its q, every key's k, the
+     scores before and after the division by sqrt(d_k), and the softmax weights. */
+  function drawMade(panel, ds, q, heads, minWeight) {
+    clear(panel);
+    if (!ds.d_k) {
+      panel.appendChild(el("p", { class: "mha-explorer__note" }, ds.scores_missing));
+      return;
+    }
+    panel.setAttribute("data-query", String(q));
+    var intro = el("p");
+    ["Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W", ["Q"],
+      " to get q, and every key\u2019s features by its W", ["K"], " to get k. A key\u2019s score is q\u00b7k divided by " +
+      "\u221ad\u2096 (d\u2096 = " + ds.d_k + ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) +
+      "); the softmax over the keys turns the scores into the weights. In the vectors, 0\u00d7n stands for n zeros."].forEach(function (part) {
+      intro.appendChild(typeof part === "string" ? document.createTextNode(part) : el("sup", {}, part[0]));
+    });
+    panel.appendChild(intro);
+    panel.appendChild(el("p", { class: "mha-explorer__features" }, features(ds, q)));
+    heads.forEach(function (h) {
+      var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
+      var section = el("section", { class: "mha-explorer__made-head", "data-head": h.name });
+      var title = el("p", { class: "mha-explorer__made-title" });
+      title.appendChild(swatch(h));
+      title.appendChild(el("span", {}, describeHead(h)));
+      section.appendChild(title);
+      section.appendChild(el("p", { class: "mha-explorer__vector" }, merged
+        ? "q = [q of the " + h.parts[0].label + " head | q of the " + h.parts[1].label + " head], " + width +
+          " numbers; each k likewise. q\u00b7k = q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082."
+        : "q = " + vector(h.q[q])));
+      var table = el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) });
+      table.appendChild(el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"));
+      var headRow = el("tr");
+      ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]).forEach(function (name) {
+        headRow.appendChild(el("th", { scope: "col" }, name));
+      });
+      var thead = el("thead");
+      thead.appendChild(headRow);
+      table.appendChild(thead);
+      var tbody = el("tbody");
+      var scores = h.scores[q], weights = merged ? h.weights[q] : h.weights[q];
+      scores.forEach(function (score, k) {
+        var tr = el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" });
+        tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")));
+        if (!merged) tr.appendChild(el("td", { class: "mha-explorer__k" }, vector(h.k[k])));
+        var exact = score.toFixed(4);
+        tr.appendChild(el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)));
+        tr.appendChild(el("td", { "data-score": exact }, score.toFixed(2)));
+        tr.appendChild(el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4)));
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      var box = el("div", { class: "mha-explorer__table-box" });
+      box.appendChild(table);
+      section.appendChild(box);
+      panel.appendChild(section);
+      fitBox(box, "Scores of the " + h.label + " head (scrolls sideways)");
+    });
+  }
+
+  /* ---- the current view as a standalone SVG file ---- */
+
+  /* The view as SVG text in the page's light colours: legend, arcs, tokens and `text` (the
+     caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
+  function exportSvg(ds, state, view, heads, text) {
+    var width = Math.max(view.tokenRow.scrollWidth, 320), arcHeight = Number(view.svg.getAttribute("height"));
+    var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" });
+    var style = svgEl("style");
+    style.textContent = "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
+      ".title { font-size: 14px; font-weight: bold; } .legend, .caption { font-size: 11px; }\n" +
+      ".token { font-size: 13px; text-anchor: middle; } .query { font-weight: bold; }\n" +
+      ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }";
+    out.appendChild(style);
+    var title = svgEl("title");
+    title.textContent = "Attention explorer: " + ds.title;
+    out.appendChild(title);
+    var desc = svgEl("desc");
+    desc.textContent = text;
+    out.appendChild(desc);
+    var defs = svgEl("defs");
+    out.appendChild(defs);
+    var background = svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" });
+    out.appendChild(background);
+    var y = 20;
+    var heading = svgEl("text", { x: "8", y: String(y), class: "title" });
+    heading.textContent = ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]));
+    out.appendChild(heading);
+    heads.forEach(function (h) {
+      y += 17;
+      var colour = LIGHT[h.name];
+      var marker = svgEl("marker", { id: "arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
+        markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" });
+      marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: colour }));
+      defs.appendChild(marker);
+      out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: colour,
+        "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
+      var label = svgEl("text", { x: "52", y: String(y), class: "legend" });
+      label.textContent = describeHead(h);
+      out.appendChild(label);
+    });
+    var top = y + 10;
+    var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
+    view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
+      var head = path.getAttribute("data-head");
+      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: LIGHT[head], "stroke-linecap": "round",
+        "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
+        "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
+        "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
+        "data-weight": path.getAttribute("data-weight") });
+      var tip = svgEl("title");
+      tip.textContent = path.getAttribute("aria-label");
+      copy.appendChild(tip);
+      drawing.appendChild(copy);
+    });
+    view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
+      var head = line.getAttribute("data-head");
+      drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
+        y2: line.getAttribute("y2"), stroke: LIGHT[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
+    });
+    view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
+      var copy = svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" });
+      copy.textContent = text.textContent;
+      drawing.appendChild(copy);
+    });
+    var rowTop = arcHeight + 2;
+    view.tokens.forEach(function (button, i) {
+      var cx = button.offsetLeft + button.offsetWidth / 2, isQuery = !state.isolated && i === state.query;
+      if (isQuery) {
+        drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
+          height: "22", rx: "4", class: "query-box" }));
+      }
+      var text = svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
+        "data-token-index": String(i) });
+      text.textContent = ds.symbols[i];
+      drawing.appendChild(text);
+    });
+    out.appendChild(drawing);
+    y = top + rowTop + 44;
+    wrapText(text, Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
+      var text = svgEl("text", { x: "8", y: String(y), class: "caption" });
+      text.textContent = line;
+      out.appendChild(text);
+      y += 15;
+    });
+    var height = y;
+    out.setAttribute("width", String(width));
+    out.setAttribute("height", String(height));
+    out.setAttribute("viewBox", "0 0 " + width + " " + height);
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out) + "\n";
+  }
+
+  function downloadSvg(ds, state, view, heads, text) {
+    var blob = new Blob([exportSvg(ds, state, view, heads, text)], { type: "image/svg+xml" });
+    var link = el("a", { href: URL.createObjectURL(blob), download: "attention-" + ds.name + "-" +
+      (state.isolated ? "isolated-" + state.isolated : "query-" + state.query) + ".svg" });
+    document.body.appendChild(link);
+    link.click();
+    document.body.removeChild(link);
+    setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+  }
+
+  ex.placeLabels = placeLabels;
+  ex.showQuery = showQuery;
+  ex.drawGrids = drawGrids;
+  ex.drawMade = drawMade;
+  ex.exportSvg = exportSvg;
+  ex.downloadSvg = downloadSvg;
+})();

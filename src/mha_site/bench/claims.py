@@ -1,0 +1,290 @@
+"""The qualitative statements the site makes about cost, each checked against the committed results.
+
+:data:`CLAIMS` (the benchmark page's summary, docs/_includes/cost.md) and :data:`PAGE_CLAIMS` (the
+benchmark and inference pages' own sections) hold every such sentence. The build renders each one
+with :func:`render_claim`, which refuses to print a claim the data contradicts, and the tests check
+each one with :func:`evaluate_claim`, so the wording and the check read the same record.
+:func:`find_cell` and :func:`seq_tokens` look up a results document's cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mha_site.bench import formats
+from mha_site.bench.labels import device_label
+
+__all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "evaluate_claim", "find_cell", "render_claim", "seq_tokens"]
+
+
+def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
+    """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``.
+
+    >>> doc = {"cells": [{"sweep": "seq", "variant": "sdpa", "dtype": "float32", "status": "ok", "tokens": 128}]}
+    >>> find_cell(doc, "seq", "sdpa", tokens=128)["tokens"]
+    128
+    >>> find_cell(doc, "seq", "sdpa", tokens=256)
+    Traceback (most recent call last):
+    ...
+    KeyError: "no correct cell for sweep='seq', variant='sdpa', dtype='float32', tokens=256"
+    """
+    matches = [
+        c
+        for c in doc["cells"]
+        if c["sweep"] == sweep
+        and c["variant"] == variant
+        and c["dtype"] == dtype
+        and c["status"] == "ok"
+        and all(c.get(k) == v for k, v in coords.items())
+    ]
+    where = ", ".join(
+        [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
+    )
+    if not matches:
+        raise KeyError(f"no correct cell for {where}")
+    if len(matches) > 1:
+        raise KeyError(f"{len(matches)} cells match {where}; add coordinates")
+    return matches[0]
+
+
+def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
+    """The sequence lengths of the ``seq`` sweep, ascending.
+
+    >>> seq_tokens({"cells": [{"sweep": "seq", "dtype": "float32", "tokens": t} for t in (256, 128, 256)]})
+    [128, 256]
+    """
+    return sorted({c["tokens"] for c in doc["cells"] if c["sweep"] == "seq" and c["dtype"] == dtype})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement about cost that a page prints and the committed results must support.
+
+    ``kind`` is ``"faster"`` (``left`` takes less time than ``right`` at every T in
+    ``tokens``), ``"not_slower"`` (at most as long), ``"less_memory"`` (``factor`` times
+    ``left``'s peak memory is below ``right``'s), ``"same_flops"`` (the head sweep's FLOP
+    count does not change with h) or ``"decode_faster"`` (the cached decoding step beats
+    recomputing the prefix at every prefix length in ``tokens``). ``text``
+    is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
+    is printed instead when ``device`` has no committed results.
+
+    >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
+    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 64, "median_s": s}
+    ...                  for v, s in (("sdpa", 0.001), ("batched", 0.004))]}
+    >>> claim = Claim("demo", "cpu", "faster", "the fused kernel took {left_ms} ms, {speedup}× faster",
+    ...               left="sdpa", right="batched", tokens=(64,))
+    >>> render_claim(claim, {"cpu": doc})
+    'the fused kernel took 1 ms, 4.00× faster'
+    """
+
+    key: str
+    device: str
+    kind: str
+    text: str
+    left: str = ""
+    right: str = ""
+    tokens: tuple[int, ...] = ()
+    dtype: str = "float32"
+    missing: str = ""
+    factor: float = 1.0
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        key="cpu_same_flops",
+        device="cpu",
+        kind="same_flops",
+        text="at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP",
+    ),
+    Claim(
+        key="cpu_loop_faster_long",
+        device="cpu",
+        kind="faster",
+        left="loop",
+        right="batched",
+        tokens=(2048,),
+        text="at T = {t_max} the per-head loop took only {ratio_max} of the time of the batched version",
+    ),
+    Claim(
+        key="cpu_batched_short",
+        device="cpu",
+        kind="faster",
+        left="batched",
+        right="loop",
+        tokens=(128, 256, 512),
+        text=("from T = {t_min} to T = {t_max} the batched version took {ratio_min} to {ratio_max} of the loop's time"),
+    ),
+    Claim(
+        key="cpu_fused_faster",
+        device="cpu",
+        kind="faster",
+        left="sdpa",
+        right="batched",
+        tokens=(2048,),
+        text=(
+            "at T = {t_max} the fused kernel took {left_ms} ms against {right_ms} ms for the batched version, "
+            "{speedup}× faster"
+        ),
+    ),
+    Claim(
+        key="cpu_fused_memory",
+        device="cpu",
+        kind="less_memory",
+        left="sdpa",
+        right="batched",
+        tokens=(512, 1024, 2048),
+        text=(
+            "one call of the fused layer peaked at {left_mib} MiB of new memory, "
+            "the batched version at {right_mib} MiB (T = {t_max})"
+        ),
+    ),
+    Claim(
+        key="gpu_heads_parallel",
+        device="cuda",
+        kind="faster",
+        left="batched",
+        right="loop",
+        tokens=(1024, 4096),
+        text=(
+            "the batched version beat the per-head loop on {device_name} at T = {t_min} and T = {t_max} "
+            "({speedup}× at T = {t_max}), so there running the heads as one batched call does pay"
+        ),
+        missing=(
+            "the usual argument that the heads run in parallel is not measured here: no GPU results "
+            "have been committed to this site yet"
+        ),
+    ),
+)
+
+
+#: Claims printed only in the benchmark and inference pages' sections (``CLAIMS`` are the benchmark page's
+#: summary, docs/_includes/cost.md, one sentence each).
+PAGE_CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        key="cpu_loop_memory",
+        device="cpu",
+        kind="less_memory",
+        left="loop",
+        right="batched",
+        tokens=(512, 1024, 2048),
+        factor=3.0,
+        text=(
+            "at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
+            "version's {right_mib} MiB"
+        ),
+    ),
+    Claim(
+        key="cpu_tiled_memory",
+        device="cpu",
+        kind="less_memory",
+        left="tiled",
+        right="batched",
+        tokens=(1024, 2048),
+        factor=2.0,
+        text=(
+            "from T = {t_min} up it peaked at less than half the batched version's memory "
+            "({left_mib} MiB against {right_mib} MiB at T = {t_max})"
+        ),
+    ),
+    Claim(
+        key="cpu_decode_faster",
+        device="cpu",
+        kind="decode_faster",
+        tokens=(128, 256, 512, 1024, 2048),
+        text=(
+            "at every prefix from {t_min} to {t_max} tokens one cached step was faster than recomputing "
+            "({ratio_min}× to {ratio_max}×; at {t_max} tokens {left_ms} ms against {right_ms} ms)"
+        ),
+    ),
+)
+
+
+def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool, dict[str, str]]:
+    """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``.
+
+    Raises :class:`KeyError` when the device's results lack a cell the claim needs, and
+    :class:`LookupError` (the same family) when the device has no results at all.
+    """
+    if claim.device not in docs:
+        raise LookupError(f"claim {claim.key!r} is about {claim.device!r}, which has no committed results")
+    doc = docs[claim.device]
+    fields = {"device_name": device_label(doc)}
+    if claim.kind == "same_flops":
+        cells = [c for c in doc["cells"] if c["sweep"] == "heads" and c["dtype"] == claim.dtype]
+        if not cells:
+            raise KeyError(f"claim {claim.key!r} needs the heads sweep in {claim.dtype}, which has no cells")
+        totals = {c["flops_attention"] + c["flops_projection"] for c in cells}
+        heads = sorted({c["heads"] for c in cells})
+        tokens = sorted({c["tokens"] for c in cells})
+        fields.update(
+            h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(tokens[0]), gflop=f"{min(totals) / 1e9:.3g}"
+        )
+        # Runs since schema 3 also hold PyTorch's count for each row; for the lesson's two functions it
+        # must be the formula's (fused kernels may go uncounted: the CPU's has no counter formula).
+        counted = [c for c in cells if c["variant"] in ("loop", "batched") and "flops_counted" in c]
+        agrees = all(c["flops_counted"] == c["flops_attention"] + c["flops_projection"] for c in counted)
+        return len(totals) == 1 and len(heads) > 1 and agrees, fields
+    if claim.kind == "decode_faster":
+        rows = {row["prefix"]: row for row in doc.get("decode", [])}
+        missing = [t for t in claim.tokens if t not in rows]
+        if missing:
+            raise KeyError(f"claim {claim.key!r} needs decode rows for prefixes {missing}")
+        chosen = [rows[t] for t in claim.tokens]
+        ratios = [row["recompute_over_cached"] for row in chosen]
+        fields.update(
+            t_min=str(min(claim.tokens)),
+            t_max=str(max(claim.tokens)),
+            ratio_min=formats.ratio(min(ratios)),
+            ratio_max=formats.ratio(max(ratios)),
+            left_ms=formats.ms(chosen[-1]["cached_median_s"]),
+            right_ms=formats.ms(chosen[-1]["recompute_median_s"]),
+        )
+        return all(ratio > 1 for ratio in ratios), fields
+    if claim.kind not in ("faster", "not_slower", "less_memory"):
+        raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
+    measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
+    pairs = [
+        (
+            find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
+            find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)[measure],
+        )
+        for t in claim.tokens
+    ]
+    ratios = [left / right for left, right in pairs]
+    if claim.kind == "not_slower":
+        holds = all(left <= right for left, right in pairs)
+    else:
+        holds = all(left * claim.factor < right for left, right in pairs)
+    last_left, last_right = pairs[-1]
+    fields.update(
+        t_min=str(min(claim.tokens)),
+        t_max=str(max(claim.tokens)),
+        ratio_min=formats.ratio(min(ratios)),
+        ratio_max=formats.ratio(max(ratios)),
+        speedup=formats.ratio(last_right / last_left),
+    )
+    if claim.kind == "less_memory":
+        fields.update(left_mib=formats.mib(last_left), right_mib=formats.mib(last_right))
+    else:
+        fields.update(left_ms=formats.ms(last_left), right_ms=formats.ms(last_right))
+    return holds, fields
+
+
+def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
+    """The claim's sentence filled from ``docs``, or its ``missing`` text when the device has no results.
+
+    Raises :class:`ValueError` when the results contradict the claim, so a page can
+    never print it.
+    """
+    if claim.device not in docs:
+        if not claim.missing:
+            raise LookupError(f"claim {claim.key!r} needs {claim.device!r} results, and has no text for their absence")
+        return claim.missing
+    holds, fields = evaluate_claim(claim, docs)
+    if not holds:
+        raise ValueError(
+            f"the committed {claim.device} results contradict claim {claim.key!r}: "
+            f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS"
+        )
+    return claim.text.format(**fields)

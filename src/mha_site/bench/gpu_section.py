@@ -1,0 +1,232 @@
+"""The benchmark page's GPU section: the attention-kernel sweep's tables and words, then the layer's.
+
+:func:`gpu_section` is the page's ``{{ bench.gpu.section }}``: the committed CUDA results, or,
+while there are none, a plain statement of that with the command that would produce them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mha_site.bench import formats
+from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, device_label, kernel_figure_alt, kernel_figure_name
+from mha_site.bench.tables import figure_markdown, provenance_table, results_table
+
+__all__ = [
+    "CUDA_COMMAND",
+    "gpu_section",
+    "kernel_counter_summary",
+    "kernel_memory_table",
+    "kernel_section",
+    "kernel_table",
+]
+
+
+def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
+    """One table cell: TFLOP/s and % of peak, or why there is no number (a numbered note for a refusal)."""
+    if row["status"] == "ok":
+        pct = f" ({100 * row['peak_fraction']:.0f}%)" if row["peak_fraction"] is not None else ""
+        return f"{row['tflops']:.3g}{pct}"
+    if row["status"] == "wrong":
+        error = "not finite" if row["max_rel_error"] is None else formats.sci(row["max_rel_error"])
+        return f"wrong ({error})"
+    note = notes.setdefault(row["reason"], len(notes) + 1)
+    return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
+
+
+def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -> str:
+    """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak).
+
+    A variant that did not run says why, in a numbered note under the table.
+
+    >>> row = {"tokens": 16, "batch": 4, "heads": 4, "head_dim": 8, "causal": False, "dtype": "float16",
+    ...        "flops": 131072}
+    >>> doc = {"kernels": {"config": {"variants": ["sdpa_flash", "sdpa_cudnn"]}, "variant_labels": {
+    ...     "sdpa_flash": "SDPA, flash", "sdpa_cudnn": "SDPA, cuDNN"}, "rows": [
+    ...     {**row, "variant": "sdpa_flash", "status": "ok", "tflops": 512.0, "peak_fraction": 0.52},
+    ...     {**row, "variant": "sdpa_cudnn", "status": "unsupported", "reason": "no kernel"}]}}
+    >>> print(kernel_table(doc, "float16", 8, False))
+    | T | B × h | SDPA, flash | SDPA, cuDNN |
+    |---:|---:|---:|---:|
+    | 16 | 4 × 4 | 512 (52%) | unsupported [1] |
+    <BLANKLINE>
+    - [1] no kernel
+    """
+    section = doc["kernels"]
+    variants = section["config"]["variants"]
+    rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, causal)]
+    notes: dict[str, int] = {}
+    lines = [
+        "| T | B × h | " + " | ".join(section["variant_labels"][v] for v in variants) + " |",
+        "|---:|---:|" + "---:|" * len(variants),
+    ]
+    for tokens in sorted({r["tokens"] for r in rows}):
+        by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
+        first = next(iter(by_variant.values()))
+        cells = [_tflops_cell(by_variant[v], notes) if v in by_variant else "" for v in variants]
+        lines.append(f"| {tokens} | {first['batch']} × {first['heads']} | " + " | ".join(cells) + " |")
+    if notes:
+        lines += [""] + [f"- [{number}] {text}" for text, number in notes.items()]
+    return "\n".join(lines)
+
+
+def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
+    """A Markdown table of each variant's peak memory per call (MiB) against T, not causal.
+
+    >>> doc = {"kernels": {"config": {"variants": ["lesson"]}, "variant_labels": {"lesson": "lesson's"}, "rows": [
+    ...     {"tokens": 16, "head_dim": 8, "causal": False, "dtype": "float16", "variant": "lesson", "status": "ok",
+    ...      "peak_bytes": 3 * 2**20}]}}
+    >>> print(kernel_memory_table(doc, "float16", 8))
+    | T | lesson's |
+    |---:|---:|
+    | 16 | 3 |
+    """
+    section = doc["kernels"]
+    variants = section["config"]["variants"]
+    rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, False)]
+    lines = [
+        "| T | " + " | ".join(section["variant_labels"][v] for v in variants) + " |",
+        "|---:|" + "---:|" * len(variants),
+    ]
+    for tokens in sorted({r["tokens"] for r in rows}):
+        by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
+        cells = [formats.mib(by_variant[v]["peak_bytes"]) if by_variant.get(v, {}).get("status") in ("ok", "wrong")
+                 else "" for v in variants]
+        lines.append(f"| {tokens} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def kernel_counter_summary(doc: dict[str, Any]) -> str:
+    """What PyTorch's FLOP counter reported for the kernel sweep, set against the formula, per variant.
+
+    The counter counts every product in full, masked scores included, so the figure to compare
+    it with is the dense ``4*B*h*T*T*d``; for a causal cell that is twice the convention's count.
+
+    >>> rows = [{"variant": "lesson", "status": "ok", "batch": 1, "heads": 2, "tokens": 4, "head_dim": 8,
+    ...          "flops_counted": 4 * 2 * 4 * 4 * 8}, {"variant": "flash", "status": "ok", "batch": 1, "heads": 2,
+    ...          "tokens": 4, "head_dim": 8, "flops_counted": 0}]
+    >>> kernel_counter_summary({"kernels": {"rows": rows, "variant_labels": {"lesson": "lesson's", "flash": "flash"}}})
+    "PyTorch's FLOP counter (one call per cell and variant, outside the timing) agreed with 4·B·h·T²·d in every cell for lesson's; it counted nothing for flash (it has no formula for that kernel)."
+    """
+    section = doc["kernels"]
+    agreed, none, other = [], [], []
+    for variant, label in section["variant_labels"].items():
+        counted = [r for r in section["rows"] if r["variant"] == variant and r["status"] in ("ok", "wrong")]
+        if not counted:
+            continue
+        dense = [4 * r["batch"] * r["heads"] * r["tokens"] ** 2 * r["head_dim"] for r in counted]
+        if all(r["flops_counted"] == d for r, d in zip(counted, dense, strict=True)):
+            agreed.append(label)
+        elif all(r["flops_counted"] == 0 for r in counted):
+            none.append(label)
+        else:  # a count that is neither: its range against the formula (a counter that failed is None)
+            ratios = [r["flops_counted"] / d for r, d in zip(counted, dense, strict=True) if r["flops_counted"]]
+            other.append(f"{label} ({min(ratios):.3g} to {max(ratios):.3g} times it)" if ratios else
+                         f"{label} (the counter did not run)")
+    parts = []
+    if agreed:
+        parts.append(f"agreed with 4·B·h·T²·d in every cell for {', '.join(agreed)}")
+    if none:
+        parts.append(f"it counted nothing for {', '.join(none)} (it has no formula for that kernel)")
+    if other:
+        parts.append(f"it differed for {', '.join(other)}")
+    return "PyTorch's FLOP counter (one call per cell and variant, outside the timing) " + "; ".join(parts) + "."
+
+
+def _peak_words(section: dict[str, Any]) -> str:
+    peak = section["peak"]
+    if peak is None:
+        return ("This device is not in the table of known dense peaks (`mha_site.bench.peaks`), so no "
+                "percentage of peak is given.")
+    return (f"Percentages are of the {peak['name']}'s dense float16/bfloat16 peak, "
+            f"{peak['flops_per_s'] / 1e12:.0f} TFLOP/s ({peak['source']}).")
+
+
+def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
+    """Markdown for the attention-kernel sweep: convention, counter, figures, tables (GPU section or dry run)."""
+    section = doc["kernels"]
+    config = section["config"]
+    head_dims = sorted({r["head_dim"] for r in section["rows"]})
+    statuses = {status: sum(r["status"] == status for r in section["rows"]) for status in ("unsupported", "oom")}
+    parts = [
+        f"Attention alone: `q`, `k`, `v` of shape $(B, h, T, d)$ with $B \\cdot T = {config['tokens_per_cell']}$ "
+        f"tokens and $h \\cdot d = {config['width']}$ in every cell, random normal. FLOPs per call: "
+        f"`{config['flop_convention']}`; TFLOP/s is that over the median time. {_peak_words(section)}",
+        "",
+        f"{kernel_counter_summary(doc)} Every output is checked against float64 attention on the same rounded "
+        f"inputs; a variant above its dtype's bound is marked wrong and not drawn. Each variant was warmed up "
+        f"{config['warmup']}, then timed in {config['repeats']} block{'' if config['repeats'] == 1 else 's'} of at "
+        f"least {config['min_block_s'] * 1e3:g} ms. {statuses['unsupported']} variant-cells were refused by their backend and {statuses['oom']} ran out "
+        "of memory; the tables say which and why.",
+        "",
+    ]
+    for dtype in config["dtypes"]:
+        title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype}"
+        alt = kernel_figure_alt("kernels", doc, dtype)
+        parts += [f"#### {title}", "", f"![{alt}](assets/bench/{kernel_figure_name(stem, 'kernels', dtype)})"
+                  "{ .bench-figure }", ""]
+        for head_dim in head_dims:
+            for causal in (False, True):
+                parts += [f'??? info "TFLOP/s, {dtype}, head dim {head_dim}, {"causal" if causal else "not causal"}"',
+                          ""]
+                parts += ["    " + line if line else "" for line in kernel_table(doc, dtype, head_dim, causal)
+                          .splitlines()] + [""]
+    alt = kernel_figure_alt("kernel-memory", doc)
+    parts += [f"#### {KERNEL_FIGURES['kernel-memory'][0]}", "",
+              f"![{alt}](assets/bench/{kernel_figure_name(stem, 'kernel-memory')}){{ .bench-figure }}", ""]
+    for head_dim in head_dims:
+        parts += [f'??? info "Peak MiB per call, {config["dtypes"][0]}, head dim {head_dim}, not causal"', ""]
+        parts += ["    " + line for line in kernel_memory_table(doc, config["dtypes"][0], head_dim).splitlines()]
+        parts += [""]
+    return "\n".join(parts)
+
+
+#: The command that produces the GPU results, as printed on the page while there are none.
+CUDA_COMMAND = "python scripts/bench.py --device cuda"
+
+
+def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
+    """Markdown for the page's GPU section: the committed CUDA results, or a plain statement that there are none."""
+    if "cuda" not in docs:
+        return "\n".join(
+            [
+                '!!! warning "No GPU results yet"',
+                "",
+                "    Nothing on this page was measured on a GPU, and no GPU figure is estimated: no CUDA machine",
+                "    has run the benchmark for this site. Its code runs end to end on a CPU at tiny sizes in the",
+                "    test suite (`python scripts/bench.py --dry-run`), but its CUDA-only parts (the memory-efficient",
+                "    and cuDNN kernels, the device clock, GPU memory) have never run. On a CUDA machine, from the",
+                "    repository root:",
+                "",
+                "    ```bash",
+                # The reader sees these lines in the code column: at most 80 characters each.
+                "    # the layer sweeps in float32 and bfloat16, then attention alone: the SDPA",
+                "    # backends (math, memory-efficient, FlashAttention, cuDNN) beside the lesson's",
+                "    # functions, in TFLOP/s, causal and not, head dims 64 and 128, float16 and",
+                "    # bfloat16, T from 512 to 16384",
+                "    # writes docs/assets/bench/cuda.json and cuda-*.svg once the run is complete",
+                f"    {CUDA_COMMAND}",
+                "    # then confirm that the figures match the JSON",
+                "    python scripts/bench.py --check",
+                "    ```",
+                "",
+                "    Commit `docs/assets/bench/cuda*`; this section then shows the results, built from that file.",
+            ]
+        )
+    doc = docs["cuda"]
+    parts = [
+        f"Measured on {device_label(doc)} with `{doc['provenance']['command']}`.",
+        "",
+        provenance_table(doc),
+        "",
+    ]
+    if "kernels" in doc:
+        parts += ["### Attention kernels { #gpu-kernels }", "", kernel_section(doc), "",
+                  "### The whole layer { #gpu-layer }", ""]
+    for kind, (title, _) in FIGURES.items():
+        parts += [f"#### {title}", "", figure_markdown("cuda", kind, doc), ""]
+    for dtype in doc["config"]["dtypes"]:
+        for sweep, name in (("seq", "sequence length"), ("batch", "batch size"), ("heads", "number of heads")):
+            parts += [f'??? info "GPU raw numbers, {dtype}, by {name}"', ""]
+            parts += ["    " + line for line in results_table(doc, sweep, dtype).splitlines()] + [""]
+    return "\n".join(parts)

@@ -1,0 +1,149 @@
+"""The layer benchmark's Markdown blocks: results, provenance and decode tables, and a figure's image line.
+
+Each turns one results document into Markdown that :mod:`mha_site.bench.report` puts into
+the pages' placeholders and :mod:`mha_site.bench.gpu_section` into the GPU section.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mha_site.bench import formats
+from mha_site.bench.labels import device_label, figure_alt
+
+__all__ = ["decode_table", "figure_markdown", "provenance_table", "results_table"]
+
+
+def decode_table(doc: dict[str, Any]) -> str:
+    """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size.
+
+    >>> print(decode_table({"decode": [{"prefix": 8, "batch": 1, "heads": 2, "d_model": 16, "cached_median_s": 0.001,
+    ...     "recompute_median_s": 0.003, "recompute_over_cached": 3.0, "cache_bytes": 1024, "max_abs_diff": 0.0}]}))
+    Batch 1, 2 heads, d_model = 16, float32; one layer.
+    <BLANKLINE>
+    | prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |
+    |---:|---:|---:|---:|---:|---:|
+    | 8 | 1 | 3 | 3.00 | 1 | 0.0e0 |
+    """
+    rows = doc["decode"]
+    first = rows[0]
+    lines = [
+        f"Batch {first['batch']}, {first['heads']} heads, d_model = {first['d_model']}, float32; one layer.",
+        "",
+        "| prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['prefix']} | {formats.ms(row['cached_median_s'])} | {formats.ms(row['recompute_median_s'])} | "
+            f"{formats.ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
+            f"{formats.sci(row['max_abs_diff'])} |"
+        )
+    return "\n".join(lines)
+
+
+def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> str:
+    """A Markdown table of every row of one sweep and dtype, skipped and wrong rows included.
+    """
+    axis = {"seq": "T", "batch": "B", "heads": "h"}[sweep]
+    key = {"seq": "tokens", "batch": "batch", "heads": "heads"}[sweep]
+    labels = doc["variant_labels"]
+    order = doc["config"]["variants"]
+    rows = sorted(
+        (c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
+        key=lambda c: (c[key], order.index(c["variant"])),
+    )
+    fixed = {
+        name: sorted({c[k] for c in rows})
+        for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))
+    }
+    held = ", ".join(f"{name} = {values[0]}" for name, values in fixed.items() if len(values) == 1 and name != axis)
+    lines = [
+        f"Held fixed: {held}; {dtype}.",
+        "",
+        f"| {axis} | variant | median ms | peak MiB | GFLOP/s | % of ceiling | max rel. error |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in rows:
+        if c["status"] == "skipped":
+            lines.append(f"| {c[key]} | {labels[c['variant']]} | skipped: {c['reason']} | | | | |")
+            continue
+        mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
+        lines.append(
+            f"| {c[key]} | {labels[c['variant']]}{mark} | {formats.ms(c['median_s'])} | "
+            f"{formats.mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
+            f"{100 * c['ceiling_fraction']:.0f} | {formats.sci(c['max_rel_error'])} |"
+        )
+    return "\n".join(lines)
+
+
+def provenance_table(doc: dict[str, Any]) -> str:
+    """A two-column Markdown table of where and how ``doc`` was measured.
+    """
+    p = doc["provenance"]
+    rows = [
+        ("Device", device_label(doc)),
+        ("Driver", p.get("driver_version")),
+        ("torch", p["torch_version"]),
+        ("CUDA (torch build)", p["cuda_version"]),
+        ("cuDNN", p.get("cudnn_version")),
+        ("Threads", p["threads"]),
+        ("Date (UTC)", p["date_utc"]),
+        ("Git commit", p["git_commit"] + (" (with uncommitted changes)" if p.get("git_dirty") else "")),
+        ("Command", f"`{p['command']}`"),
+        ("Load average (1 min) at start / end", f"{p.get('load_average_1min')} / {p.get('load_average_1min_end')}"),
+        ("Timed blocks per cell", doc["config"]["repeats"]),
+        ("Warm-up", _warmup_words(doc["config"].get("warmup"))),
+        ("Run time", f"{doc.get('wall_s')} s"),
+    ]
+    if p["device_type"] == "cuda":
+        rows += [
+            ("GPU clocks at start (nvidia-smi)", _smi_words(p.get("gpu_clocks"))),
+            ("GPU clocks at end (nvidia-smi)", _smi_words(p.get("gpu_clocks_end"))),
+            ("Float32 matmuls", _precision_words(p.get("precision"))),
+        ]
+    for extra in doc.get("supplements", []):  # variants re-measured into this file by a later run
+        q = extra["provenance"]
+        rows.append(("Re-measured later", f"{', '.join(extra['variants'])} on {q['date_utc'][:10]} "
+                     f"(commit {q['git_commit'][:10]}): `{q['command']}`"))
+    lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in rows if value is not None]
+    return "\n".join(lines)
+
+
+def _warmup_words(warmup: str | None) -> str | None:
+    if warmup == "until stable":
+        return "until two blocks in a row agree within 5%, then timed blocks with a sync only at their edges"
+    return None if warmup is None else "two untimed calls"
+
+
+def _smi_words(clocks: dict[str, str] | str | None) -> str:
+    """nvidia-smi's report in a few words, or why there is none.
+
+    >>> _smi_words({"clocks.sm": "1980 MHz", "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"})
+    'SM clock 1980 MHz (max 1980 MHz), power limit 700.00 W, P0'
+    >>> _smi_words("not recorded: nvidia-smi not found")
+    'not recorded: nvidia-smi not found'
+    """
+    if not isinstance(clocks, dict):
+        return clocks or "not recorded"
+    return (f"SM clock {clocks['clocks.sm']} (max {clocks['clocks.max.sm']}), power limit {clocks['power.limit']}, "
+            f"{clocks['pstate']}")
+
+
+def _precision_words(settings: dict[str, Any] | None) -> str:
+    """Whether float32 products used TF32, from the recorded settings.
+
+    >>> _precision_words({"fp32_precision": "ieee", "cuda_matmul_fp32_precision": "ieee"})
+    'full float32, TF32 off (fp32_precision=ieee, cuda_matmul_fp32_precision=ieee)'
+    """
+    if not settings:
+        return "not recorded"
+    shown = ", ".join(f"{key}={value}" for key, value in settings.items() if "tf32" in key or "fp32" in key)
+    tf32 = settings.get("tf32_override_variable") not in (None, "0") or any(
+        value is True or value == "tf32" for key, value in settings.items() if "tf32" in key or "fp32" in key)
+    return f"{'TF32 allowed' if tf32 else 'full float32, TF32 off'} ({shown})"
+
+
+def figure_markdown(device: str, kind: str, doc: dict[str, Any]) -> str:
+    """One benchmark figure as a Markdown image with its alt text, sized by the page's ``bench-figure`` rule."""
+    return f"![{figure_alt(kind, doc)}](assets/bench/{device}-{kind}.svg){{ .bench-figure }}"
