@@ -78,6 +78,44 @@ def causal_mask(
     return ones.tril(diagonal=num_keys - num_queries)  # (T_q, T_k)
 
 
+def check_sdpa_arguments(
+    q: object, k: object, v: object, mask: object = None, *, empty_rows: object = "raise", check_finite: object = True
+) -> None:
+    """The checks of :func:`scaled_dot_product_attention`, shared with :func:`mha_ref.tiled.tiled_attention`.
+
+    >>> check_sdpa_arguments(torch.ones(2, 4), torch.ones(3, 4), torch.ones(2, 4))
+    Traceback (most recent call last):
+    ...
+    ValueError: k and v must have the same number of tokens, got k (3, 4) and v (2, 4)
+    """
+    _check_options(empty_rows, check_finite)
+    q = check_tensor("q", q, min_ndim=2)
+    k = check_tensor("k", k, min_ndim=2)
+    v = check_tensor("v", v, min_ndim=2)
+    check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share their last dimension, got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same number of tokens, got k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
+        raise ValueError(
+            "q, k and v must have the same leading (batch/head) dimensions, got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if check_finite:
+        for name, tensor in (("q", q), ("k", k), ("v", v)):
+            refuse_non_finite(name, tensor)
+    if mask is not None:
+        check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
+        if empty_rows == "raise":
+            check_mask_rows(mask)
+
+
+@checked_by(check_sdpa_arguments)  # the page lists the function from its signature
 # --8<-- [start:sdpa_signature]
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
@@ -124,7 +162,6 @@ def scaled_dot_product_attention(
     tensor([[10.],
             [ 0.]])
     """
-    check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
     # A meta mask has no values to find empty rows in; its result is shapes only, the same either way.
     if mask is not None and empty_rows == "zero" and mask.device.type != "meta":
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
@@ -142,43 +179,6 @@ def scaled_dot_product_attention(
     weights = scores.softmax(dim=-1)  # one distribution per query
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
-
-
-def check_sdpa_arguments(
-    q: object, k: object, v: object, mask: object, empty_rows: object, check_finite: object
-) -> None:
-    """The checks of :func:`scaled_dot_product_attention`, shared with :func:`mha_ref.tiled.tiled_attention`.
-
-    >>> check_sdpa_arguments(torch.ones(2, 4), torch.ones(3, 4), torch.ones(2, 4), None, "raise", True)
-    Traceback (most recent call last):
-    ...
-    ValueError: k and v must have the same number of tokens, got k (3, 4) and v (2, 4)
-    """
-    _check_options(empty_rows, check_finite)
-    q = check_tensor("q", q, min_ndim=2)
-    k = check_tensor("k", k, min_ndim=2)
-    v = check_tensor("v", v, min_ndim=2)
-    check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must share their last dimension, got q {tuple(q.shape)} and k {tuple(k.shape)}"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of tokens, got k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
-        raise ValueError(
-            "q, k and v must have the same leading (batch/head) dimensions, got "
-            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    if check_finite:
-        for name, tensor in (("q", q), ("k", k), ("v", v)):
-            refuse_non_finite(name, tensor)
-    if mask is not None:
-        check_mask(mask, (*q.shape[:-1], k.shape[-2]), device=q.device)
-        if empty_rows == "raise":
-            check_mask_rows(mask)
 
 
 def _check_options(empty_rows: object, check_finite: object) -> None:
@@ -366,7 +366,24 @@ def multi_head_attention_core(
     # --8<-- [end:core]
 
 
+def _check_layer_call(
+    x: object, w_q: object, w_k: object, w_v: object, w_o: object, num_heads: object,
+    mask: object = None, return_weights: object = False, *,
+    b_q: object = None, b_k: object = None, b_v: object = None, b_o: object = None,
+    context: object = None, num_kv_heads: object = None, cache: object = None,
+    empty_rows: object = "raise", check_finite: object = True,
+) -> None:
+    """The checks of :func:`multi_head_attention` and :func:`multi_head_attention_loop`, from their arguments."""
+    check_bool("return_weights", return_weights)
+    _check_mha_arguments(
+        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
+        {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
+        num_heads, num_kv_heads, mask, cache, empty_rows, check_finite,
+    )
+
+
 # ``cache`` is annotated in quotes: the docs run this definition where KVCache is not imported.
+@checked_by(_check_layer_call)  # the page lists the function from its signature
 # --8<-- [start:mha_signature]
 def multi_head_attention(
     x: Tensor,
@@ -432,12 +449,6 @@ def multi_head_attention(
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
-    check_bool("return_weights", return_weights)
-    _check_mha_arguments(
-        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
-        {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
-        num_heads, num_kv_heads, mask, cache, empty_rows, check_finite,
-    )
     # --8<-- [start:mha_body]
     source = x if context is None else context  # keys and values come from here
     # key/value heads
@@ -464,6 +475,7 @@ def multi_head_attention(
     # --8<-- [end:mha_body]
 
 
+@checked_by(_check_layer_call)  # the loop has no cache: passing one is refused as an unknown keyword
 # --8<-- [start:loop_signature]
 def multi_head_attention_loop(
     x: Tensor,
@@ -502,12 +514,6 @@ def multi_head_attention_loop(
     ...                multi_head_attention(x, *ws, num_heads=2), atol=1e-5)
     True
     """
-    check_bool("return_weights", return_weights)
-    _check_mha_arguments(
-        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
-        {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
-        num_heads, num_kv_heads, mask, None, empty_rows, check_finite,
-    )
     # --8<-- [start:loop_body]
     source = x if context is None else context  # (B, S, d_model)
     d_k = x.shape[-1] // num_heads

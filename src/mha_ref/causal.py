@@ -183,7 +183,7 @@ def torch_sdpa_difference(q: Tensor, k: Tensor, v: Tensor) -> float:
     >>> torch_sdpa_difference(q, k, v) < 1e-5
     True
     """
-    check_sdpa_arguments(q, k, v, None, "raise", True)
+    check_sdpa_arguments(q, k, v)
     if q.shape[-2] != k.shape[-2]:  # is_causal aligns top-left and causal_mask bottom-right: equal only here
         raise ValueError(
             "q and k must have the same number of tokens to compare with is_causal=True, "

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
-from mha_ref.validation import check_tensor, has_values
+from mha_ref.validation import check_tensor, checked_by, has_values
 
 __all__ = ["rotary", "rotary_attention"]
 
@@ -123,6 +123,23 @@ def _check_base(base: object) -> float:
     return float(base)
 
 
+def _check_rotary_attention(
+    x: object, w_q: object, w_k: object, w_v: object, w_o: object, num_heads: object,
+    num_kv_heads: object = None, mask: object = None, base: object = 10000.0,
+) -> None:
+    """The checks of :func:`rotary_attention`: the layer's, an even head width, the base."""
+    _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
+                         num_kv_heads, mask, None, "raise", True)
+    d_model = int(x.shape[-1])
+    if (d_model // num_heads) % 2:  # rotary turns pairs of a head's features
+        raise ValueError(
+            "rotary_attention needs an even head width d_k = d_model / num_heads, "
+            f"got d_model={d_model}, num_heads={num_heads} (d_k={d_model // num_heads})"
+        )
+    _check_base(base)  # before any work, not after the projections
+
+
+@checked_by(_check_rotary_attention)  # the page lists the function from its signature
 # --8<-- [start:rotary_attention]
 def rotary_attention(
     x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int,
@@ -145,15 +162,6 @@ def rotary_attention(
     >>> out.shape, weights.shape
     (torch.Size([1, 4, 8]), torch.Size([1, 4, 4, 4]))
     """
-    _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
-                         num_kv_heads, mask, None, "raise", True)
-    d_model = int(x.shape[-1])
-    if (d_model // num_heads) % 2:  # rotary turns pairs of a head's features
-        raise ValueError(
-            "rotary_attention needs an even head width d_k = d_model / num_heads, "
-            f"got d_model={d_model}, num_heads={num_heads} (d_k={d_model // num_heads})"
-        )
-    _check_base(base)  # before any work, not after the projections
     # --8<-- [start:rotary_attention_body]
     h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
     q = split_heads(project(x, w_q), num_heads)  # (B, h, T, d_k)

@@ -43,7 +43,7 @@ def tiled_attention(
     True
     """
     check_int("block_size", block_size)
-    check_sdpa_arguments(q, k, v, mask, empty_rows, check_finite)
+    check_sdpa_arguments(q, k, v, mask, empty_rows=empty_rows, check_finite=check_finite)
     if mask is not None:
         mask = mask.expand(*q.shape[:-1], k.shape[-2])  # a view: (..., T_q, T_k)
     # --8<-- [start:tiled_body]

@@ -8,7 +8,9 @@ so a reader can fix the call without opening a debugger.
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -144,12 +146,21 @@ def check_device(name: str, value: object) -> torch.device | None:
         raise ValueError(f"{name} must be a torch.device or a device string such as 'cpu', got {value!r}") from error
 
 
+#: True while a checked function runs: the arguments it passes on were made from checked ones.
+_INSIDE_CHECKED_CALL = contextvars.ContextVar("mha_ref_inside_checked_call", default=False)
+
+
 def checked_by(check: Callable[..., object]) -> Callable[[_Function], _Function]:
-    """Decorate a function so that ``check`` sees its arguments first.
+    """Decorate a function so that ``check`` sees its arguments first, on the outermost call only.
 
     For a function whose body a page shows in full: the decorator sits above the
     listing's first line, so the page shows the computation and the call still checks.
     The function keeps its name, signature and docstring.
+
+    A checked function called from inside another one skips its check: its caller checked
+    the arguments these were made from. (The one-head-at-a-time loop at 8 heads calls
+    ``project`` 25 times and ``scaled_dot_product_attention`` 8 times; checked each time,
+    a call ran 191 checks instead of 21.) A call from the reader's own code is always checked.
 
     >>> @checked_by(lambda n: check_int("n", n))
     ... def double(n):
@@ -158,13 +169,41 @@ def checked_by(check: Callable[..., object]) -> Callable[[_Function], _Function]
     Traceback (most recent call last):
     ...
     ValueError: n must be at least 1, got 0
+    >>> @checked_by(lambda n: check_int("n", n))
+    ... def quadruple(n):
+    ...     return double(double(n))  # the inner calls skip the check
+    >>> quadruple(3)
+    12
     """
 
     def decorate(function: _Function) -> _Function:
+        keywords = set(inspect.signature(function).parameters)
+
+        def check_call(args: tuple, kwargs: dict) -> None:
+            # A call that does not fit the function's signature is refused by the function itself,
+            # naming it, before the check (whose signature may be wider) sees the arguments.
+            if not keywords.issuperset(kwargs):
+                function(*args, **kwargs)
+            try:
+                check(*args, **kwargs)
+            except TypeError as error:
+                if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+                    function(*args, **kwargs)  # the arguments did not bind: the function says why
+                raise
+
         @functools.wraps(function)
         def checked(*args: object, **kwargs: object) -> object:
-            check(*args, **kwargs)
-            return function(*args, **kwargs)
+            if is_compiling():  # torch.compile cannot trace a ContextVar: check every call, as before
+                check(*args, **kwargs)
+                return function(*args, **kwargs)
+            if _INSIDE_CHECKED_CALL.get():
+                return function(*args, **kwargs)
+            check_call(args, kwargs)
+            token = _INSIDE_CHECKED_CALL.set(True)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _INSIDE_CHECKED_CALL.reset(token)
 
         return checked  # type: ignore[return-value]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import weakref
 
@@ -226,3 +227,36 @@ def test_left_padded_causal_batch_with_empty_rows_zero():
         torch.testing.assert_close(output[0, 2:], alone[0], atol=1e-12, rtol=0)
         full = multi_head_attention(x[1:], *ws, num_heads, causal_mask(tokens))
         torch.testing.assert_close(output[1], full[0], atol=1e-12, rtol=0)
+
+
+def _checks_run(call) -> dict[str, int]:
+    """How many times each argument check of mha_ref ran during ``call()``."""
+    counts: dict[str, int] = {}
+
+    def profile(frame, event, arg):
+        name = frame.f_code.co_name
+        if event == "call" and name.startswith(("check_", "_check_")) and "mha_ref" in frame.f_code.co_filename:
+            counts[name] = counts.get(name, 0) + 1
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return counts
+
+
+def test_a_layer_checks_its_arguments_once_not_again_in_each_helper():
+    # The loop calls project 25 times and scaled_dot_product_attention 8 times at 8 heads:
+    # its own check covers what they are given, so theirs do not run again.
+    x, ws = torch.randn(1, 16, 64), [torch.randn(64, 64) for _ in range(4)]
+    for layer in (attention.multi_head_attention_loop, attention.multi_head_attention):
+        counts = _checks_run(lambda: layer(x, *ws, 8))
+        assert counts.get("_check_layer_call") == 1
+        assert "_check_project" not in counts and "check_sdpa_arguments" not in counts, counts
+    # The reader's own call of a helper is checked, every time.
+    assert _checks_run(lambda: attention.project(x, ws[0]))["_check_project"] == 1
+    with pytest.raises(ValueError, match="weight must have shape"):
+        attention.project(x, torch.randn(3, 3))
+    with pytest.raises(TypeError, match=r"multi_head_attention_loop\(\) got an unexpected keyword argument 'cache'"):
+        attention.multi_head_attention_loop(x, *ws, 8, cache=None)
