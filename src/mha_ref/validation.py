@@ -160,7 +160,7 @@ def checked_by(check: Callable[..., object]) -> Callable[[_Function], _Function]
     A checked function called from inside another one skips its check: its caller checked
     the arguments these were made from. (The one-head-at-a-time loop at 8 heads calls
     ``project`` 25 times and ``scaled_dot_product_attention`` 8 times; checked each time,
-    a call ran 191 checks instead of 21.) A call from the reader's own code is always checked.
+    a call ran 191 checks instead of 20.) A call from the reader's own code is always checked.
 
     >>> @checked_by(lambda n: check_int("n", n))
     ... def double(n):
