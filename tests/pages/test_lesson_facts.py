@@ -20,7 +20,7 @@ from bs4 import BeautifulSoup
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from mha_ref import head_dim, multi_head_attention, project, scaled_dot_product_attention, split_heads
+from mha_ref import causal_mask, head_dim, multi_head_attention, project, scaled_dot_product_attention, split_heads
 from sitekit import DOCS, LESSON_PAGES
 
 QUIZZES = BeautifulSoup(
@@ -362,6 +362,23 @@ def test_shuffling_the_tokens_shuffles_the_outputs_without_a_position_code():
     x, weights = torch.randn(1, 6, 16), torch.randn(4, 16, 16) / 4
     order = torch.randperm(6)
     torch.testing.assert_close(multi_head_attention(x[:, order], *weights, 4), multi_head_attention(x, *weights, 4)[:, order])
+
+
+def test_under_a_causal_mask_a_shuffle_changes_the_outputs_and_a_flat_head_counts_positions():
+    assert key("quiz-pos-mask") == "b"
+    torch.manual_seed(0)
+    x, weights = torch.randn(1, 6, 16), torch.randn(4, 16, 16) / 4
+    mask = causal_mask(6)
+    order = torch.tensor([1, 0, 3, 2, 4, 5])  # two swaps; the last two stay where they were
+    shuffled = multi_head_attention(x[:, order], *weights, 4, mask=mask)
+    original = multi_head_attention(x, *weights, 4, mask=mask)[:, order]
+    changed = [not torch.allclose(shuffled[0, t], original[0, t], atol=1e-5) for t in range(6)]
+    # B: the tokens at places 0-3 each see another set of tokens than before; D's exception: the
+    # tokens at places 4 and 5 see the same sets as before and keep their vectors.
+    assert changed == [True, True, True, True, False, False]
+    flat = torch.zeros(16, 16)  # every score 0
+    _, w = multi_head_attention(x, flat, *weights[1:], 4, mask=mask, return_weights=True)
+    torch.testing.assert_close(w[0, :, :, 0], (1 / torch.arange(1.0, 7.0)).expand(4, 6))
 
 
 def test_a_rotary_score_depends_on_the_signed_offset_only():
