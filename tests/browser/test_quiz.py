@@ -36,11 +36,11 @@ MISCONCEPTIONS = {
     "block/": [("quiz-block-reads", "a", "the stream keeps what it carried"),
                ("quiz-block-recurrence", "a", "attention reads them all at once")],
     "causal-mask/": [("quiz-causal-count", "15", "counts only the entries below the diagonal"),
-                     ("quiz-causal-polarity", "b", "That mixes the two readings"),
-                     ("quiz-causal-is-causal", "a", "aligns its triangle top-left")],
+                     ("quiz-causal-polarity", "b", "That mixes the two readings")],
     "inference/": [("quiz-inf-kv-token", "512", "counts all 32 query heads"),
                    ("quiz-inf-kv-context", "1", "is the size in GiB"),
-                   ("quiz-inf-gqa", "0", "is multi-query attention")],
+                   ("quiz-inf-gqa", "0", "is multi-query attention"),
+                   ("quiz-causal-is-causal", "a", "aligns its triangle top-left")],
     "real-heads/": [("quiz-rh-circuit", "c", "A clean pattern is not a spare part"),
                     ("quiz-rh-loss", "b", "a confident wrong guess costs more than an even one"),
                     ("quiz-rh-prune", "6", "keeps only what the circuit needs")],
@@ -608,7 +608,7 @@ def test_quizzes_set_up_without_materials_bundle(browser, site_url):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
         page.goto("causal-mask/", wait_until="load")
-        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 3")
+        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 2")
         assert page.evaluate("typeof window.document$") == "undefined"
         box = page.locator("#quiz-causal-count-input")
         box.fill("15")
