@@ -344,3 +344,25 @@ def test_one_attention_layer_links_every_pair_of_tokens():
 def test_the_page_shows_the_expanded_snippet_signature_as_code_not_run():
     text = expand_snippets(section("full-reference", CODE))
     assert "``` { .python .no-run }\ndef multi_head_attention(" in text
+
+
+def test_the_explorers_position_code_scores_6_against_minus_a_half_and_the_previous_head_22_15_against_minus_1_85():
+    """positions.md#explorer-code: the numbers it states, from mha_ref.demo_heads."""
+    from mha_ref import demo_heads
+
+    codes = demo_heads.position_features(len(demo_heads.TOKENS))
+    products = codes @ codes.T
+    torch.testing.assert_close(products.diagonal(), torch.full((len(codes),), 6.0))
+    off = products[~torch.eye(len(codes), dtype=torch.bool)]
+    torch.testing.assert_close(off, torch.full_like(off, -0.5), atol=1e-5, rtol=0)
+    assert demo_heads.POSITION_PERIOD == 13 and demo_heads.NUM_FREQUENCIES == 6
+    w, x = demo_heads.head_weights(), demo_heads.token_features()[0]
+    head = slice(0, demo_heads.D_K)  # head 0: previous
+    assert demo_heads.HEAD_NAMES[0] == "previous"
+    qk = (x @ w["w_q"][:, head]) @ (x @ w["w_k"][:, head]).T  # (T, T), before the 1/sqrt(d_k)
+    for t in range(1, len(x)):
+        assert f"{qk[t, t - 1].item():.2f}" == "22.15"
+        assert {f"{v:.2f}" for j, v in enumerate(qk[t].tolist()) if j != t - 1} == {"-1.85"}
+    text = " ".join(PAGES["positions.md"].split())
+    assert "$q \\cdot k = 22.15$ for the previous token and $-1.85$ for each of the others" in text
+    assert "6 when $t = s$, and exactly $-\\tfrac12$ for any two different positions" in text
