@@ -20,6 +20,7 @@ from mha_site.build import checks, error_page, katex, notebook_page, page_assets
 from mha_site.build.course import Course
 from mha_site.build.html import name_search_dialog
 from mha_site.build.material_internals import start_scripts
+from mha_site.build.redirects import write_redirects
 from mha_site.placeholders import Values, fill_html, fill_markdown
 
 _course = Course()
@@ -88,6 +89,7 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
 def on_post_build(config: Any) -> None:
     with stop_on_error():
         katex.save_cache()
+        write_redirects(config)  # before the 404 page, which lists the site's top-level names
         error_page.stand_alone_404(config)
         page_assets.write_tables_css(config)
         _course.check_moved_landed()

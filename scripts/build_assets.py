@@ -13,7 +13,7 @@
 Computed data (JSON, notebook outputs) is rounded and checked with a tolerance of one
 unit in its last kept place; figures are drawn from the committed data and checked
 byte for byte (see mha_site.assets). Measured data (benchmark, training) is never
-recomputed here: scripts/bench.py and scripts/train_heads.py measure it.
+recomputed here: scripts/bench.py and scripts/train_tiny_model.py measure it.
 Paths resolve from this repository, whatever the current directory.
 """
 

@@ -6,7 +6,7 @@ import functools
 from dataclasses import asdict
 from typing import Any
 
-from mha_site.heads.experiment import TrainConfig, run_seed
+from mha_site.tiny_model.training import TrainConfig, run_seed
 
 
 def example_results(device: str = "cpu") -> dict[str, Any]:
@@ -60,7 +60,7 @@ def example_results(device: str = "cpu") -> dict[str, Any]:
 
 @functools.cache
 def tiny_results(phase_threshold: float = 0.1) -> dict:
-    """Results shaped like ``scripts/train_heads.py``'s, from a 2-step run of a tiny model, for examples.
+    """Results shaped like ``scripts/train_tiny_model.py``'s, from a 2-step run of a tiny model, for examples.
 
     Such a model learns nothing, so the threshold is lowered until its best head counts as an induction head.
 
@@ -71,5 +71,5 @@ def tiny_results(phase_threshold: float = 0.1) -> dict:
         "config": asdict(config),
         "phase_threshold": phase_threshold,
         "pruning_tolerance": 0.1,
-        "seeds": [run_seed(config, seed=0, heatmap_half=4)],
+        "seeds": [run_seed(config, seed=0, heatmap_half=4)[1]],
     }

@@ -27,7 +27,7 @@ COURSE_QUIZZES = {
     **LESSON_PAGES,
     "causal-mask.md": "quizzes-causal-mask.md",
     "inference.md": "quizzes-inference.md",
-    "real-heads.md": "quizzes-real-heads.md",
+    "tiny-model.md": "quizzes-tiny-model.md",
     "real-models.md": "quizzes-real-models.md",
     "benchmark.md": "quizzes-benchmark.md",
 }

@@ -17,7 +17,7 @@ Two kinds of head solve it together (Elhage et al. 2021; Olsson et al. 2022):
 
 The scores below measure those heads on ``[x, x]`` rows (a random block ``x``
 written twice). The training run, ablation and pruning live in
-``mha_site.heads.experiment``; this module is what the page shows.
+``mha_site.tiny_model.training``; this module is what the page shows.
 
 The "Heads that learn" page shows parts of this file, copied in when the site is built.
 """

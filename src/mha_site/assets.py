@@ -16,7 +16,7 @@ that renders the group's files in memory under the repository ``root``, and a
 from torch (:attr:`AssetGroup.uses_device`); the others draw from committed JSON.
 
 >>> [group.name for group in GROUPS.values()]
-['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']
+['explorer', 'lesson', 'causal', 'bench', 'tiny-model', 'real-models', 'notebook']
 """
 
 from __future__ import annotations
@@ -68,9 +68,10 @@ def _bench(root: Path, device: str) -> dict[Path, bytes]:
     return folder_figures(root / "docs" / "assets" / "bench")
 
 
-def _real_heads(root: Path, device: str) -> dict[Path, bytes]:
-    from mha_site.heads import RESULTS
-    from mha_site.heads.figures import all_figures, load_results
+def _tiny_model(root: Path, device: str) -> dict[Path, bytes]:
+    from mha_site.tiny_model import RESULTS
+    from mha_site.tiny_model.figures import all_figures
+    from mha_site.tiny_model.report import load_results
 
     out = (root / RESULTS).parent
     results = load_results(root / RESULTS)
@@ -136,8 +137,8 @@ GROUPS: dict[str, AssetGroup] = {
                    _causal, _json_within, uses_device=True),
         AssetGroup("bench", "docs/assets/bench", "benchmark figures, drawn from the committed measurements",
                    _bench),
-        AssetGroup("real-heads", "docs/assets/real-heads", "trained-heads figures, drawn from results.json",
-                   _real_heads),
+        AssetGroup("tiny-model", "docs/assets/tiny-model", "the tiny model's figures, drawn from results.json",
+                   _tiny_model),
         AssetGroup("real-models", "docs/assets/real-models",
                    "two pretrained models' head scores (measured: --recompute), checked against their schema, and their figures",
                    _real_models),
@@ -147,10 +148,10 @@ GROUPS: dict[str, AssetGroup] = {
 }
 
 
-#: The groups drawn from the training results (``docs/assets/real-heads/results.json``), which
-#: ``scripts/train_heads.py`` rebuilds after writing new results so that every check stays green.
+#: The groups drawn from the training results (``docs/assets/tiny-model/results.json``), which
+#: ``scripts/train_tiny_model.py`` rebuilds after writing new results so that every check stays green.
 #: A test finds the groups whose builders read that file and holds this list to them.
-TRAINED_GROUPS = ("explorer", "real-heads")
+TRAINED_GROUPS = ("explorer", "tiny-model")
 
 
 def check_device(device: str) -> None:
@@ -177,7 +178,7 @@ def build_groups(root: Path, names: Iterable[str], device: str = "cpu") -> dict[
     >>> build_groups(Path("."), ["figures"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']
+    ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'tiny-model', 'real-models', 'notebook']
     """
     names = list(names)
     for name in names:

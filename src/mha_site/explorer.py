@@ -7,7 +7,7 @@ Two datasets feed the explorer:
     computed here in float64 (on ``device``) and rounded to :data:`DIGITS` places;
 ``trained``
     the previous-token and induction heads of the tiny trained model (seed 0 of
-    ``docs/assets/real-heads/results.json``) on a block of random tokens written
+    ``docs/assets/tiny-model/results.json``) on a block of random tokens written
     twice, copied from that committed file.
 
 The work is split in two steps so that the files check as current on any machine:
@@ -51,7 +51,7 @@ from mha_ref.demo_heads import (
     token_features,
 )
 from mha_site.files import json_bytes
-from mha_site.heads import RESULTS as TINY_RESULTS
+from mha_site.tiny_model import RESULTS as TINY_RESULTS
 from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
 
 __all__ = [
@@ -83,7 +83,7 @@ REPO_ROOT = FilePath(__file__).resolve().parents[2]
 #: Where :func:`explorer_files` puts its files by default.
 EXPLORER_ASSETS = REPO_ROOT / "docs" / "assets" / "explorer"
 
-#: The committed results of the trained model (``scripts/train_heads.py``).
+#: The committed results of the trained model (``scripts/train_tiny_model.py``).
 RESULTS = REPO_ROOT / TINY_RESULTS
 
 #: Places every weight in ``heads.json`` is rounded to (the explorer prints at most 4).

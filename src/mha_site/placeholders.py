@@ -5,11 +5,11 @@ and the function that turns them into ``{key: text}``:
 
 * ``bench``: ``docs/assets/bench/<device>.json`` (``cpu.json``, and ``cuda.json`` once a GPU
   run is committed), through :func:`mha_site.bench.report.bench_values`;
-* ``rh``: ``docs/assets/real-heads/results.json``, through
-  :func:`mha_site.heads.report.page_values`;
+* ``tiny``: ``docs/assets/tiny-model/results.json``, through
+  :func:`mha_site.tiny_model.report.page_values`;
 * ``ex``: ``docs/assets/explorer/heads.json`` (the explorer's trained dataset, drawn from
-  ``rh``'s results), through :func:`explorer_values`;
-* ``rm``: ``docs/assets/real-models/<id>/heads.json`` (both models) and ``rh``'s
+  ``tiny``'s results), through :func:`explorer_values`;
+* ``rm``: ``docs/assets/real-models/<id>/heads.json`` (both models) and ``tiny``'s
   ``results.json``, through :func:`mha_site.real_models.report.page_values`.
 
 Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
@@ -35,8 +35,8 @@ from typing import Any
 
 from mha_site.bench.report import bench_values
 from mha_site.bench.schema import require_complete, validate_results
-from mha_site.heads import RESULTS
-from mha_site.heads.report import page_values
+from mha_site.tiny_model import RESULTS
+from mha_site.tiny_model.report import page_values
 
 __all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "load_json", "namespace_values"]
 
@@ -93,7 +93,7 @@ def _bench(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
     return sorted(folder.glob("*.json")), lambda: bench_values(_bench_results(folder))
 
 
-def _real_heads(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+def _tiny_model(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
     path = docs_dir / RESULTS.relative_to("docs")
 
     def compute() -> dict[str, str]:
@@ -101,7 +101,7 @@ def _real_heads(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]
         try:
             return page_values(results)
         except (KeyError, IndexError, TypeError, ValueError) as error:
-            raise PlaceholderError(f"{path} does not hold training results as scripts/train_heads.py writes them: "
+            raise PlaceholderError(f"{path} does not hold training results as scripts/train_tiny_model.py writes them: "
                                    f"{type(error).__name__}: {error}") from error
 
     return [path], compute
@@ -160,7 +160,7 @@ def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str
 
 
 #: namespace -> (docs_dir -> (files the values depend on, how to compute them))
-SOURCES = {"bench": _bench, "rh": _real_heads, "ex": _explorer, "rm": _real_models}
+SOURCES = {"bench": _bench, "tiny": _tiny_model, "ex": _explorer, "rm": _real_models}
 
 #: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")

@@ -91,3 +91,18 @@ def test_the_reader_sees_the_place_and_time_under_the_title(shared_page) -> None
     assert line.inner_text().startswith("Page 3 of 10 · about ")
     title = page.locator("article h1").bounding_box()
     assert 0 < line.bounding_box()["y"] - title["y"] < 200  # right under the title
+
+
+@pytest.mark.parametrize("anchor", ["", "pruning", "live-heads", "quiz-rh-prune"])
+def test_the_old_address_of_heads_that_learn_lands_on_the_tiny_model_page(shared_page, site_url: str,
+                                                                          anchor: str) -> None:
+    """"Heads that learn" moved from real-heads/ to tiny-model/ (one name for the tiny model): the old
+    address, written by mha_site.build.redirects, sends its reader on with the fragment kept."""
+    page = shared_page(width=375, height=812)
+    fragment = f"#{anchor}" if anchor else ""
+    page.goto(f"real-heads/{fragment}")
+    page.wait_for_url(f"{site_url}tiny-model/{fragment}")
+    assert "Heads that learn" in page.locator("h1").inner_text()
+    if anchor:
+        assert page.locator(f"[id='{anchor}']").count() == 1
+    assert not page.console_errors

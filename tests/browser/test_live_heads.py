@@ -1,7 +1,7 @@
 """The live-heads widget on "Heads that learn", driven in Chromium (issue 12).
 
 The JavaScript forward pass is replayed on the committed test vectors (made by
-mha_ref's own model, see mha_site.live_heads) and must match them within 1e-4,
+mha_ref's own model, see mha_site.tiny_model.export) and must match them within 1e-4,
 ablated heads included. The induction claims of the page are then checked
 through the widget's own markup (data-head / data-key / data-weight), by keyboard.
 """
@@ -13,14 +13,15 @@ import random
 
 import pytest
 
-from mha_site.live_heads import ASSET_DIR, VECTORS, token_symbols
+from mha_site.tiny_model import ASSETS
+from mha_site.tiny_model.export import VECTORS, token_symbols
 from sitekit import ROOT, axe_findings
 
 pytestmark = pytest.mark.browser
 
-PAGE = "real-heads/"
+PAGE = "tiny-model/"
 TOLERANCE = 1e-4  # the issue's bound for logits and attention weights
-MANIFEST = json.loads((ROOT / ASSET_DIR / "model.json").read_text(encoding="utf-8"))
+MANIFEST = json.loads((ROOT / ASSETS / "model.json").read_text(encoding="utf-8"))
 SYMBOLS = token_symbols(MANIFEST["config"]["vocab_size"])
 INDUCTION = [f"L{layer}H{head}" for layer, head in MANIFEST["induction_heads"]]
 PREVIOUS = "L{}H{}".format(*MANIFEST["previous_token_head"])

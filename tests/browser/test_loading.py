@@ -8,7 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-@pytest.mark.parametrize("path", ["", "real-heads/"])
+@pytest.mark.parametrize("path", ["", "tiny-model/"])
 def test_scripts_start_after_the_first_paint_and_the_page_still_starts(new_page, path) -> None:
     """The loader (mha_site.build.material_internals) fetches Material's bundle once a frame is painted,
     then sends DOMContentLoaded again so the bundle's components start (copy buttons) and then

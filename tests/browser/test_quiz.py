@@ -41,7 +41,7 @@ MISCONCEPTIONS = {
                    ("quiz-inf-kv-context", "1", "is the size in GiB"),
                    ("quiz-inf-gqa", "0", "is multi-query attention"),
                    ("quiz-causal-is-causal", "a", "aligns its triangle top-left")],
-    "real-heads/": [("quiz-rh-circuit", "c", "A clean pattern is not a spare part"),
+    "tiny-model/": [("quiz-rh-circuit", "c", "A clean pattern is not a spare part"),
                     ("quiz-rh-loss", "b", "a confident wrong guess costs more than an even one"),
                     ("quiz-rh-prune", "6", "keeps only what the circuit needs")],
     "real-models/": [("quiz-rm-start", "c", "The mask only removes later keys"),
@@ -578,7 +578,7 @@ def test_a_short_formula_never_breaks_across_lines(new_page):
     assert page.console_errors == []
 
 
-@pytest.mark.parametrize("path", ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/",
+@pytest.mark.parametrize("path", ["", "causal-mask/", "inference/", "tiny-model/", "real-models/", "benchmark/",
                                   "notebooks/mha-walkthrough/"])
 def test_no_formula_in_the_text_runs_past_a_320_px_screen(new_page, path):
     """A formula is one MathML box, which no line breaks inside: an inline formula wider than the

@@ -55,7 +55,7 @@ def test_search_finds_the_apis_names(new_page, query, expected) -> None:
 
 def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
     page = new_page(width=375)  # the search field sits behind the header's search button
-    page.goto("real-heads/")
+    page.goto("tiny-model/")
     page.locator("label.md-header__button[for='__search']").first.click()
     page.keyboard.type("induction")
     page.wait_for_selector(".md-search-result__item")

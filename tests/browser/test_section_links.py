@@ -34,13 +34,13 @@ def test_a_link_to_a_section_lands_on_it(new_page, how) -> None:
 
 @pytest.mark.parametrize("width", [375, 1280])
 def test_a_link_lands_on_its_section_when_a_widget_above_changes_height(new_page, width) -> None:
-    """The live-heads box on real-heads/ shrinks by about 250 px as its controls replace the static
+    """The live-heads box on tiny-model/ shrinks by about 250 px as its controls replace the static
     figure, then grows by about 900 px once its model loads, after the browser has jumped to
     #pruning below it; Chromium does not follow (the heading ended 180 px above the screen, or
     900 px below). a11y.js finishes the jump again as the article resizes, until the reader gives
     input, and Back to top stays hidden (the re-jump scrolls up; the reader did not)."""
     page = new_page(width=width, height=812)
-    page.goto("real-heads/#pruning")
+    page.goto("tiny-model/#pruning")
     page.wait_for_function("document.querySelector('[data-live-heads] .live-heads__app')")
     page.wait_for_timeout(2000)
     top = page.locator("#pruning").evaluate("h => h.getBoundingClientRect().top")

@@ -34,7 +34,7 @@ def long_lines(text: str) -> list[str]:
 
 
 # Every course page, the three with full-module listings included: benchmark.md (the variants),
-# inference.md (the cache, tiled attention) and real-heads.md (the tiny model) once held 10, 39 and
+# inference.md (the cache, tiled attention) and tiny-model.md (the tiny model) once held 10, 39 and
 # 43 lines over 80 columns, reflowed in src/ and in the pages' own fences.
 @pytest.fixture(scope="module")
 def values() -> Values:

@@ -29,9 +29,10 @@ from torch.nn import functional as F
 from mha_ref import causal_mask, head_dim, multi_head_attention
 from mha_ref.cache import kv_cache_bytes_per_token
 from mha_ref.induction import AttentionOnlyTransformer, induction_scores, repeated_tokens
-from mha_site import live_heads as lh
+from mha_site.tiny_model import ASSETS, RESULTS
+from mha_site.tiny_model import export as lh
 from mha_site.bench.claims import find_cell, seq_tokens
-from mha_site.heads.report import heads_removable
+from mha_site.tiny_model.report import heads_removable
 from mha_site.placeholders import Values, fill_html
 from sitekit import COURSE_QUIZZES, DOCS, ROOT
 
@@ -262,8 +263,8 @@ def test_gqa_query_head_5_reads_key_value_head_1():
 
 @cache
 def live_model() -> tuple[AttentionOnlyTransformer, dict]:
-    meta = json.loads((ROOT / lh.ASSET_DIR / "model.json").read_text(encoding="utf-8"))
-    state = lh.decode_weights((ROOT / lh.ASSET_DIR / "weights.bin").read_bytes(), meta["tensors"])
+    meta = json.loads((ROOT / ASSETS / "model.json").read_text(encoding="utf-8"))
+    state = lh.decode_weights((ROOT / ASSETS / "weights.bin").read_bytes(), meta["tensors"])
     model = AttentionOnlyTransformer(**meta["config"]).double()
     model.load_state_dict(state)
     return model.eval(), meta
@@ -297,7 +298,7 @@ def test_cutting_the_previous_token_head_collapses_the_induction_scores():
 
 
 def test_cutting_the_previous_token_head_makes_the_loss_worse_than_guessing():
-    results = json.loads((DOCS / "assets" / "real-heads" / "results.json").read_text(encoding="utf-8"))
+    results = json.loads((DOCS / "assets" / "tiny-model" / "results.json").read_text(encoding="utf-8"))
     guess = math.log(results["config"]["vocab_size"])
     for record in results["seeds"]:
         layer, head = record["previous_token_head"]
@@ -308,7 +309,7 @@ def test_cutting_the_previous_token_head_makes_the_loss_worse_than_guessing():
 
 
 def test_pruning_count_and_the_mistakes_behind_the_wrong_values():
-    results = json.loads((DOCS / "assets" / "real-heads" / "results.json").read_text(encoding="utf-8"))
+    results = json.loads((DOCS / "assets" / "tiny-model" / "results.json").read_text(encoding="utf-8"))
     answer, wrong = numbers("quiz-rh-prune")
     heads = results["config"]["num_heads"]
     total = results["config"]["num_layers"] * heads

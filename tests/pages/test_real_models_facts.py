@@ -39,7 +39,7 @@ def mini(docs):
 
 @pytest.fixture(scope="module")
 def values(docs):
-    return page_values(docs, load_json(DOCS / "assets" / "real-heads" / "results.json"))
+    return page_values(docs, load_json(DOCS / "assets" / "tiny-model" / "results.json"))
 
 
 def strong(scores):
@@ -190,7 +190,7 @@ def test_the_page_is_linked_from_the_word_order_page_and_from_heads_that_learn()
     word_order = (DOCS / "positions.md").read_text(encoding="utf-8")
     positions = word_order[word_order.index("{ #positions }"):word_order.index("{ #check-yourself }")]
     assert "(real-models.md#reproduced)" in positions and "SmolLM2" in positions
-    heads = (DOCS / "real-heads.md").read_text(encoding="utf-8")
+    heads = (DOCS / "tiny-model.md").read_text(encoding="utf-8")
     assert "(real-models.md)" in heads[heads.index("{ #reproduce }"):]
 
 

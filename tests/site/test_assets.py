@@ -58,7 +58,7 @@ def _settings() -> list[tuple[str | None, int, list[str]]]:
 
 
 def test_registry_names_every_group_and_refuses_unknown_ones():
-    assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "real-heads", "real-models", "notebook"]
+    assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
     assert {name for name, group in GROUPS.items() if group.uses_device} == {"explorer", "lesson", "causal"}
     with pytest.raises(ValueError, match=r"unknown asset group 'figures'; the groups are \['explorer'"):
         build_groups(ROOT, ["figures"])
@@ -77,8 +77,8 @@ def test_cuda_is_refused_in_one_sentence_where_there_is_none(capsys):
 
 
 def test_drawn_groups_are_current():
-    """bench and real-heads: figures drawn from committed measurements, byte for byte."""
-    assert run(ROOT, ["bench", "real-heads"], check=True, out=lambda line: None) == 0
+    """bench and tiny-model: figures drawn from committed measurements, byte for byte."""
+    assert run(ROOT, ["bench", "tiny-model"], check=True, out=lambda line: None) == 0
 
 
 def test_the_cuda_code_path_is_the_cpu_one_with_another_device(monkeypatch):
@@ -177,31 +177,31 @@ def test_notebook_numbers_are_compared_with_a_tolerance_and_figures_exactly():
 def test_build_assets_writes_only_what_changed(tmp_path, monkeypatch, capsys):
     """A rebuild leaves current files alone (same bytes, same mtime) and rewrites a stale one."""
     root = tmp_path / "repo"
-    for relative in ("docs/assets/real-heads/results.json",):
+    for relative in ("docs/assets/tiny-model/results.json",):
         (root / relative).parent.mkdir(parents=True)
         (root / relative).write_bytes((ROOT / relative).read_bytes())
-    assert run(root, ["real-heads"]) == 0
-    written = sorted(p.name for p in (root / "docs/assets/real-heads").iterdir())
+    assert run(root, ["tiny-model"]) == 0
+    written = sorted(p.name for p in (root / "docs/assets/tiny-model").iterdir())
     assert written == ["ablation.svg", "heatmaps.svg", "pruning.svg", "results.json", "training.svg"]
-    assert (root / "docs/assets/real-heads/pruning.svg").read_bytes() == (
-        ROOT / "docs/assets/real-heads/pruning.svg").read_bytes()
-    stamp = (root / "docs/assets/real-heads/training.svg").stat().st_mtime_ns
-    (root / "docs/assets/real-heads/pruning.svg").write_text("<svg/>")
+    assert (root / "docs/assets/tiny-model/pruning.svg").read_bytes() == (
+        ROOT / "docs/assets/tiny-model/pruning.svg").read_bytes()
+    stamp = (root / "docs/assets/tiny-model/training.svg").stat().st_mtime_ns
+    (root / "docs/assets/tiny-model/pruning.svg").write_text("<svg/>")
     capsys.readouterr()
-    assert run(root, ["real-heads"], check=True) == 1
-    assert "real-heads: not current:\n  stale: " in capsys.readouterr().err
-    assert run(root, ["real-heads"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["wrote docs/assets/real-heads/pruning.svg", "real-heads: 1 written"]
-    assert (root / "docs/assets/real-heads/training.svg").stat().st_mtime_ns == stamp
+    assert run(root, ["tiny-model"], check=True) == 1
+    assert "tiny-model: not current:\n  stale: " in capsys.readouterr().err
+    assert run(root, ["tiny-model"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["wrote docs/assets/tiny-model/pruning.svg", "tiny-model: 1 written"]
+    assert (root / "docs/assets/tiny-model/training.svg").stat().st_mtime_ns == stamp
 
 
 def test_a_malformed_committed_file_is_named_not_a_traceback(tmp_path, capsys):
     root = tmp_path / "repo"
-    (root / "docs/assets/real-heads").mkdir(parents=True)
+    (root / "docs/assets/tiny-model").mkdir(parents=True)
     (root / "docs/assets/bench").mkdir(parents=True)
-    (root / "docs/assets/real-heads/results.json").write_text('{"config": ')
+    (root / "docs/assets/tiny-model/results.json").write_text('{"config": ')
     (root / "docs/assets/bench/cpu.json").write_text('{"cells": []}')
-    assert run(root, ["real-heads", "bench"], check=True) == 1
+    assert run(root, ["tiny-model", "bench"], check=True) == 1
     err = capsys.readouterr().err
-    assert f"real-heads: {root / 'docs/assets/real-heads/results.json'} is not valid JSON: Expecting value" in err
+    assert f"tiny-model: {root / 'docs/assets/tiny-model/results.json'} is not valid JSON: Expecting value" in err
     assert f"bench: {root / 'docs/assets/bench/cpu.json'}: results do not match the schema" in err

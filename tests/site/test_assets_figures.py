@@ -147,7 +147,7 @@ def _cmap_colours(name: str) -> set[str]:
     return {matplotlib.colors.to_hex(cmap(i)) for i in range(cmap.N)}
 
 
-@pytest.mark.parametrize("path", ["causal/heads.svg", "real-heads/heatmaps.svg"])
+@pytest.mark.parametrize("path", ["causal/heads.svg", "tiny-model/heatmaps.svg"])
 def test_weight_heatmaps_use_the_one_weight_colour_map(path: str):
     svg = (ASSETS / path).read_text(encoding="utf-8")
     meshes = re.findall(r'<g id="QuadMesh_\d+">(.*?)</g>', svg, flags=re.S)

@@ -137,7 +137,7 @@ def test_page_assets_follow_the_components_on_the_page():
     # A component's scripts in load order: each reads what the ones before it put on its window object.
     assert js == ["assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js"]
     assert page_assets.assets_for('<div class="live-heads" data-live-heads>') == (
-        ["assets/live-heads/live-heads.css"], ["assets/live-heads/live-heads-model.js", "assets/live-heads/live-heads.js"])
+        ["assets/tiny-model/live-heads.css"], ["assets/tiny-model/live-heads-model.js", "assets/tiny-model/live-heads.js"])
 
 
 def _site_files(docs: Path, sources: dict[str, str]) -> Files:
@@ -295,7 +295,7 @@ def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_sea
     """mha_site.build.material_internals: no page lets the parser run a script file; one loader runs
     the bundle first, then a11y.js, then the page's own scripts, and the search index is held
     back until search is opened."""
-    for page in ["", "causal-mask/", "inference/", "real-heads/", "real-models/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
+    for page in ["", "causal-mask/", "inference/", "tiny-model/", "real-models/", "benchmark/", "api/", "notebooks/mha-walkthrough/"]:
         html = (built_site / page / "index.html").read_text(encoding="utf-8")
         assert "<script src" not in html, page
         loaders = re.findall(r"const scripts = (\[[^\]]*\])\.map", html)
@@ -303,7 +303,7 @@ def test_every_script_is_loaded_after_the_first_paint_and_the_index_on_first_sea
         sources = [src.rsplit("/", 1)[-1] for src in json.loads(loaders[0])]
         assert sources[0].startswith("bundle.") and sources[1] == "a11y.js", (page, sources)
         assert html.count(SEARCH_HOLD_BACK) == 1 and html.index(SEARCH_HOLD_BACK) < html.index("const scripts ="), page
-        if page == "real-heads/":
+        if page == "tiny-model/":
             assert sources[-2:] == ["live-heads-model.js", "live-heads.js"], sources
 
 
@@ -338,7 +338,7 @@ def test_a_plain_material_build_has_none_of_the_speed_code(tmp_path, monkeypatch
                     "css": ["assets/quiz/quiz.css"], "js": ["assets/quiz/quiz.js"]}
     assert theirs["preload"] == [] and theirs["js"] == [
         "assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js",
-        "assets/quiz/quiz.js", "assets/live-heads/live-heads-model.js", "assets/live-heads/live-heads.js"]
+        "assets/quiz/quiz.js", "assets/tiny-model/live-heads-model.js", "assets/tiny-model/live-heads.js"]
     assert "assets/explorer/explorer.css" in theirs["css"] and page_assets.TABLES_CSS not in theirs["css"]
     block = _material_scripts_block()
     ours, theirs = (start_scripts(block, ["p.js"], plain=value) for value in (False, True))

@@ -160,7 +160,7 @@ def test_demo_weights_are_float64_and_rounded(fresh: dict) -> None:
 
 
 def test_trained_dataset_copies_seed_0_of_the_results() -> None:
-    results = json.loads((ROOT / "docs/assets/real-heads/results.json").read_text(encoding="utf-8"))
+    results = json.loads((ROOT / "docs/assets/tiny-model/results.json").read_text(encoding="utf-8"))
     maps = results["seeds"][0]["heatmaps"]
     trained = trained_dataset()
     assert trained["tokens"] == maps["tokens"]

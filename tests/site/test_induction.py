@@ -23,17 +23,17 @@ from mha_ref.induction import (
     repeated_tokens,
     second_copy_targets,
 )
-from mha_site.heads.experiment import TrainConfig, ablation_losses, greedy_pruning, phase_change_step, train
-from mha_site.heads.report import heads_removable, page_values, seed_summary
+from mha_site.tiny_model.training import TrainConfig, ablation_losses, greedy_pruning, phase_change_step, train
+from mha_site.tiny_model.report import heads_removable, page_values, seed_summary
 
 from sitekit import ROOT, load_file_module
 
-ASSETS = ROOT / "docs" / "assets" / "real-heads"
-PAGE = ROOT / "docs" / "real-heads.md"
+ASSETS = ROOT / "docs" / "assets" / "tiny-model"
+PAGE = ROOT / "docs" / "tiny-model.md"
 
 
 def _load_script():
-    return load_file_module("scripts/train_heads.py")
+    return load_file_module("scripts/train_tiny_model.py")
 
 
 # --- data -------------------------------------------------------------------------------------
@@ -332,12 +332,12 @@ def test_every_placeholder_on_the_page_resolves(hook):
     from mha_site.placeholders import PLACEHOLDER
 
     markdown = PAGE.read_text(encoding="utf-8")
-    names = {key for namespace, key in PLACEHOLDER.findall(markdown) if namespace == "rh"}
+    names = {key for namespace, key in PLACEHOLDER.findall(markdown) if namespace == "tiny"}
     values = page_values(json.loads((ASSETS / "results.json").read_text(encoding="utf-8")))
     assert names, "the page should take its numbers from the results"
     assert names <= set(values), sorted(names - set(values))
-    filled = hook.fill_markdown(markdown, {"rh": values}, "real-heads.md")
-    assert "{{ rh." not in filled
+    filled = hook.fill_markdown(markdown, {"tiny": values}, "tiny-model.md")
+    assert "{{ tiny." not in filled
 
 
 def test_hook_fills_only_pages_that_use_placeholders(hook):
@@ -348,11 +348,11 @@ def test_hook_fills_only_pages_that_use_placeholders(hook):
     page = SimpleNamespace(file=SimpleNamespace(src_uri="p.md"))
     config = {"docs_dir": str(ROOT / "docs")}
     assert hook.on_page_markdown("no numbers here", page, None, None) == "no numbers here"
-    assert hook.on_page_markdown("{{ rh.seeds }} seeds", page, config, None) == "3 seeds"
-    with pytest.raises(PluginError, match=r"unknown placeholder \{\{ rh.nope \}\}"):
-        hook.on_page_markdown("{{ rh.nope }}", page, config, None)
+    assert hook.on_page_markdown("{{ tiny.seeds }} seeds", page, config, None) == "3 seeds"
+    with pytest.raises(PluginError, match=r"unknown placeholder \{\{ tiny.nope \}\}"):
+        hook.on_page_markdown("{{ tiny.nope }}", page, config, None)
     with pytest.raises(PluginError, match="cannot be filled"):
-        hook.on_page_markdown("{{ rh.two words }}", page, config, None)
+        hook.on_page_markdown("{{ tiny.two words }}", page, config, None)
 
 
 def test_the_page_says_what_besides_the_seed_repeats_a_run():
@@ -362,7 +362,7 @@ def test_the_page_says_what_besides_the_seed_repeats_a_run():
     text = " ".join(PAGE.read_text(encoding="utf-8").split())
     assert "every step of training" not in text
     for needed in ("torch.backends.cpu.get_cpu_capability()", "same thread count", "same torch version",
-                   "at step 150 (seed 2: step 140)", "{{ rh.provenance_sentence }}"):
+                   "at step 150 (seed 2: step 140)", "{{ tiny.provenance_sentence }}"):
         assert needed in text, needed
     results = json.loads((ASSETS / "results.json").read_text(encoding="utf-8"))
     recorded = results.get("provenance")

@@ -19,9 +19,9 @@ PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="p.md", url="p/"), url="p/",
 
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ bnech.cpu.repeats }}", r"p.md: unknown placeholder namespace 'bnech'; did you mean bench\?"),
-    ("{{ rhh.x }}", r"p.md: unknown placeholder namespace 'rhh'; did you mean rh\?"),
-    ("{{ nothing.like.it }}", r"unknown placeholder namespace 'nothing'; known: bench, ex, rh, rm"),
-    ("{{ rh.seeds", r"cannot be filled is left in the page: .*before \{\{ rh.seeds after"),
+    ("{{ tinyy.x }}", r"p.md: unknown placeholder namespace 'tinyy'; did you mean tiny\?"),
+    ("{{ qqqq.like.it }}", r"unknown placeholder namespace 'qqqq'; known: bench, ex, rm, tiny"),
+    ("{{ tiny.seeds", r"cannot be filled is left in the page: .*before \{\{ tiny.seeds after"),
     ("{{ }}", r"cannot be filled is left in the page: .*before \{\{ \}\} after"),
 ])
 def test_a_mistyped_placeholder_fails_the_build(text: str, message: str) -> None:
@@ -34,7 +34,7 @@ def test_a_mistyped_placeholder_fails_the_build(text: str, message: str) -> None
 
 def _docs_copy(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
-    for folder in ("bench", "real-heads"):
+    for folder in ("bench", "tiny-model"):
         shutil.copytree(DOCS / "assets" / folder, docs / "assets" / folder, ignore=shutil.ignore_patterns("*.svg"))
     return docs
 
@@ -43,34 +43,34 @@ def _docs_copy(tmp_path: Path) -> Path:
     ("bench/cpu.json", '{"schema": 1,', r"bench/cpu.json is not valid JSON \(line 1, column 14: Expecting property"),
     ("bench/cpu.json", "", r"bench/cpu.json is not valid JSON \(line 1, column 1"),
     ("bench/cpu.json", '{"schema": 1}', r"bench/cpu.json: results do not match the schema:\n  missing top-level key"),
-    ("real-heads/results.json", "{", r"real-heads/results.json is not valid JSON"),
-    ("real-heads/results.json", "{}", r"real-heads/results.json does not hold training results .*KeyError: 'config'"),
-    ("real-heads/results.json", "[]", r"real-heads/results.json does not hold training results"),
+    ("tiny-model/results.json", "{", r"tiny-model/results.json is not valid JSON"),
+    ("tiny-model/results.json", "{}", r"tiny-model/results.json does not hold training results .*KeyError: 'config'"),
+    ("tiny-model/results.json", "[]", r"tiny-model/results.json does not hold training results"),
 ])
 def test_a_malformed_results_file_is_named(tmp_path: Path, name: str, content: str, message: str) -> None:
     docs = _docs_copy(tmp_path)
     (docs / "assets" / name).write_text(content, encoding="utf-8")
-    namespace = "bench" if name.startswith("bench") else "rh"
+    namespace = "bench" if name.startswith("bench") else "tiny"
     with pytest.raises(PluginError, match=message):
         hook.on_page_markdown(f"{{{{ {namespace}.anything }}}}", PAGE, {"docs_dir": str(docs)}, None)
 
 
 def test_a_missing_results_file_is_named(tmp_path: Path) -> None:
     docs = _docs_copy(tmp_path)
-    (docs / "assets" / "real-heads" / "results.json").unlink()
-    with pytest.raises(PluginError, match=r"real-heads/results.json cannot be read"):
-        hook.on_page_markdown("{{ rh.seeds }}", PAGE, {"docs_dir": str(docs)}, None)
+    (docs / "assets" / "tiny-model" / "results.json").unlink()
+    with pytest.raises(PluginError, match=r"tiny-model/results.json cannot be read"):
+        hook.on_page_markdown("{{ tiny.seeds }}", PAGE, {"docs_dir": str(docs)}, None)
 
 
 def test_values_are_cached_until_the_results_file_changes(tmp_path: Path) -> None:
     docs = _docs_copy(tmp_path)
-    first = placeholders.namespace_values("rh", docs)
-    assert placeholders.namespace_values("rh", docs) is first
-    path = docs / "assets" / "real-heads" / "results.json"
+    first = placeholders.namespace_values("tiny", docs)
+    assert placeholders.namespace_values("tiny", docs) is first
+    path = docs / "assets" / "tiny-model" / "results.json"
     results = json.loads(path.read_text(encoding="utf-8"))
     results["seeds"] = results["seeds"][:1]
     path.write_text(json.dumps(results), encoding="utf-8")
-    assert placeholders.namespace_values("rh", docs)["seeds"] == "1"
+    assert placeholders.namespace_values("tiny", docs)["seeds"] == "1"
 
 
 def test_an_unfinished_benchmark_run_stops_the_build_naming_the_file(tmp_path: Path) -> None:

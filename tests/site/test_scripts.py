@@ -2,7 +2,7 @@
 
 Issue 8, section 4: build_figures.py from another directory; bench.py's zero,
 negative and impossible arguments and unusable --out (refused before measuring);
-train_heads.py's --steps 0, malformed or empty results.json and unwritable output.
+train_tiny_model.py's --steps 0, malformed or empty results.json and unwritable output.
 Most cases call a script's ``main(argv)`` in this process (argparse exits with 2);
 a few run it as a new interpreter from another directory, as a user would.
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from mha_site.tiny_model import RESULTS
 from sitekit import ROOT, load_file_module
 
 
@@ -62,7 +63,7 @@ def test_build_assets_refuses_an_unknown_group(capsys):
     main = _script("build_assets.py").main
     assert _usage_error(main, ["causl"], capsys) == (
         "build_assets.py: error: unknown asset group(s) ['causl']; "
-        "choose from ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']"
+        "choose from ['explorer', 'lesson', 'causal', 'bench', 'tiny-model', 'real-models', 'notebook']"
     )
     assert "invalid choice: 'tpu'" in _usage_error(main, ["--device", "tpu"], capsys)
 
@@ -70,7 +71,7 @@ def test_build_assets_refuses_an_unknown_group(capsys):
 def test_build_assets_lists_its_groups(capsys):
     assert _script("build_assets.py").main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["explorer", "lesson", "causal", "bench", "real-heads", "real-models", "notebook"]
+    assert [line.split()[0] for line in lines] == ["explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
 
 
 # --- bench.py ----------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def test_bench_errors_print_no_traceback_as_a_command(tmp_path):
     assert result.stderr.strip().splitlines()[-1] == "bench.py: error: argument --threads: must be at least 1, got 0"
 
 
-# --- train_heads.py ------------------------------------------------------------------------------------
+# --- train_tiny_model.py ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -160,14 +161,14 @@ def test_bench_errors_print_no_traceback_as_a_command(tmp_path):
         (["--seeds", "x"], "argument --seeds: expected a whole number, got 'x'"),
     ],
 )
-def test_train_heads_refuses_bad_arguments_before_training(argv, message, capsys):
-    assert message in _usage_error(_script("train_heads.py").main, argv, capsys)
+def test_train_tiny_model_refuses_bad_arguments_before_training(argv, message, capsys):
+    assert message in _usage_error(_script("train_tiny_model.py").main, argv, capsys)
 
 
-def test_train_heads_default_steps_are_the_configs():
-    from mha_site.heads.experiment import TrainConfig
+def test_train_tiny_model_default_steps_are_the_configs():
+    from mha_site.tiny_model.training import TrainConfig
 
-    assert _script("train_heads.py").parse_args([]).steps == TrainConfig().steps
+    assert _script("train_tiny_model.py").parse_args([]).steps == TrainConfig().steps
 
 
 @pytest.mark.parametrize(
@@ -184,21 +185,21 @@ def test_train_heads_default_steps_are_the_configs():
     ],
 )
 @pytest.mark.parametrize("mode", ["--check", "--figures-only"])
-def test_train_heads_names_a_malformed_or_empty_results_file(tmp_path, capsys, content, problem, mode):
+def test_train_tiny_model_names_a_malformed_or_empty_results_file(tmp_path, capsys, content, problem, mode):
     (tmp_path / "results.json").write_text(content)
-    assert _script("train_heads.py").main([mode, "--out", str(tmp_path)]) == 1
+    assert _script("train_tiny_model.py").main([mode, "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{tmp_path / 'results.json'}{problem}") and "\n" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # nothing drawn
 
 
-def test_train_heads_names_a_missing_results_file(tmp_path, capsys):
-    assert _script("train_heads.py").main(["--check", "--out", str(tmp_path)]) == 1
+def test_train_tiny_model_names_a_missing_results_file(tmp_path, capsys):
+    assert _script("train_tiny_model.py").main(["--check", "--out", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith(f"{tmp_path / 'results.json'} is missing")
 
 
-def test_train_heads_refuses_an_unwritable_output_before_training(tmp_path, capsys, monkeypatch):
-    script = _script("train_heads.py")
+def test_train_tiny_model_refuses_an_unwritable_output_before_training(tmp_path, capsys, monkeypatch):
+    script = _script("train_tiny_model.py")
     monkeypatch.setattr(script, "train_all", lambda *a: pytest.fail("trained before checking the output folder"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -208,23 +209,23 @@ def test_train_heads_refuses_an_unwritable_output_before_training(tmp_path, caps
     assert "is not writable" in capsys.readouterr().err
 
 
-def test_train_heads_figures_only_reports_an_unwritable_figure_in_one_line(tmp_path, capsys):
-    source = ROOT / "docs" / "assets" / "real-heads" / "results.json"
+def test_train_tiny_model_figures_only_reports_an_unwritable_figure_in_one_line(tmp_path, capsys):
+    source = ROOT / RESULTS
     (tmp_path / "results.json").write_bytes(source.read_bytes())
     (tmp_path / "training.svg").mkdir()  # a folder where a figure must go
-    assert _script("train_heads.py").main(["--figures-only", "--out", str(tmp_path)]) == 1
+    assert _script("train_tiny_model.py").main(["--figures-only", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"cannot write {tmp_path / 'training.svg'}: ") and "\n" not in err
 
 
-def test_train_heads_errors_print_no_traceback_as_a_command(tmp_path):
+def test_train_tiny_model_errors_print_no_traceback_as_a_command(tmp_path):
     (tmp_path / "results.json").write_text("{")
-    result = _run("train_heads.py", "--check", "--out", str(tmp_path), cwd=tmp_path)
+    result = _run("train_tiny_model.py", "--check", "--out", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert json.dumps(str(tmp_path / "results.json"))[1:-1] in result.stderr
 
 
-# --- what train_heads.py and build_live_heads.py leave behind --------------------------------------
+# --- what train_tiny_model.py leaves behind ---------------------------------------------------------------
 
 
 def _code_strings(source: str) -> set[str]:
@@ -262,54 +263,72 @@ def _groups_naming(text: str) -> set[str]:
     return found
 
 
-def test_train_heads_rebuilds_every_group_drawn_from_the_training_results():
-    """scripts/train_heads.py rebuilds mha_site.assets.TRAINED_GROUPS after training; these are
+def test_train_tiny_model_rebuilds_every_group_drawn_from_the_training_results():
+    """scripts/train_tiny_model.py rebuilds mha_site.assets.TRAINED_GROUPS after training; these are
     the groups whose code reads results.json, found in the code (the explorer copies seed 0)."""
     from mha_site.assets import TRAINED_GROUPS
 
     readers = _groups_naming("results.json")
-    assert "real-heads" in readers, "the scan should find the group that draws the training figures"
+    assert "tiny-model" in readers, "the scan should find the group that draws the training figures"
     assert readers <= set(TRAINED_GROUPS), sorted(readers - set(TRAINED_GROUPS))
 
 
-def test_no_asset_group_is_drawn_from_the_live_heads_files():
-    """scripts/build_live_heads.py writes its files and nothing else: no asset group reads them,
+def test_no_asset_group_is_drawn_from_the_browser_files():
+    """train_tiny_model.py --export-only writes its files and nothing else: no asset group reads them,
     so the repository checks as current after it runs (tests check the files themselves)."""
-    from mha_site import live_heads
+    from mha_site.tiny_model import export
 
-    assert live_heads.ASSET_DIR.as_posix().endswith("assets/live-heads")
-    assert _groups_naming("live-heads") == set()
+    assert _groups_naming("weights.bin") == _groups_naming("model.json") == set()
+    assert _groups_naming(export.VECTORS.name) == set()
 
 
-def test_train_heads_rebuilds_the_dependents_of_this_repositorys_results_only(tmp_path, monkeypatch, capsys):
+def test_train_tiny_model_rebuilds_the_dependents_of_this_repositorys_results_only(tmp_path, monkeypatch, capsys):
     import mha_site.assets
-    import mha_site.heads.figures
-    import mha_site.live_heads
+    import mha_site.tiny_model.export
+    import mha_site.tiny_model.figures
 
-    script = _script("train_heads.py")
+    script = _script("train_tiny_model.py")
     calls = []
-    monkeypatch.setattr(mha_site.heads.figures, "all_figures", lambda results: {})  # drawing is tested elsewhere
+    monkeypatch.setattr(mha_site.tiny_model.figures, "all_figures", lambda results: {})  # drawing is tested elsewhere
     monkeypatch.setattr(mha_site.assets, "run", lambda root, names: calls.append(("run", root, tuple(names))) or 0)
-    monkeypatch.setattr(mha_site.live_heads, "check_files", lambda root: calls.append(("check", root)) or ["stale"])
-    monkeypatch.setattr(mha_site.live_heads, "build_files", lambda root: calls.append(("build", root)) or {})
-    (tmp_path / "results.json").write_bytes((ROOT / "docs/assets/real-heads/results.json").read_bytes())
+    monkeypatch.setattr(mha_site.tiny_model.export, "check_files", lambda root: calls.append(("check", root)) or ["stale"])
+    monkeypatch.setattr(mha_site.tiny_model.export, "build_files", lambda root: calls.append(("build", root)) or {})
+    (tmp_path / "results.json").write_bytes((ROOT / RESULTS).read_bytes())
     assert script.main(["--figures-only", "--out", str(tmp_path)]) == 0
     assert calls == []  # results in another folder feed nothing in this repository
-    monkeypatch.setattr(script, "OUT", tmp_path)  # stands in for docs/assets/real-heads
+    monkeypatch.setattr(script, "OUT", tmp_path)  # stands in for docs/assets/tiny-model
     assert script.main(["--figures-only"]) == 0
     assert calls == [("run", script.ROOT, mha_site.assets.TRAINED_GROUPS), ("check", script.ROOT), ("build", script.ROOT)]
-    assert "live-heads: not current with the new results:\n  stale\nretraining seed 0" in capsys.readouterr().out
+    assert "not current with the results:\n  stale\nretraining seed 0" in capsys.readouterr().out
 
 
-def test_train_heads_records_what_decides_the_last_bits(monkeypatch):
+def test_train_tiny_model_exports_the_seed_0_it_trained_without_training_again(tmp_path, monkeypatch):
+    """Seed 0 is trained once: the browser's files come from the model the run just made."""
+    import torch
+
+    import mha_site.assets
+    import mha_site.tiny_model.export as export
+
+    script = _script("train_tiny_model.py")
+    calls = []
+    monkeypatch.setattr(mha_site.assets, "run", lambda root, names: 0)
+    monkeypatch.setattr(export, "build_files", lambda root: pytest.fail("trained seed 0 a second time"))
+    monkeypatch.setattr(export, "files_for_model", lambda root, state, results: calls.append(state) or {})
+    model = torch.nn.Linear(1, 1)
+    assert script.rebuild_dependents({}, {0: model}) == 0
+    assert len(calls) == 1 and calls[0].keys() == model.state_dict().keys()
+
+
+def test_train_tiny_model_records_what_decides_the_last_bits(monkeypatch):
     """The page says a seed repeats a run only on the same kernel path, thread count and torch
     version; results.json records all three for the run that wrote it."""
     import torch
 
-    import mha_site.heads.experiment
+    import mha_site.tiny_model.training
 
-    monkeypatch.setattr(mha_site.heads.experiment, "run_seed", lambda config, seed, progress: {"seed": seed})
-    results = _script("train_heads.py").train_all([0], 1)
+    monkeypatch.setattr(mha_site.tiny_model.training, "run_seed", lambda config, seed, progress: (None, {"seed": seed}))
+    results, models = _script("train_tiny_model.py").train_all([0], 1)
+    assert models == {0: None}
     assert results["provenance"] == {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
                                      "torch": torch.__version__}
 

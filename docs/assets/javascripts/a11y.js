@@ -88,7 +88,7 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
 }
 
 // Links to a section land on it. A widget above the target can change height after the browser
-// has jumped: the live-heads box on real-heads/ swaps its 507 px static figure for its 260 px
+// has jumped: the live-heads box on tiny-model/ swaps its 507 px static figure for its 260 px
 // controls, then grows by about 900 px once its model loads, and Chromium does not move the
 // scroll position to follow (it anchors scrolling only after the reader's own scroll): a link
 // to #pruning left the heading 180 px above the screen, or 900 px below it. Until the reader

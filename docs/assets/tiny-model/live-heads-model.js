@@ -1,6 +1,6 @@
 /* Live heads, the model: the trained two-layer attention-only model of "Heads that learn", in the browser.
  *
- * model.json and weights.bin (written by scripts/build_live_heads.py from mha_ref) hold the
+ * model.json and weights.bin (written by scripts/train_tiny_model.py from mha_ref) hold the
  * seed-0 weights as float16. forward() below is mha_ref.induction.AttentionOnlyTransformer
  * step for step, in float64:
  *   x = token_embedding[tokens] + position_embedding[:T]                  (T, d_model)

@@ -1,6 +1,6 @@
-"""The numbers and tables of the "Heads that learn" page, computed from the results JSON.
+"""The tiny model's results, read and checked, and the numbers and tables of its page computed from them.
 
-The page never types a measured number: it writes the placeholder ``rh.NAME`` in
+The page never types a measured number: it writes the placeholder ``tiny.NAME`` in
 double curly braces, and the MkDocs hook ``hooks/site.py`` replaces each
 one with ``page_values(results)[NAME]``. An unknown name stops the build.
 """
@@ -8,11 +8,13 @@ one with ``page_values(results)[NAME]``. An unknown name stops the build.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+from mha_site.files import load_json
 
 __all__ = [
-    "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "first_copy_focus", "head_label", "heads_removable",
-    "page_values", "seed_summary",
+    "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "check_results", "first_copy_focus", "head_label",
+    "heads_removable", "load_results", "page_values", "seed_summary",
 ]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
@@ -21,6 +23,64 @@ PRUNING_TOLERANCE = 0.1
 IDLE_TOLERANCE = 0.01
 #: A query row counts as fixed on one key when that key takes at least this share of its weight.
 SHARP_SHARE = 0.95
+
+
+#: What the page and figures read from results.json: top-level keys, and the keys of every seed record.
+_TOP_KEYS = ("config", "phase_threshold", "pruning_tolerance", "seeds")
+_SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "induction_head", "ablation",
+              "pruning", "heatmaps")
+
+
+def check_results(results: object) -> list[dict]:
+    """The seed records of a results document, after checking it has what the figures read.
+
+    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: 'seeds' must be a non-empty list of run_seed records, got []
+    >>> check_results({"seeds": [{}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance']
+    """
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a JSON object, got {type(results).__name__}")
+    missing = [key for key in _TOP_KEYS if key not in results]
+    if missing:
+        raise ValueError(f"missing key(s) {missing}")
+    seeds = results["seeds"]
+    if not isinstance(seeds, list) or not seeds:
+        raise ValueError(f"'seeds' must be a non-empty list of run_seed records, got {seeds!r}"[:200])
+    if not isinstance(results["config"], dict) or "vocab_size" not in results["config"]:
+        raise ValueError("'config' must be an object with 'vocab_size' (the TrainConfig of the run)")
+    for index, record in enumerate(seeds):
+        if not isinstance(record, dict):
+            raise ValueError(f"seeds[{index}] must be an object, got {type(record).__name__}")
+        lacking = [key for key in _SEED_KEYS if key not in record]
+        if lacking:
+            raise ValueError(f"seeds[{index}] is missing key(s) {lacking}")
+        if not record["history"]:
+            raise ValueError(f"seeds[{index}] has an empty 'history'")
+    return seeds
+
+
+def load_results(path: Path | str) -> dict:
+    """Read and check ``results.json``; a ValueError names the file and what is wrong with it.
+
+    >>> import tempfile
+    >>> empty = Path(tempfile.mkdtemp()) / "results.json"
+    >>> _ = empty.write_text("{}")
+    >>> load_results(empty)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']
+    """
+    results = load_json(Path(path))
+    try:
+        check_results(results)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return results
 
 
 def head_label(layer: int, head: int) -> str:
@@ -82,7 +142,7 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
 
 
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
-    """The headline numbers of one seed's record (see :func:`mha_site.heads.experiment.run_seed`).
+    """The headline numbers of one seed's record (see :func:`mha_site.tiny_model.training.run_seed`).
 
     Besides the strongest previous-token and induction heads it names the *helper*:
     the layer-0 head, other than the previous-token head, whose removal costs most,
@@ -106,12 +166,9 @@ def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: 
         "prev_score": final["previous_token"][prev_layer][prev_head],
         "prev_ablation": rises[prev_layer][prev_head],
         "ind_head": head_label(ind_layer, ind_head),
-        "ind_score": final["induction"][ind_layer][ind_head],
-        "ind_ablation": rises[ind_layer][ind_head],
         "induction_heads": len(induction_heads),
         "induction_scores": [final["induction"][ind_layer][h] for h in induction_heads],
         "induction_ablations": [rises[ind_layer][h] for h in induction_heads],
-        "weak_prev_head": head_label(0, weak_prev),
         "weak_prev_score": final["previous_token"][0][weak_prev],
         "weak_prev_ablation": rises[0][weak_prev],
         "helper_head": head_label(0, helper),
@@ -154,26 +211,14 @@ def page_values(results: dict) -> dict[str, str]:
     summaries = [seed_summary(record, tolerance, threshold) for record in results["seeds"]]
     phase = [s["phase_step"] for s in summaries]
     last_two = [s["pruning_losses"][-3] for s in summaries]  # loss with only the last two heads left
-    values = {
+    return {
         "seeds": str(len(summaries)),
-        "seed_list": ", ".join(str(s["seed"]) for s in summaries),
-        "steps": str(config["steps"]),
-        "batch_size": str(config["batch_size"]),
+        **{key: str(config[key]) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
+                                             "context", "min_segment", "max_segment", "eval_every", "score_half")},
         "learning_rate": f"{config['learning_rate']:g}",
-        "vocab_size": str(config["vocab_size"]),
-        "d_model": str(config["d_model"]),
         "d_k": str(config["d_model"] // config["num_heads"]),
-        "num_heads": str(config["num_heads"]),
-        "num_layers": str(config["num_layers"]),
-        "context": str(config["context"]),
-        "min_segment": str(config["min_segment"]),
-        "max_segment": str(config["max_segment"]),
-        "eval_every": str(config["eval_every"]),
-        "score_half": str(config["score_half"]),
-        "eval_batch": str(config["eval_batch"]),
         "threshold": f"{threshold:g}",
         "tolerance": f"{tolerance:g}",
-        "phase_steps": ", ".join("none" if p is None else str(p) for p in phase),
         "phase_span": "never" if None in phase else _int_span(phase),
         "phase_sentence": _phase_sentence([s["seed"] for s in summaries], phase),
         "start_prev_span": _span([max(r["history"][0]["previous_token"][0]) for r in results["seeds"]], 2),
@@ -211,7 +256,6 @@ def page_values(results: dict) -> dict[str, str]:
         "table.seeds": _seeds_table(summaries),
         "table.pruning": _pruning_table(summaries),
     }
-    return values
 
 
 def _plateau(record: dict, margin: int = 50) -> dict:
@@ -255,7 +299,7 @@ def _provenance_sentence(provenance: dict | None) -> str:
     """
     if not provenance:
         return ("The committed results do not record which kernel path trained them; "
-                "`scripts/train_heads.py` now writes it into `results.json`, with the thread count and torch version.")
+                "`scripts/train_tiny_model.py` now writes it into `results.json`, with the thread count and torch version.")
     threads = provenance["threads"]
     return (f"The committed results were trained with torch {provenance['torch']} on the "
             f"{provenance['cpu_capability']} kernel path, on {threads} thread{'' if threads == 1 else 's'}.")

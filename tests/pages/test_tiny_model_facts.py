@@ -1,6 +1,6 @@
-"""What docs/real-heads.md says in words about the committed results.json, checked against it.
+"""What docs/tiny-model.md says in words about the committed results.json, checked against it.
 
-The page's numbers arrive through ``{{ rh.* }}`` placeholders (mha_site.heads.report); these
+The page's numbers arrive through ``{{ tiny.* }}`` placeholders (mha_site.tiny_model.report); these
 tests hold the sentences around them, and the alt text of its figures, to the data. Each test
 names the claim it checks. (tests/site/test_induction.py holds the training story itself.)
 """
@@ -12,20 +12,20 @@ import re
 
 import pytest
 
-from mha_site.heads.report import SHARP_SHARE, first_copy_focus, page_values
+from mha_site.tiny_model.report import SHARP_SHARE, first_copy_focus, page_values
 from sitekit import DOCS
 
-PAGE = (DOCS / "real-heads.md").read_text(encoding="utf-8")
+PAGE = (DOCS / "tiny-model.md").read_text(encoding="utf-8")
 TEXT = " ".join(PAGE.split())  # line breaks of the source do not matter
 
 
 @pytest.fixture(scope="module")
 def results():
-    return json.loads((DOCS / "assets" / "real-heads" / "results.json").read_text(encoding="utf-8"))
+    return json.loads((DOCS / "assets" / "tiny-model" / "results.json").read_text(encoding="utf-8"))
 
 
 def _alt_texts(figure: str) -> list[str]:
-    return re.findall(r"!\[([^\]]+)\]\(assets/real-heads/" + re.escape(figure) + r"\)", PAGE)
+    return re.findall(r"!\[([^\]]+)\]\(assets/tiny-model/" + re.escape(figure) + r"\)", PAGE)
 
 
 def test_induction_head_fixes_on_one_key_in_most_first_copy_rows(results):
@@ -48,8 +48,8 @@ def test_induction_head_fixes_on_one_key_in_most_first_copy_rows(results):
     assert values["first_copy_share"] == "95%" and SHARP_SHARE == 0.95
     assert first_copy_focus(heatmap)["sharp"] == sharp
     assert sum(kinds) > len(kinds) / 2  # "mostly" first, previous or itself
-    for needed in ("in {{ rh.first_copy_sharp }} of the {{ rh.first_copy_rows }} first-copy rows that have a choice",
-                   "gives at least {{ rh.first_copy_share }} of it to a single key",
+    for needed in ("in {{ tiny.first_copy_sharp }} of the {{ tiny.first_copy_rows }} first-copy rows that have a choice",
+                   "gives at least {{ tiny.first_copy_share }} of it to a single key",
                    "the first row has only one key"):
         assert needed in TEXT, needed
     assert heatmap[0][0] == 1.0  # which is why the page says so
@@ -67,8 +67,8 @@ def test_no_text_says_the_first_copy_weight_is_spread_out():
 
 def test_the_helper_head_mechanism_is_marked_as_untested():
     """What was measured (its offset, its weight, its ablation cost) is stated; why it matters is a hypothesis."""
-    bullet = TEXT[TEXT.index("**A helper nobody scored.**"): TEXT.index("The remaining {{ rh.idle_span }}")]
-    for measured in ("{{ rh.helper_ablation_span }}", "{{ rh.helper_offset_span }}", "{{ rh.helper_weight_span }}"):
+    bullet = TEXT[TEXT.index("**A helper nobody scored.**"): TEXT.index("The remaining {{ tiny.idle_span }}")]
+    for measured in ("{{ tiny.helper_ablation_span }}", "{{ tiny.helper_offset_span }}", "{{ tiny.helper_weight_span }}"):
         assert measured in bullet
     assert "hypothesis we have not tested" in bullet
     assert bullet.index("hypothesis") < bullet.index("second earlier token to match on")

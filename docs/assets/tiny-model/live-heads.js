@@ -1,6 +1,6 @@
 /* Live heads, the widget: the model of live-heads-model.js, typed into and drawn on the page.
  *
- * Markup it looks for (see docs/real-heads.md):
+ * Markup it looks for (see docs/tiny-model.md):
  *   <div data-live-heads data-model-src="...model.json" data-vocab="ba be ...">
  *     <div class="live-heads__fallback">  static figures, hidden once the widget is built
  * The weights are fetched only when the widget scrolls into view or is used. Set-up runs

@@ -1,16 +1,12 @@
-"""The induction-head experiment: train the tiny model, watch the phase change, ablate and prune heads.
+"""Train the tiny model per seed on one CPU thread, score its heads at checkpoints, ablate and prune them.
 
-:mod:`mha_ref.induction` holds the model, its data and its head scores (what the
-page shows). This module runs them: one seeded training run per seed on one CPU
-thread, checkpoints with every head's scores, single-head ablation and greedy
-pruning, all returned as the JSON-ready record that ``scripts/train_heads.py``
-commits to ``docs/assets/real-heads/results.json``.
+:mod:`mha_ref.induction` holds the model, its data and its head scores (what the page shows);
+:func:`run_seed` returns the JSON-ready record ``scripts/train_tiny_model.py`` commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter
 
@@ -29,20 +25,9 @@ from mha_ref.induction import (
 )
 from mha_ref.validation import check_int
 
-__all__ = [
-    "EVAL_SEED",
-    "MAX_OFFSET",
-    "PHASE_THRESHOLD",
-    "TRAIN_THREADS",
-    "TrainConfig",
-    "ablation_losses",
-    "build_model",
-    "greedy_pruning",
-    "phase_change_step",
-    "provenance",
-    "run_seed",
-    "train",
-]
+__all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
+           "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "phase_change_step",
+           "provenance", "run_seed", "train"]
 
 #: An induction score this high in some layer-1 head marks the phase change.
 PHASE_THRESHOLD = 0.3
@@ -52,8 +37,6 @@ MAX_OFFSET = 8
 EVAL_SEED = 2017
 #: CPU threads training runs on: one, so how torch splits a sum does not depend on the machine's cores.
 TRAIN_THREADS = 1
-
-
 
 
 @dataclass(frozen=True)
@@ -109,29 +92,29 @@ def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
 
 
 @dataclass
-class _EvalData:
+class EvalData:
+    """The held-out rows every checkpoint and every seed is measured on (drawn from ``EVAL_SEED``)."""
+
     tokens: Tensor  # (B, T) training-style rows
     targets: Tensor  # (B, T - 1) predictions inside the second copy
     repeated: Tensor  # (B, 2 * half) [x, x] rows for the head scores
 
 
-def _eval_data(config: TrainConfig) -> _EvalData:
+def eval_data(config: TrainConfig) -> EvalData:
     generator = torch.Generator().manual_seed(EVAL_SEED)
     tokens, starts, lengths = repeated_segment_batch(
         config.eval_batch, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
     )
     repeated = repeated_tokens(config.eval_batch, config.score_half, config.vocab_size, generator)
-    return _EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
+    return EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
 
 
 def provenance() -> dict:
     """What, besides the seed and :class:`TrainConfig`, decides a run's numbers to the last bit.
 
-    A seed repeats a run exactly only with the same torch version, thread count and CPU kernel
-    path: the instruction set torch picked for this processor ("AVX2", "AVX512", ...). On another
-    path sums round differently in their last bits: the same seeds trained on two paths parted
-    at step 140-150 (and grew the same kinds of head). ``scripts/train_heads.py`` stores this
-    next to the results.
+    The CPU kernel path is the instruction set torch picked ("AVX2", "AVX512", ...): on another,
+    sums round differently in their last bits, and the same seeds trained on two paths parted at
+    step 140-150 (growing the same kinds of head).
 
     >>> sorted(provenance()), provenance()["threads"]
     (['cpu_capability', 'threads', 'torch'], 1)
@@ -140,27 +123,21 @@ def provenance() -> dict:
             "torch": torch.__version__}
 
 
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(TRAIN_THREADS)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 @torch.no_grad()
-def _checkpoint(model: AttentionOnlyTransformer, data: _EvalData, step: int, train_loss: float) -> dict:
+def measure(model: AttentionOnlyTransformer, data: EvalData) -> dict:
+    """``{"second_copy_loss", "previous_token", "induction"}`` of ``model`` on ``data`` (scores per layer, per head)."""
     logits, _ = model(data.tokens)
+    return {"second_copy_loss": float(masked_loss(logits, data.tokens, data.targets)),
+            **head_scores(model, data.repeated)}
+
+
+def _checkpoint(model: AttentionOnlyTransformer, data: EvalData, step: int, train_loss: float | None) -> dict:
+    measured = measure(model, data)
     return {
         "step": step,
-        "train_loss": round(train_loss, 5),
-        "second_copy_loss": round(float(masked_loss(logits, data.tokens, data.targets)), 5),
-        **{
-            name: [[round(s, 5) for s in layer] for layer in scores]
-            for name, scores in head_scores(model, data.repeated).items()
-        },
+        "train_loss": None if train_loss is None else round(train_loss, 5),
+        "second_copy_loss": round(measured.pop("second_copy_loss"), 5),
+        **{name: [[round(s, 5) for s in layer] for layer in scores] for name, scores in measured.items()},
     }
 
 
@@ -169,12 +146,9 @@ def train(
 ) -> tuple[AttentionOnlyTransformer, list[dict]]:
     """Train one model from ``seed``; return it and its history (one dict per checkpoint).
 
-    Runs on one CPU thread, so a seed gives the same model on any machine with the same
-    kernel path and torch version (:func:`provenance`). Every
-    ``eval_every`` steps (and at step 0) it records the mean training loss since
-    the last checkpoint, the loss on the second copies of a fixed held-out batch,
-    and every head's previous-token and induction scores on fixed ``[x, x]`` rows.
-    ``progress`` is called with each checkpoint.
+    Runs on one CPU thread, so a seed gives the same model wherever :func:`provenance` matches.
+    Every ``eval_every`` steps (and at step 0) it records the mean training loss since the last
+    checkpoint and :func:`measure` on :func:`eval_data`; ``progress`` gets each checkpoint.
 
     >>> config = TrainConfig(context=8, min_segment=2, max_segment=4, score_half=4, steps=2, eval_every=1,
     ...                      eval_batch=4, d_model=8, num_heads=2)
@@ -183,14 +157,15 @@ def train(
     ([0, 1, 2], 2)
     """
     check_int("seed", seed, 0)
-    data = _eval_data(config)
-    with _single_thread():
+    data = eval_data(config)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(TRAIN_THREADS)
+    try:
         torch.manual_seed(seed)
         model = build_model(config)
         optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
         generator = torch.Generator().manual_seed(seed)
-        history = [_checkpoint(model, data, 0, float("nan"))]
-        history[0]["train_loss"] = None
+        history = [_checkpoint(model, data, 0, None)]
         running = 0.0
         for step in range(1, config.steps + 1):
             tokens, starts, lengths = repeated_segment_batch(
@@ -208,6 +183,8 @@ def train(
                 running = 0.0
                 if progress is not None:
                     progress(history[-1])
+    finally:
+        torch.set_num_threads(previous_threads)
     model.eval()
     return model, history
 
@@ -227,7 +204,11 @@ def phase_change_step(history: list[dict], threshold: float = PHASE_THRESHOLD) -
 
 
 @torch.no_grad()
-def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor, head_mask: Tensor) -> float:
+def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor, off: list[tuple[int, int]]) -> float:
+    """Second-copy loss with the heads ``off`` (``(layer, head)`` pairs) zeroed."""
+    head_mask = full_head_mask(model)
+    for layer, head in off:
+        head_mask[layer, head] = 0.0
     logits, _ = model(tokens, head_mask=head_mask)
     return float(masked_loss(logits, tokens, targets))
 
@@ -235,10 +216,7 @@ def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor,
 def ablation_losses(
     model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor
 ) -> tuple[float, list[list[float]]]:
-    """Second-copy loss with every head on, and with each single head zeroed.
-
-    Returns ``(base_loss, losses)`` with ``losses[layer][head]`` the loss when only
-    that head's output is set to zero.
+    """Second-copy loss with every head on, and ``losses[layer][head]`` with only that head zeroed.
 
     >>> _ = torch.manual_seed(0)
     >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
@@ -247,17 +225,9 @@ def ablation_losses(
     >>> len(losses), len(losses[0])
     (2, 2)
     """
-    full = full_head_mask(model)
-    base = _loss_with(model, tokens, targets, full)
-    losses = []
-    for layer in range(full.shape[0]):
-        row = []
-        for head in range(full.shape[1]):
-            mask = full.clone()
-            mask[layer, head] = 0.0
-            row.append(_loss_with(model, tokens, targets, mask))
-        losses.append(row)
-    return base, losses
+    layers, heads = full_head_mask(model).shape
+    losses = [[_loss_with(model, tokens, targets, [(layer, head)]) for head in range(heads)] for layer in range(layers)]
+    return _loss_with(model, tokens, targets, []), losses
 
 
 def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor) -> list[dict]:
@@ -273,22 +243,16 @@ def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Ten
     >>> [stage["removed"] for stage in stages][0], sorted(stage["removed"] for stage in stages[1:])
     (None, [[0, 0], [0, 1]])
     """
-    mask = full_head_mask(model)
-    stages = [{"removed": None, "loss": _loss_with(model, tokens, targets, mask)}]
-    remaining = [(layer, head) for layer in range(mask.shape[0]) for head in range(mask.shape[1])]
+    layers, heads = full_head_mask(model).shape
+    removed: list[tuple[int, int]] = []
+    stages = [{"removed": None, "loss": _loss_with(model, tokens, targets, removed)}]
+    remaining = [(layer, head) for layer in range(layers) for head in range(heads)]
     while remaining:
-        trials = []
-        for layer, head in remaining:
-            trial = mask.clone()
-            trial[layer, head] = 0.0
-            trials.append((_loss_with(model, tokens, targets, trial), layer, head))
-        loss, layer, head = min(trials)
-        mask[layer, head] = 0.0
+        loss, layer, head = min((_loss_with(model, tokens, targets, [*removed, pair]), *pair) for pair in remaining)
+        removed.append((layer, head))
         remaining.remove((layer, head))
         stages.append({"removed": [layer, head], "loss": loss})
     return stages
-
-
 
 
 def _best(scores: list[float]) -> int:
@@ -298,12 +262,12 @@ def _best(scores: list[float]) -> int:
 @torch.no_grad()
 def run_seed(
     config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
-) -> dict:
-    """Train one seed and measure it: the JSON-ready record the page and figures are built from.
+) -> tuple[AttentionOnlyTransformer, dict]:
+    """Train one seed and measure it: the model, and the JSON-ready record the page and figures are built from.
 
     >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
     ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
-    >>> record = run_seed(config, seed=0, heatmap_half=4)
+    >>> model, record = run_seed(config, seed=0, heatmap_half=4)
     >>> [c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])
     ([0, 1, 2], 5, 8)
     >>> run_seed(config, seed=0, heatmap_half=7)
@@ -318,7 +282,7 @@ def run_seed(
     with torch.enable_grad():
         model, history = train(config, seed, progress)
     train_seconds = perf_counter() - start
-    data = _eval_data(config)
+    data = eval_data(config)
     final = history[-1]
     previous_head = _best(final["previous_token"][0])
     induction_head = _best(final["induction"][-1])
@@ -328,7 +292,7 @@ def run_seed(
     offsets = offset_scores(eval_patterns[0], MAX_OFFSET)  # (h, MAX_OFFSET + 1) for layer 0
     sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
     _, patterns = model(sample)
-    return {
+    return model, {
         "seed": seed,
         "train_seconds": round(train_seconds, 1),
         "history": history,

@@ -1,23 +1,15 @@
-"""Figures for the "Heads that learn" page, drawn from the results JSON alone.
+"""The tiny model's figures, drawn from its results alone (so they redraw without training).
 
-Every function takes the dictionary that ``scripts/train_heads.py`` writes
-(``{"config": ..., "seeds": [one record per seed from run_seed]}``) and returns
-a matplotlib figure, so ``--figures-only`` and ``--check`` can redraw them
-without training. Seeds differ by colour *and* line style *and* marker, so no
-figure depends on colour alone.
+Seeds differ by colour *and* line style *and* marker, so no figure depends on colour alone.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from matplotlib.figure import Figure
-
 from matplotlib.patches import Rectangle
 
-from mha_site.files import load_json
-from mha_site.heads.report import head_label
 from mha_site.style import (
     PALETTE,
     SMALL_FONT_PT,
@@ -28,18 +20,10 @@ from mha_site.style import (
     weight_colorbar,
     weight_heatmap,
 )
+from mha_site.tiny_model.report import check_results, head_label
 
-__all__ = [
-    "SEED_STYLES",
-    "training_figure",
-    "heatmap_figure",
-    "ablation_figure",
-    "pruning_figure",
-    "all_figures",
-    "check_results",
-    "load_results",
-    "FIGURE_ALT",
-]
+__all__ = ["FIGURE_ALT", "SEED_STYLES", "ablation_figure", "all_figures", "heatmap_figure", "pruning_figure",
+           "training_figure"]
 
 #: Okabe-Ito colours, each paired with its own dash pattern and marker.
 SEED_STYLES = [
@@ -57,85 +41,19 @@ FIGURE_ALT = {
 }
 
 
-def _style(index: int) -> dict:
-    return SEED_STYLES[index % len(SEED_STYLES)]
-
-
-#: What the figures read from results.json: top-level keys, and the keys of every seed record.
-_TOP_KEYS = ("config", "phase_threshold", "pruning_tolerance", "seeds")
-_SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "induction_head", "ablation",
-              "pruning", "heatmaps")
-
-
-def check_results(results: object) -> list[dict]:
-    """The seed records of a results document, after checking it has what the figures read.
-
-    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []})
-    Traceback (most recent call last):
-    ...
-    ValueError: 'seeds' must be a non-empty list of run_seed records, got []
-    >>> check_results({"seeds": [{}]})
-    Traceback (most recent call last):
-    ...
-    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance']
-    """
-    if not isinstance(results, dict):
-        raise ValueError(f"results must be a JSON object, got {type(results).__name__}")
-    missing = [key for key in _TOP_KEYS if key not in results]
-    if missing:
-        raise ValueError(f"missing key(s) {missing}")
-    seeds = results["seeds"]
-    if not isinstance(seeds, list) or not seeds:
-        raise ValueError(f"'seeds' must be a non-empty list of run_seed records, got {seeds!r}"[:200])
-    if not isinstance(results["config"], dict) or "vocab_size" not in results["config"]:
-        raise ValueError("'config' must be an object with 'vocab_size' (the TrainConfig of the run)")
-    for index, record in enumerate(seeds):
-        if not isinstance(record, dict):
-            raise ValueError(f"seeds[{index}] must be an object, got {type(record).__name__}")
-        lacking = [key for key in _SEED_KEYS if key not in record]
-        if lacking:
-            raise ValueError(f"seeds[{index}] is missing key(s) {lacking}")
-        if not record["history"]:
-            raise ValueError(f"seeds[{index}] has an empty 'history'")
-    return seeds
-
-
-def load_results(path: Path | str) -> dict:
-    """Read and check ``results.json``; a ValueError names the file and what is wrong with it.
-
-    >>> import tempfile
-    >>> empty = Path(tempfile.mkdtemp()) / "results.json"
-    >>> _ = empty.write_text("{}")
-    >>> load_results(empty)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']
-    """
-    results = load_json(Path(path))
-    try:
-        check_results(results)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
-    return results
-
-
-def _check_results(results: object) -> list[dict]:
-    return check_results(results)
-
-
 @styled
 def training_figure(results: dict) -> Figure:
     """Three stacked panels sharing the step axis: second-copy loss, best layer-0
     previous-token score, best last-layer induction score. A vertical line marks
     each seed's phase change.
     """
-    seeds = _check_results(results)
+    seeds = check_results(results)
     fig = new_figure(7.0, 7.2)
     axes = fig.subplots(3, 1, sharex=True)
     vocab = results["config"]["vocab_size"]
     threshold = results["phase_threshold"]
     for index, record in enumerate(seeds):
-        style = _style(index)
+        style = SEED_STYLES[index % len(SEED_STYLES)]
         steps = [c["step"] for c in record["history"]]
         series = [
             [c["second_copy_loss"] for c in record["history"]],
@@ -184,13 +102,9 @@ def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: i
     for query in range(size):
         key = query + key_offset
         if (key_offset == -1 and query >= 1) or (key_offset != -1 and query >= half):
-            ax.add_patch(_cell_outline(key, query))
+            ax.add_patch(Rectangle((key - 0.5, query - 0.5), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6,
+                                   linestyle=(0, (1, 1))))
     return mesh
-
-
-def _cell_outline(column: int, row: int) -> Rectangle:
-    return Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6,
-                     linestyle=(0, (1, 1)))
 
 
 @styled
@@ -198,7 +112,7 @@ def heatmap_figure(results: dict) -> Figure:
     """The first seed's previous-token head (layer 0) and induction head (last layer)
     on one ``[x, x]`` sequence; dotted outlines mark the ideal cell of each row.
     """
-    record = _check_results(results)[0]
+    record = check_results(results)[0]
     maps = record["heatmaps"]
     half = len(maps["tokens"]) // 2
     fig = new_figure(7.0, 3.9)
@@ -222,12 +136,12 @@ def ablation_figure(results: dict) -> Figure:
     induction in the last layer); hatched bars are heads whose score passes the
     phase-change threshold.
     """
-    seeds = _check_results(results)
+    seeds = check_results(results)
     threshold = results["phase_threshold"]
     fig = new_figure(7.0, 1.2 + 2.3 * len(seeds))
     axes = fig.subplots(len(seeds), 1, sharey=True, squeeze=False)[:, 0]
     for index, (ax, record) in enumerate(zip(axes, seeds)):
-        style = _style(index)
+        style = SEED_STYLES[index % len(SEED_STYLES)]
         base = record["ablation"]["base_loss"]
         final = record["history"][-1]
         labels, increases, hatches = [], [], []
@@ -255,14 +169,13 @@ def ablation_figure(results: dict) -> Figure:
 
 @styled
 def pruning_figure(results: dict) -> Figure:
-    """Second-copy loss against the number of heads removed, greedy cheapest-first.
-    """
-    seeds = _check_results(results)
+    """Second-copy loss against the number of heads removed, greedy cheapest-first."""
+    seeds = check_results(results)
     tolerance = results["pruning_tolerance"]
     fig = new_figure(7.0, 3.8)
     ax = fig.subplots()
     for index, record in enumerate(seeds):
-        style = _style(index)
+        style = SEED_STYLES[index % len(SEED_STYLES)]
         losses = [stage["loss"] for stage in record["pruning"]]
         ax.plot(range(len(losses)), losses, color=style["color"], linestyle=style["linestyle"],
                 marker=style["marker"], markersize=5, linewidth=1.6, label=f"seed {record['seed']}")
@@ -280,12 +193,7 @@ def pruning_figure(results: dict) -> Figure:
 
 
 def all_figures(results: dict) -> dict[str, bytes]:
-    """Every figure as deterministic SVG bytes, keyed by file name.
-    """
-    builders = {
-        "training.svg": training_figure,
-        "heatmaps.svg": heatmap_figure,
-        "ablation.svg": ablation_figure,
-        "pruning.svg": pruning_figure,
-    }
+    """Every figure as deterministic SVG bytes, keyed by file name."""
+    builders = {"training.svg": training_figure, "heatmaps.svg": heatmap_figure, "ablation.svg": ablation_figure,
+                "pruning.svg": pruning_figure}
     return {name: figure_to_svg(build(results), FIGURE_ALT[name]) for name, build in builders.items()}

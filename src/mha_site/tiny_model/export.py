@@ -1,20 +1,13 @@
-"""The files behind the "live heads" widget: the trained seed-0 model for the browser, and its test vectors.
+"""Seed 0 of the tiny model for the browser ("Heads that learn" runs it live), and its test vectors.
 
-The "Heads that learn" page runs :class:`mha_ref.induction.AttentionOnlyTransformer`
-in the reader's browser (``docs/assets/live-heads/live-heads-model.js``). This module makes
-what that script loads and what its browser test compares it with:
+* ``weights.bin``: every parameter as little-endian float16, in ``state_dict`` order;
+* ``model.json``: the manifest (shapes, offsets, checksum, float16's rounding error, token symbols,
+  every head's scores);
+* ``tests/data/tiny-model-vectors.json``: logits and attention weights for token sequences, with and
+  without ablated heads, from mha_ref's own forward pass in float64 over the float16 weights.
 
-* ``docs/assets/live-heads/weights.bin``: every parameter as little-endian float16,
-  one tensor after another in ``state_dict`` order;
-* ``docs/assets/live-heads/model.json``: the manifest (shapes, offsets, checksum, the
-  rounding error float16 introduced, token symbols, every head's scores);
-* ``tests/data/live-heads-vectors.json``: token sequences with the reference logits and
-  every head's attention weights, with and without ablated heads, computed in float64
-  from the float16 weights by mha_ref's own forward pass (``model(tokens, head_mask=...)``).
-
-:func:`build_files` trains seed 0 with the committed configuration (about a minute on
-one thread) and returns the files; :func:`check_files` proves the committed files
-consistent with each other and with the committed training record, without training.
+:func:`files_for_model` makes them from trained weights, refusing weights that do not reproduce the
+committed seed-0 record; :func:`check_files` proves the committed files consistent, without training.
 """
 
 from __future__ import annotations
@@ -29,45 +22,21 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from mha_ref.induction import (
-    AttentionOnlyTransformer,
-    head_scores,
-    masked_loss,
-    repeated_segment_batch,
-    repeated_tokens,
-    second_copy_targets,
-)
+from mha_ref.induction import AttentionOnlyTransformer
 from mha_site.files import json_bytes
-from mha_site.heads import RESULTS
-from mha_site.heads.experiment import EVAL_SEED, PHASE_THRESHOLD, TrainConfig, train
+from mha_site.tiny_model import ASSETS, RESULTS
+from mha_site.tiny_model.report import load_results
+from mha_site.tiny_model.training import PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, train
 
-__all__ = [
-    "SEED",
-    "ASSET_DIR",
-    "RESULTS",
-    "VECTORS",
-    "MAX_GZIP_BYTES",
-    "VECTOR_TOLERANCE",
-    "SCORE_TOLERANCE",
-    "token_symbols",
-    "encode_weights",
-    "decode_weights",
-    "load_model",
-    "eval_rows",
-    "model_summary",
-    "vector_cases",
-    "reference_vectors",
-    "compare_vectors",
-    "files_for_model",
-    "build_files",
-    "check_files",
-]
+__all__ = ["EXPORT_COMMAND", "MAX_GZIP_BYTES", "SCORE_TOLERANCE", "SEED", "VECTORS", "VECTOR_TOLERANCE",
+           "build_files", "check_files", "compare_vectors", "decode_weights", "encode_weights", "files_for_model",
+           "gzip_size", "load_model", "reference_vectors", "reproduction_problems", "token_symbols", "vector_cases"]
 
 #: The training seed the widget ships (the page's figures show the same seed).
 SEED = 0
-#: Where the widget's files live, relative to the repository root.
-ASSET_DIR = Path("docs/assets/live-heads")
-VECTORS = Path("tests/data/live-heads-vectors.json")
+VECTORS = Path("tests/data/tiny-model-vectors.json")
+#: The command that trains seed 0 again and writes these files.
+EXPORT_COMMAND = "python scripts/train_tiny_model.py --export-only"
 WEIGHTS_NAME = "weights.bin"
 MANIFEST_NAME = "model.json"
 FORMAT = "mha-live-heads/1"
@@ -154,43 +123,9 @@ def decode_weights(blob: bytes, tensors: list[dict]) -> dict[str, Tensor]:
 
 def load_model(state: dict[str, Tensor], config: TrainConfig) -> AttentionOnlyTransformer:
     """A float64 :class:`AttentionOnlyTransformer` holding ``state`` (in eval mode)."""
-    model = AttentionOnlyTransformer(
-        config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
-    ).to(torch.float64)
+    model = build_model(config).to(torch.float64)
     model.load_state_dict({name: tensor.to(torch.float64) for name, tensor in state.items()})
     return model.requires_grad_(False).eval()
-
-
-def eval_rows(config: TrainConfig) -> tuple[Tensor, Tensor, Tensor]:
-    """The held-out rows ``mha_ref.induction.train`` measures every checkpoint on.
-
-    Returns ``(tokens, targets, repeated)``: training-style rows, the predictions that count
-    (inside the second copy) and the ``[x, x]`` rows the head scores use; drawn exactly as
-    ``train`` draws them, from a generator seeded with ``EVAL_SEED``.
-    """
-    generator = torch.Generator().manual_seed(EVAL_SEED)
-    tokens, starts, lengths = repeated_segment_batch(
-        config.eval_batch, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
-    )
-    repeated = repeated_tokens(config.eval_batch, config.score_half, config.vocab_size, generator)
-    return tokens, second_copy_targets(starts, lengths, config.context), repeated
-
-
-@torch.no_grad()
-def model_summary(model: AttentionOnlyTransformer, config: TrainConfig) -> dict:
-    """The shipped model's second-copy loss and every head's scores on the held-out rows.
-
-    ``{"second_copy_loss", "previous_token": [[per head] per layer], "induction": [...]}``,
-    the same quantities as the last checkpoint of a training history.
-    """
-    tokens, targets, repeated = eval_rows(config)
-    logits, _ = model(tokens)
-    scores = head_scores(model, repeated)
-    return {
-        "second_copy_loss": float(masked_loss(logits, tokens, targets)),
-        "previous_token": scores["previous_token"],
-        "induction": scores["induction"],
-    }
 
 
 def _roles(summary: dict) -> tuple[int, list[int]]:
@@ -264,9 +199,10 @@ def compare_vectors(expected: list[dict], actual: list[dict]) -> dict[str, float
     >>> compare_vectors(a, b)
     {'logits': 0.25, 'weights': 0.0}
     """
-    if [(c["name"], c["tokens"], c["head_mask"]) for c in expected] != [
-        (c["name"], c["tokens"], c["head_mask"]) for c in actual
-    ]:
+    def inputs(cases: list[dict]) -> list[tuple]:
+        return [(c["name"], c["tokens"], c["head_mask"]) for c in cases]
+
+    if inputs(expected) != inputs(actual):
         raise ValueError("the test vectors list other cases (names, tokens or head masks differ)")
     gaps = {"logits": 0.0, "weights": 0.0}
     for e, a in zip(expected, actual):
@@ -286,10 +222,6 @@ def _flatten(nested: object) -> list[float]:
     return [float(nested)]
 
 
-def _rounded_scores(scores: list[list[float]]) -> list[list[float]]:
-    return [[round(s, 4) for s in layer] for layer in scores]
-
-
 def _record(results: dict) -> dict:
     for record in results.get("seeds", []):
         if record.get("seed") == SEED:
@@ -300,16 +232,8 @@ def _record(results: dict) -> dict:
 def _config(results: dict) -> TrainConfig:
     try:
         return TrainConfig(**results["config"])
-    except (KeyError, TypeError) as error:
-        raise ValueError(f"{RESULTS}: 'config' is missing or malformed ({error})") from error
-
-
-def _read_results(root: Path) -> dict:
-    path = root / RESULTS
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read {path}: {error}") from error
+    except TypeError as error:
+        raise ValueError(f"{RESULTS}: 'config' is malformed ({error})") from error
 
 
 def reproduction_problems(summary: dict, record: dict) -> list[str]:
@@ -347,7 +271,7 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
     decoded = decode_weights(blob, tensors)
     shipped = load_model(decoded, config)
     original = load_model(state, config)
-    summary = model_summary(shipped, config)
+    summary = measure(shipped, eval_data(config))
     problems = reproduction_problems(summary, record)
     if problems:
         raise ValueError("the trained model does not reproduce the committed seed-0 record:\n  " + "\n  ".join(problems))
@@ -372,20 +296,20 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
             "max_abs_error": float(f"{rounding:.3g}"),
             "max_logit_shift": float(f"{effect['logits']:.3g}"),
             "max_weight_shift": float(f"{effect['weights']:.3g}"),
-            "second_copy_loss_float32": round(model_summary(original, config)["second_copy_loss"], 5),
+            "second_copy_loss_float32": round(measure(original, eval_data(config))["second_copy_loss"], 5),
             "second_copy_loss_float16": round(summary["second_copy_loss"], 5),
         },
         "symbols": token_symbols(config.vocab_size),
         "figure_tokens": figure_tokens,
         "previous_token_head": [0, previous_head],
         "induction_heads": [[config.num_layers - 1, h] for h in induction_heads],
-        "scores": {"previous_token": _rounded_scores(summary["previous_token"]),
-                   "induction": _rounded_scores(summary["induction"])},
+        "scores": {kind: [[round(s, 4) for s in layer] for layer in summary[kind]]
+                   for kind in ("previous_token", "induction")},
     }
     document = {"tolerance": VECTOR_TOLERANCE, "weights_sha256": manifest["sha256"], "cases": vectors}
     return {
-        root / ASSET_DIR / WEIGHTS_NAME: blob,
-        root / ASSET_DIR / MANIFEST_NAME: json_bytes(manifest),
+        root / ASSETS / WEIGHTS_NAME: blob,
+        root / ASSETS / MANIFEST_NAME: json_bytes(manifest),
         root / VECTORS: _compact_json(document),
     }
 
@@ -401,7 +325,7 @@ def _compact_json(data: dict) -> bytes:
 def build_files(root: Path) -> dict[Path, bytes]:
     """Train seed 0 with the committed configuration and return the widget's files (path -> bytes)."""
     root = Path(root)
-    results = _read_results(root)
+    results = load_results(root / RESULTS)
     model, _ = train(_config(results), SEED)
     return files_for_model(root, model.state_dict(), results)
 
@@ -424,13 +348,13 @@ def check_files(root: Path) -> list[str]:
     :data:`VECTOR_TOLERANCE`.
     """
     root = Path(root)
-    paths = {name: root / ASSET_DIR / name for name in (WEIGHTS_NAME, MANIFEST_NAME)}
+    paths = {name: root / ASSETS / name for name in (WEIGHTS_NAME, MANIFEST_NAME)}
     paths["vectors"] = root / VECTORS
-    missing = [f"missing: {p} (run python scripts/build_live_heads.py)" for p in paths.values() if not p.exists()]
+    missing = [f"missing: {p} (run {EXPORT_COMMAND})" for p in paths.values() if not p.exists()]
     if missing:
         return missing
     try:
-        results = _read_results(root)
+        results = load_results(root / RESULTS)
         config = _config(results)
         record = _record(results)
         manifest = json.loads(paths[MANIFEST_NAME].read_text(encoding="utf-8"))
@@ -458,7 +382,7 @@ def check_files(root: Path) -> list[str]:
         return [*problems, f"{paths[WEIGHTS_NAME]}: does not decode into the model: {error}"]
     if not all(bool(t.isfinite().all()) for t in decoded.values()):
         problems.append(f"{paths[WEIGHTS_NAME]}: holds a value that is not finite")
-    summary = model_summary(model, config)
+    summary = measure(model, eval_data(config))
     problems += [f"{paths[WEIGHTS_NAME]}: {p}" for p in reproduction_problems(summary, record)]
     for kind in ("previous_token", "induction"):
         if not np.allclose(manifest["scores"][kind], summary[kind], atol=1e-4, rtol=0):
