@@ -130,7 +130,7 @@ def _explorer(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]
         try:
             return explorer_values(load_json(path))
         except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
-            raise PlaceholderError(f"{path} does not hold the explorer's datasets as scripts/build_figures.py writes "
+            raise PlaceholderError(f"{path} does not hold the explorer's datasets as build_assets.py explorer writes "
                                    f"them: {type(error).__name__}: {error}") from error
 
     return [path], compute
