@@ -22,13 +22,12 @@ from torch (:attr:`AssetGroup.uses_device`); the others draw from committed JSON
 from __future__ import annotations
 
 import fnmatch
-import inspect
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha_site.files import Compare, StaleOutputs, write_or_check
+from mha_site.files import Compare, StaleOutputs, json_within, write_or_check
 from mha_site.heads import RESULTS
 
 __all__ = ["AssetGroup", "GROUPS", "MEASURED", "TRAINED_GROUPS", "build_groups", "check_device", "claim_problems",
@@ -57,12 +56,9 @@ class AssetGroup:
 
 
 def _explorer(root: Path, device: str) -> dict[Path, bytes]:
-    from mha_site import explorer
+    from mha_site.explorer import explorer_files
 
-    out = root / "docs" / "assets" / "explorer"
-    if "device" in inspect.signature(explorer.explorer_files).parameters:
-        return explorer.explorer_files(out, device=device)
-    return explorer.explorer_files(out)
+    return explorer_files(root / "docs" / "assets" / "explorer", device=device)
 
 
 def _causal(root: Path, device: str) -> dict[Path, bytes]:
@@ -114,17 +110,10 @@ def _lesson(root: Path, device: str) -> dict[Path, bytes]:
     return build_files(root / "docs" / "assets" / "lesson", device=device)
 
 
-def _json_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
-    from mha_site.files import json_within
-
-    return json_within(JSON_DIGITS)(path, committed, fresh)
-
-
 def _explorer_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
-    from mha_site import explorer
-    from mha_site.files import json_within
+    from mha_site.explorer import DIGITS  # imported here: torch, which the manifest alone never needs
 
-    return json_within(getattr(explorer, "DIGITS", JSON_DIGITS))(path, committed, fresh)
+    return json_within(DIGITS)(path, committed, fresh)
 
 
 def _notebook_within(path: Path, committed: bytes, fresh: bytes) -> list[str]:
@@ -148,7 +137,7 @@ GROUPS: dict[str, AssetGroup] = {
         AssetGroup("causal", "docs/assets/causal", "causal-mask data (float64, 4 places) and figures",
                    _causal, {"causal.json": "computed", "*.svg": "drawn"},
                    ("src/mha_site/causal.py", "src/mha_ref/causal.py", "src/mha_ref/demo_heads.py"),
-                   _json_within, uses_device=True),
+                   json_within(JSON_DIGITS), uses_device=True),
         AssetGroup("bench", "docs/assets/bench", "benchmark figures, drawn from the committed measurements",
                    _bench, {"*.svg": "drawn"}, ("src/mha_site/bench/figures.py", "docs/assets/bench/cpu.json")),
         AssetGroup("real-heads", "docs/assets/real-heads", "trained-heads figures, drawn from results.json",

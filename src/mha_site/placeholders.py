@@ -1,18 +1,9 @@
 """Fill ``{{ NAMESPACE.KEY }}`` placeholders in pages with numbers from committed results.
 
-Pages never type a measured number. Each namespace names the results files it reads
-and the function that turns them into ``{key: text}``:
-
-* ``bench``: ``docs/assets/bench/<device>.json`` (``cpu.json``, and ``cuda.json`` once a GPU
-  run is committed), through :func:`mha_site.bench.report.bench_values`;
-* ``rh``: ``docs/assets/real-heads/results.json``, through
-  :func:`mha_site.heads.report.page_values`;
-* ``ex``: ``docs/assets/explorer/heads.json`` (the explorer's trained dataset, drawn from
-  ``rh``'s results), through :func:`explorer_values`;
-* ``rm``: ``docs/assets/real-models/<id>/heads.json`` (both models) and ``rh``'s
-  ``results.json``, through :func:`mha_site.real_models.report.page_values`.
-
-Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
+Pages never type a measured number. Each namespace of :data:`SOURCES` names the results
+files it reads and the function that turns them into ``{key: text}``: ``bench`` (the
+benchmark), ``rh`` (the training results), ``ex`` (the explorer's trained dataset) and ``rm``
+(the real models, with the training results). Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
 ``hooks/site.py``) and must stay fast.
 
 Placeholders are filled in Markdown, where a value may be Markdown itself (a table, a
@@ -27,12 +18,12 @@ from __future__ import annotations
 
 import difflib
 import html
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mha_site import files
 from mha_site.bench.report import bench_values
 from mha_site.bench.schema import require_complete, validate_results
 from mha_site.heads import RESULTS
@@ -56,16 +47,12 @@ def load_json(path: Path) -> Any:
     >>> load_json(bad)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON (line 1, column 14: Expecting property name enclosed in double quotes)
+    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 14)
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise PlaceholderError(f"{path} cannot be read: {error.strerror or error}") from error
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PlaceholderError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from error
+        return files.load_json(path)
+    except (OSError, ValueError) as error:
+        raise PlaceholderError(f"{path} cannot be read: {error.strerror}" if isinstance(error, OSError) else str(error)) from error
 
 
 def _bench_results(folder: Path) -> dict[str, dict[str, Any]]:

@@ -1,17 +1,12 @@
 """A site built without an address (no ``site_url``, as ``make build`` and
 ``mkdocs gh-deploy`` do) works under any sub-path, its 404 page included.
 
-Every page links its files relatively, so it works wherever it is put. The 404 page is served
-at whatever address was missing, at any depth, so no relative link can reach the site's files
-from it, and MkDocs links them from the host's root (``/assets/...``): under
-``https://host/mha-lesson/`` it loaded no stylesheet. Without an address :func:`stand_alone_404`
-(a step of hooks/site.py) makes the 404 page stand alone: its stylesheets and icon are written
-into it, it loads no script (it
-needs none: the navigation drawer is Material's CSS alone), and its links point into the site
-through a ``<base>`` that a small script finds from the address shown (:data:`ROOT_SCRIPT`).
-It also leaves out the sitemap, whose entries must be absolute addresses. With
-``MHA_SITE_URL`` set (the Pages workflow) MkDocs' own absolute links are right and nothing
-changes.
+The 404 page is served at whatever address was missing, at any depth, so no relative link
+reaches the site's files from it, and MkDocs links them from the host's root (``/assets/...``):
+under ``https://host/mha-lesson/`` it loaded no stylesheet. So :func:`stand_alone_404` writes
+its stylesheets and icon into it, drops its scripts (Material's drawer is CSS alone), points
+its links through a ``<base>`` found from the address (:data:`ROOT_SCRIPT`), and drops the
+sitemap, whose entries must be absolute. With ``MHA_SITE_URL`` set nothing changes.
 """
 
 from __future__ import annotations
@@ -72,11 +67,6 @@ DONE = "window.mhaSiteRootFound"
 NO_SEARCH = "<style>.md-search, .md-header__button[for=__search] { display: none !important; }</style>"
 
 
-def top_level_names(site_dir: Path) -> list[str]:
-    """The names directly under the built site's root, sorted (``404.html``, ``api``, ...)."""
-    return sorted(path.name for path in site_dir.iterdir())
-
-
 def inlined(tag: str, path: str, site_dir: Path) -> str:
     """The ``<link>`` ``tag`` for site file ``path``, standing alone: a stylesheet as ``<style>``,
     an icon as a data URL; anything else (a preload) is dropped."""
@@ -131,4 +121,5 @@ def stand_alone_404(config) -> None:
     error_page = site / "404.html"
     if error_page.is_file():
         html = error_page.read_text(encoding="utf-8")
-        write_atomic(error_page, standalone_error_page(html, site, top_level_names(site)))
+        names = sorted(path.name for path in site.iterdir())  # the site's top-level names: 404.html, api, ...
+        write_atomic(error_page, standalone_error_page(html, site, names))

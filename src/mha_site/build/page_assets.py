@@ -1,33 +1,19 @@
 """Each page loads only the stylesheets and scripts its own content uses, and its figures load
 lazily with their intrinsic size (steps of hooks/site.py).
 
-* ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
-  carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
-  a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-  :func:`page_assets` chooses them into ``page.meta``, and overrides/main.html links them from
-  Material's documented blocks (``styles``, ``extrahead``, ``scripts``).
-* A page's scripts go after Material's bundle and a11y.js (they use its ``document$``); all of
-  them start after the first paint, and the search index waits until search is first opened
-  (``mha_site.build.material_internals``: the site's only two uses of Material's internals). Every page
-  is a full load: instant navigation is off (see mkdocs.yml).
-* ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
-  layout does not jump as they arrive, ``decoding="async"``, and all but the first
-  ``loading="lazy"``. An image that is not among the site's files, or an SVG whose size
-  cannot be read, fails the build naming the page and the image.
-* The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
-  JavaScript gets the explorer and never downloads them.
-* Markdown tables are wrapped in Material's scroll box at build time (``mha_site.build.tables``), so
-  its bundle does not move them, and restyle the page, in the reader's browser;
-  :func:`write_tables_css` writes the table rules for them from Material's stylesheet.
+* ``PAGE_ASSETS`` maps a class that only a component's markup carries to the files it needs
+  (nothing is listed twice in ``mkdocs.yml``); overrides/main.html links them from Material's
+  documented blocks, the scripts after Material's bundle and a11y.js (they use ``document$``).
+* ``<img>`` in the article get ``width``/``height`` from the SVG or PNG they show, so the layout
+  does not jump as they arrive; a missing image or an unreadable SVG size fails the build.
+* The explorer's no-JavaScript fallback goes in ``<noscript>``, Markdown tables in Material's
+  scroll box (``mha_site.build.tables``), so its bundle does not restyle the page in the browser.
 
-``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals.plain_material``, read once by
-:func:`mark_plain`) builds plain Material, ``make perf``'s baseline, with none of the speed code:
-Material's own script tags and no search hold-back, every component's stylesheets and scripts on
-every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
-mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
-every Pygments span kept, and tables left for the bundle to wrap. What is not speed stays: the
-image check, figures that scroll sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
-leaves out (quiz answers).
+``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals``) builds plain Material, ``make
+perf``'s baseline: every component's files on every page, no math-font preload, images without
+size, ``decoding`` or ``loading``, every Pygments span kept, tables left for the bundle. What is
+not speed stays: the image check, scrolling figures, the ``<noscript>`` fallback, focusable
+scroll regions, and what search leaves out.
 """
 
 from __future__ import annotations
@@ -90,11 +76,6 @@ def _class_pattern(name: str) -> re.Pattern:
 MARKERS = [(name, _class_pattern(name)) for name, _, _ in PAGE_ASSETS]
 
 
-def stylesheets_markers(content: str) -> set[str]:
-    """The component classes of ``PAGE_ASSETS`` that occur in ``content``."""
-    return {name for name, pattern in MARKERS if pattern.search(content)}
-
-
 def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) of the components named."""
     stylesheets: list[str] = []
@@ -108,7 +89,7 @@ def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
 
 def assets_for(content: str) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) ``content`` needs."""
-    return assets_of(stylesheets_markers(content))
+    return assets_of({name for name, pattern in MARKERS if pattern.search(content)})
 
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
@@ -309,7 +290,7 @@ def page_assets(content: str, config) -> dict[str, list[str]]:
     {'preload': ['assets/vendor/noto-sans-math/noto-sans-math-subset.woff2'], 'css_first': ['assets/stylesheets/math.css'], 'css': ['assets/quiz/quiz.css'], 'js': ['assets/quiz/quiz.js']}
     """
     plain = is_plain(config)
-    markers = {name for name, _, _ in PAGE_ASSETS} - {TABLE_CLASS} if plain else stylesheets_markers(content)
+    markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)
     linked = set(config.get("extra_css") or []) if hasattr(config, "get") else set()
     stylesheets = [c for c in stylesheets if c not in linked]  # plain: mkdocstrings' is linked already
