@@ -88,6 +88,7 @@ def listing() -> str:
 
 
 def recompute(check: bool, threads: int | None) -> int:
+    """``real-models --recompute``: measure both pretrained models again (see README)."""
     from mha_site.files import run_write_or_check
     from mha_site.real_models.build import RECOMPUTE_TOLERANCE, recompute_differences, recompute_files
 

@@ -232,13 +232,9 @@ def build_groups(root: Path, names: Iterable[str], device: str = "cpu") -> dict[
 
 
 def run(root: Path, names: Iterable[str] = (), check: bool = False, device: str = "cpu", out=print) -> int:
-    """Write or check the named groups (all when ``names`` is empty); the exit code of ``build_assets.py``.
-
-    Prints each file written, or each group that is current; in check mode prints
-    each stale or missing file to stderr with the command that rebuilds it.
-    Returns 0 when everything is current (or written), 1 when something is stale
-    or cannot be built or written.
-    """
+    """Write or check the named groups (all when ``names`` is empty), printing each file written
+    or each stale one (to stderr, with the command that rebuilds it); the exit code of
+    ``build_assets.py``: 1 when something is stale or cannot be built or written."""
     root = Path(root)
     names = list(names) or list(GROUPS)
     status = 0

@@ -76,13 +76,9 @@ def load_json(path: Path) -> object:
 
 
 def json_differences(committed: Any, fresh: Any, digits: int, where: str = "$") -> list[str]:
-    """Where two parsed JSON documents differ, for data rounded to ``digits`` decimal places.
-
-    A committed number is current if it is rounded to ``digits`` places and lies
-    within one unit of the last place (``10 ** -digits``) of the fresh one: two
-    machines' float64 results differ by ~1e-15, so they round alike or one unit
-    apart. Keys, list lengths, strings, booleans and ``null`` must match exactly;
-    an int and a float compare as numbers. Returns one line per difference (at most 5).
+    """Where two parsed JSON documents differ (one line each, at most 5): a committed number must be
+    rounded to ``digits`` places and within one unit of the last (``10 ** -digits``) of the fresh
+    one; everything else must match exactly (an int and a float compare as numbers).
 
     >>> json_differences({"w": [0.1234, 0.5], "n": 3}, {"w": [0.1235, 0.5], "n": 3}, digits=4)
     []
@@ -153,10 +149,8 @@ def json_within(digits: int) -> Compare:
 
 
 def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
-    """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`), else ``fresh``.
-
-    Either way the result is what ``json.loads(json_bytes(...))`` gives, so figures
-    drawn from it match, byte for byte, figures drawn from the file on disk.
+    """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`),
+    else ``fresh``, as ``json.loads(json_bytes(...))`` gives it: figures drawn from either match.
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "data.json"
@@ -215,12 +209,9 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
 def write_or_check(
     files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
 ) -> list[Path]:
-    """Write ``files`` (path -> bytes), or in ``check`` mode verify them.
-
-    A file is current if its bytes equal the fresh ones or ``compare`` finds no
-    difference; a current file is never rewritten. Returns the paths written
-    (empty in check mode). In check mode raises :class:`StaleOutputs` naming each
-    missing or differing file (with ``compare``'s reasons).
+    """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by
+    ``compare``) and return their paths; in ``check`` mode write nothing and raise
+    :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "a.txt"
@@ -258,11 +249,8 @@ def write_or_check(
 def run_write_or_check(
     files: Mapping[Path | str, bytes], check: bool, fix_command: str, compare: Compare | None = None
 ) -> int:
-    """The shared body of every ``scripts/`` front: write or check ``files``, report, return an exit code.
-
-    Prints each file written, or in check mode each stale or missing file (to
-    stderr) followed by the command that regenerates them; returns 1 when
-    something is stale, else 0.
+    """Write or check ``files`` for a script: print each file written, or each stale one (to stderr)
+    with ``fix_command``; return the exit code (1: something is stale or cannot be written).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "b.txt"

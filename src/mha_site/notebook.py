@@ -49,11 +49,8 @@ def _output_text(output: dict[str, Any]) -> str:
 
 
 def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
-    """Problems that make stored outputs unreliable: errors, stderr, addresses, timestamps, paths.
-
-    ``notebook`` is the notebook as a dict (``nbformat`` JSON). Returns one line
-    per problem, naming the cell by its index; an empty list means the outputs
-    can be stored.
+    """Why a notebook's outputs (``nbformat`` JSON) cannot be stored, one line per problem naming the
+    cell: errors, stderr, memory addresses, timestamps, absolute paths.
 
     >>> cell = {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout",
     ...                                          "text": "<object at 0x7f3a2b1c9d80>"}]}
@@ -78,10 +75,8 @@ def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
 
 
 def normalise(notebook: Any) -> Any:
-    """Put an executed ``nbformat`` notebook into the stored form (in place; also returned).
-
-    Notebook metadata becomes :data:`NOTEBOOK_METADATA`; cells lose the timing and
-    collapsed/scrolled state that Jupyter records; cell ids are kept.
+    """Put an executed ``nbformat`` notebook into the stored form, in place: :data:`NOTEBOOK_METADATA`,
+    cells without Jupyter's timing and collapsed/scrolled state.
 
     >>> import nbformat
     >>> notebook = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": "3.11.7"}})
@@ -97,14 +92,11 @@ def normalise(notebook: Any) -> Any:
 
 
 def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Path, ...] = ()) -> bytes:
-    """Run the notebook at ``path`` top to bottom in a fresh kernel; return the stored form as bytes.
+    """Run the notebook at ``path`` from scratch in a fresh kernel; return the stored form as bytes.
 
-    Outputs already in the file are discarded first. The kernel starts in the
-    notebook's folder, with ``pythonpath`` (e.g. the repository's ``src``) ahead
-    of ``PYTHONPATH``, so it imports the same code as the command that runs it. Raises :class:`ValueError` if a cell raises, writes to
-    stderr or prints something that varies between runs (see :func:`unstable_outputs`).
-
-    Starting a kernel takes seconds, so the example shows only the check made first:
+    The kernel starts in the notebook's folder with ``pythonpath`` (the repository's ``src``) ahead
+    of ``PYTHONPATH``, so it imports the same code as the command. ValueError: a cell raises or an
+    output cannot be stored (:func:`unstable_outputs`). The example shows only the first check:
 
     >>> execute_notebook("docs/notebooks/walkthrough.md")
     Traceback (most recent call last):
@@ -166,11 +158,9 @@ def _text_differences(where: str, old: str, new: str, tolerance: float) -> list[
 
 
 def notebook_differences(committed: bytes, fresh: bytes, tolerance: float = NUMBER_TOLERANCE) -> list[str]:
-    """Why a stored notebook is not current with a fresh run (empty: it is).
-
-    Cells, sources, execution counts, metadata and non-text outputs (figures) must
-    match exactly; in text outputs, decimal numbers may differ by ``tolerance`` or
-    one unit in their last printed place, whichever is larger.
+    """Why a stored notebook is not current with a fresh run (empty: it is). Everything must match
+    but the decimal numbers of text outputs, which may differ by ``tolerance`` or one unit in their
+    last printed place, whichever is larger.
 
     >>> def nb(text):
     ...     cell = {"cell_type": "code", "source": "print(w)", "outputs": [

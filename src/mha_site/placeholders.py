@@ -6,12 +6,10 @@ benchmark), ``rh`` (the training results), ``ex`` (the explorer's trained datase
 (the real models, with the training results). Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
 ``hooks/site.py``) and must stay fast.
 
-Placeholders are filled in Markdown, where a value may be Markdown itself (a table, a
-whole section; continuation lines take the placeholder's indent), and in rendered HTML,
-for text that arrives through a ``--8<--`` include; there only one-line values are
-allowed, and they are HTML-escaped. An unknown namespace or key, any ``{{ ... }}`` left
-over, a results file that is missing, malformed or fails its schema, or a claim that
-the results contradict raises :class:`PlaceholderError` naming the page or the file.
+Placeholders are filled in Markdown (a value may be a table or a section) and in rendered HTML,
+for text from a ``--8<--`` include (one-line values, escaped). An unknown namespace or key, a
+``{{`` left over, or a results file that is missing, malformed or fails its schema raises
+:class:`PlaceholderError` naming the page or the file.
 """
 
 from __future__ import annotations

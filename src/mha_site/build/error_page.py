@@ -28,16 +28,12 @@ HEAD = "<head>"
 MATERIAL_SCOPE = 'new URL("/",location)'
 
 # The site's root is one of the folders the address lies in. The script guesses it at once, so the
-# links work from the first paint: the part of the address before the first of the site's own
-# top-level names (a stale link into api/ or assets/), else the folder that holds the missing
-# page's last part (a mistyped page name). From the address alone that guess is wrong at an
-# address two deep that names nothing of the site (/mha-lesson/deep/missing/page/here/: every
-# link led to another 404), so the script then asks the server: the root is the folder whose
-# 404.html exists (this page's own file). It asks the guess first, then the other folders from the
-# deepest up, and stops at the first: the host answers a missing address with the 404 page of the
-# innermost site that holds it, and no request goes above this site's root. A HEAD request each,
-# to the page's own origin: a miss costs no body. A link resolves against <base> when it is
-# followed, so moving the base mends every link on the page. Nothing else is fetched.
+# links work from the first paint: the address before the first of the site's top-level names (a
+# stale link into api/), else the folder of the missing page's last part (a mistyped name). That
+# guess is wrong at an address two deep that names nothing of the site, so the script then asks
+# the server for each folder's 404.html (this page's own file), the guess first, then from the
+# deepest up, and stops at the first: the host serves the innermost site's 404 page, so no request
+# goes above this site's root. HEAD requests to the page's own origin; moving <base> mends every link.
 ROOT_SCRIPT = """<script>{
   const names = %s;
   const parts = location.pathname.split("/");

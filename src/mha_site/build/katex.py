@@ -82,10 +82,7 @@ class Renderer:
         return self._render
 
     def render(self, tex: str, display: bool) -> str:
-        """KaTeX's MathML for ``tex`` (see :func:`core_mathml`).
-
-        Raises :class:`KaTeXError` with KaTeX's message when the TeX is not valid.
-        """
+        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` with KaTeX's message."""
         key = ("D" if display else "I") + tex
         cached = self._cache.get(key)
         if cached is not None:
@@ -173,7 +170,6 @@ def render_dollar_math(fragment: str, render) -> str:
     """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
     out = []
     skip = 0
-    position = 0
     text_start = 0
 
     def flush(text: str) -> str:
@@ -190,8 +186,7 @@ def render_dollar_math(fragment: str, render) -> str:
             skip += -1 if closing else 1
             skip = max(skip, 0)
         text_start = match.end()
-        position = match.end()
-    out.append(flush(fragment[position:]))
+    out.append(flush(fragment[text_start:]))
     return "".join(out)
 
 

@@ -138,12 +138,8 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 
 
 def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
-    """Intrinsic size of the image at ``src``: a base64 PNG data URL, or a path relative to the page.
-
-    A path must name one of the site's ``files`` (MkDocs' ``Files``: the docs folder's, and those
-    hooks generate, such as the notebook's figures), else ValueError names it: a missing image
-    is a broken figure on the published page (MkDocs' own link check skips raw HTML).
-    """
+    """Intrinsic size of the image at ``src``: a base64 PNG data URL, or a path relative to the page
+    that must name one of the site's ``files`` (MkDocs' own link check skips raw HTML)."""
     if src.startswith("data:image/png;base64,"):
         return png_size(base64.b64decode(src.split(",", 1)[1][:64] + "=="))
     if "://" in src or src.startswith(("data:", "/")):
@@ -166,11 +162,7 @@ def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
 
 def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
     """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading;
-    with ``speed`` false (plain Material) none of the three.
-
-    Every image must exist, and an SVG must have a readable size (see :func:`image_size`), even
-    one whose tag states its size.
-    """
+    with ``speed`` false (plain Material) none of the three. Every image is checked either way."""
     count = 0
 
     def replace(match: re.Match) -> str:
@@ -202,9 +194,7 @@ def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
 
 
 def fallback_in_noscript(content: str) -> str:
-    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run).
-    The page leaves this to the build: it wrapped the fallback itself too, and a ``<noscript>``
-    in another is invalid HTML."""
+    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
     start = content.find(FALLBACK)
     if start < 0:
         return content
@@ -268,9 +258,7 @@ def is_plain(config) -> bool:
 
 
 def content_passes(content: str, page, config, files) -> str:
-    """A page's content with the explorer's fallback in ``<noscript>``, tables boxed and plain
-    code spans dropped (not in plain Material), images sized and checked, scroll regions
-    focusable, and code, quizzes and collapsed boxes out of search."""
+    """A page's content through this module's passes, in order (the speed ones not in plain Material)."""
     speed = not is_plain(config)
     content = fallback_in_noscript(content)
     if speed:
@@ -281,10 +269,8 @@ def content_passes(content: str, page, config, files) -> str:
 
 def page_assets(content: str, config) -> dict[str, list[str]]:
     """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
-    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``
-    (after Material's bundle and a11y.js: they use its ``document$``). Plain Material gets every
-    component's files on every page (but tables.css, which styles only the tables the site's
-    build wraps), as ``extra_css`` and ``extra_javascript`` would load them.
+    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``.
+    Plain Material gets every component's files (but tables.css: its tables are not wrapped).
 
     >>> page_assets('<span class="katex">x</span><div class="quiz">', {})
     {'preload': ['assets/vendor/noto-sans-math/noto-sans-math-subset.woff2'], 'css_first': ['assets/stylesheets/math.css'], 'css': ['assets/quiz/quiz.css'], 'js': ['assets/quiz/quiz.js']}
