@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mha_site import files
 from mha_site.bench.report import bench_values
 from mha_site.bench.schema import require_complete, validate_results
 from mha_site.heads import RESULTS
@@ -45,12 +45,16 @@ def load_json(path: Path) -> Any:
     >>> load_json(bad)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 14)
+    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON (line 1, column 14: Expecting property name enclosed in double quotes)
     """
     try:
-        return files.load_json(path)
-    except (OSError, ValueError) as error:
-        raise PlaceholderError(f"{path} cannot be read: {error.strerror}" if isinstance(error, OSError) else str(error)) from error
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PlaceholderError(f"{path} cannot be read: {error.strerror or error}") from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlaceholderError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from error
 
 
 def _bench_results(folder: Path) -> dict[str, dict[str, Any]]:
