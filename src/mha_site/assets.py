@@ -30,8 +30,7 @@ from pathlib import Path
 from mha_site.files import Compare, StaleOutputs, json_within, write_or_check
 from mha_site.heads import RESULTS
 
-__all__ = ["AssetGroup", "GROUPS", "MEASURED", "TRAINED_GROUPS", "build_groups", "check_device", "claim_problems",
-           "manifest", "run"]
+__all__ = ["AssetGroup", "GROUPS", "MEASURED", "TRAINED_GROUPS", "check_device", "claim_problems", "manifest", "run"]
 
 #: Decimal places kept in computed JSON; a committed number is current within one unit of the last.
 JSON_DIGITS = 4
@@ -215,28 +214,21 @@ def check_device(device: str) -> None:
             raise ValueError("--device cuda: torch.cuda.is_available() is False on this machine")
 
 
-def build_groups(root: Path, names: Iterable[str], device: str = "cpu") -> dict[str, dict[Path, bytes]]:
-    """Render the named groups' files under ``root`` (nothing is written); unknown names raise ValueError.
+def run(root: Path, names: Iterable[str] = (), check: bool = False, device: str = "cpu", out=print) -> int:
+    """Write or check the named groups (all when ``names`` is empty), printing each file written
+    or each stale one (to stderr, with the command that rebuilds it); the exit code of
+    ``build_assets.py``: 1 when something is stale or cannot be built or written.
 
-    >>> build_groups(Path("."), ["figures"])
+    >>> run(Path("."), ["figures"])
     Traceback (most recent call last):
     ...
     ValueError: unknown asset group 'figures'; the groups are ['explorer', 'lesson', 'causal', 'bench', 'real-heads', 'real-models', 'notebook']
     """
-    names = list(names)
-    for name in names:
-        if name not in GROUPS:
-            raise ValueError(f"unknown asset group {name!r}; the groups are {list(GROUPS)}")
-    check_device(device)
-    return {name: GROUPS[name].build(Path(root), device) for name in names}
-
-
-def run(root: Path, names: Iterable[str] = (), check: bool = False, device: str = "cpu", out=print) -> int:
-    """Write or check the named groups (all when ``names`` is empty), printing each file written
-    or each stale one (to stderr, with the command that rebuilds it); the exit code of
-    ``build_assets.py``: 1 when something is stale or cannot be built or written."""
     root = Path(root)
     names = list(names) or list(GROUPS)
+    unknown = [name for name in names if name not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown asset group {unknown[0]!r}; the groups are {list(GROUPS)}")
     status = 0
     for name in names:
         group = GROUPS[name]

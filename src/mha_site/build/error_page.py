@@ -78,8 +78,7 @@ def inlined(tag: str, path: str, site_dir: Path) -> str:
 
 
 def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
-    """``html`` (a 404 page linked from ``/``) with its stylesheets and icon inside it, no script
-    file, and its links relative to a ``<base>`` guessed from the address it is shown at.
+    """``html`` (a 404 page linked from ``/``) standing alone (see the module); a second pass changes nothing.
 
     >>> import tempfile
     >>> site = Path(tempfile.mkdtemp())
@@ -91,9 +90,6 @@ def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
     (True, True, False, False)
     >>> out.index("<base href") < out.index("<style>"), "new URL(window.mhaSiteRoot,location)" in out
     (True, True)
-
-    A page already made to stand alone comes back as it is:
-
     >>> standalone_error_page(out, site, ["api"]) == out
     True
     """

@@ -88,8 +88,7 @@ BUNDLE = re.compile(r"(?:^|/)bundle\.[0-9a-f]+\.min\.js$")
 
 
 def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether this build is plain Material: ``MHA_PLAIN_MATERIAL`` is ``1``; unset, empty or ``0``
-    build the site as published. Any other value is refused, naming it.
+    """Whether this build is plain Material (``MHA_PLAIN_MATERIAL=1``; unset, empty or ``0``: the site).
 
     >>> plain_material({}), plain_material({"MHA_PLAIN_MATERIAL": "1"}), plain_material({"MHA_PLAIN_MATERIAL": "0"})
     (False, True, False)
@@ -105,14 +104,10 @@ def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def start_scripts(theme_scripts: str, page_scripts: list[str], plain: bool = False) -> str:
-    """Material's ``scripts`` block (``theme_scripts``: its bundle and ``extra_javascript`` as
-    tags), with the page's own ``page_scripts`` run after them (they subscribe to ``document$``).
-
-    Plain Material: the theme's tags stay as they are and the page's follow as plain tags.
-    Otherwise the tags give way to :data:`SEARCH_HOLD_BACK` and one :data:`SCRIPT_LOADER` that
-    runs them, then ``page_scripts``, after the first frame. A block whose first script is not the
-    bundle, or with a script the loader cannot take over (one with other attributes would run
-    before the bundle), raises ValueError saying so.
+    """Material's ``scripts`` block (``theme_scripts``: its bundle and ``extra_javascript``), then the
+    page's ``page_scripts``: as plain tags in plain Material, else all run by :data:`SCRIPT_LOADER`
+    after :data:`SEARCH_HOLD_BACK`. ValueError: the bundle is not first, or a script tag has other
+    attributes (it would run before the bundle).
 
     >>> block = '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script>'
     >>> start_scripts(block, ["p.js"], plain=True)

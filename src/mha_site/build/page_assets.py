@@ -93,10 +93,8 @@ def assets_for(content: str) -> tuple[list[str], list[str]]:
 
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
-    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox.
-
-    A viewBox that is not four numbers with a positive width and height raises ValueError
-    naming it (the browser would draw nothing, or at a size nobody chose).
+    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox
+    (ValueError: not four numbers with a positive size, which the browser would draw at no size).
 
     >>> svg_size(b'<svg width="432pt" height="216pt">'), svg_size(b'<svg viewBox="0,0 640 180">')
     ((576, 288), (640, 180))
@@ -214,10 +212,9 @@ NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*<pre\b)(?![^
 
 
 def focusable_scroll_regions(content: str) -> str:
-    """Give every region that may scroll sideways ``tabindex="0"``: code (on the ``<code>`` that
-    scrolls), display formulas, wide figures, table boxes and notebook outputs. A keyboard user can scroll only
-    what takes focus, and whether a region overflows depends on the screen and the reader's
-    font: a checker that read the API pages without scrolling found their doctests out of reach.
+    """Give every region that may scroll sideways ``tabindex="0"`` (code, display formulas, figures,
+    table boxes, notebook outputs): a keyboard scrolls only what takes focus, and whether a region
+    overflows depends on the screen and font (a checker found the API's doctests out of reach).
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
 
     >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
@@ -244,8 +241,7 @@ def out_of_search(content: str) -> str:
 
 
 def mark_plain(config) -> None:
-    """Note once, for every step, whether this build is plain Material (ValueError: a bad switch);
-    in the site, mkdocstrings' stylesheet is linked by the pages that use it, not by every page."""
+    """Note once whether this build is plain Material; if not, only the API pages link mkdocstrings' CSS."""
     config["extra"][PLAIN_KEY] = plain_material()
     if not config["extra"][PLAIN_KEY] and MKDOCSTRINGS_CSS in config.get("extra_css", []):
         config["extra_css"].remove(MKDOCSTRINGS_CSS)

@@ -58,10 +58,7 @@ def _blocks(css: str) -> list[tuple[str, str]]:
 
 
 def table_rules(material_css: str) -> str:
-    """Material's rules for ``table:not([class])``, rewritten for ``table.mha-table``.
-
-    Only the selectors of a list that name the table are kept; ``@media`` blocks are kept
-    around the rules inside them.
+    """Material's rules for ``table:not([class])`` (within ``@media``/``@supports`` too), for ``table.mha-table``.
 
     >>> table_rules("a{x:1}.t table:not([class]) td,.u p{y:2}@media print{.t table:not([class]){z:3}}")
     '.t table.mha-table td{y:2}\\n@media print{.t table.mha-table{z:3}}\\n'
