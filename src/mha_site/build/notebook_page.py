@@ -74,9 +74,7 @@ def figures_to_files(content: str) -> tuple[str, dict[str, str]]:
 def clean_notebook_page(content: str, page, config, files) -> str:
     """The notebook page's cells (:func:`clean_notebook_html`), its figures added to ``files``."""
     content, figures = figures_to_files(clean_notebook_html(content))
-    for name, svg in figures.items():
-        # Added to the site's files, MkDocs writes them with the rest; page_assets, which checks
-        # that every image a page shows exists, finds them there.
+    for name, svg in figures.items():  # MkDocs writes them with the rest, and page_assets finds them
         uri = f"{page.url}{name}"
         if files.get_file_from_path(uri) is None:  # the same figure twice is one file
             files.append(File.generated(config, uri, content=svg))

@@ -85,6 +85,13 @@ class _Counter(HTMLParser):
             self.words += len(WORD.findall(data))
 
 
+def _counted(html: str) -> _Counter:
+    counter = _Counter()
+    counter.feed(html)
+    counter.close()
+    return counter
+
+
 def count_page_text(html: str) -> PageText:
     """The prose words and code lines of an article's HTML.
 
@@ -92,9 +99,7 @@ def count_page_text(html: str) -> PageText:
     ...                 '<pre><code>a = 1\\n\\nb = 2\\n</code></pre><noscript><p>not read</p></noscript>')
     PageText(words=4, code_lines=2)
     """
-    counter = _Counter()
-    counter.feed(html)
-    counter.close()
+    counter = _counted(html)
     code_lines = sum(1 for line in "".join(counter.code).splitlines() if line.strip())
     return PageText(words=counter.words, code_lines=code_lines)
 
@@ -105,7 +110,4 @@ def count_elements(html: str) -> int:
     >>> count_elements('<p>a<br><img src="x"><span>b</span></p>')
     4
     """
-    counter = _Counter()
-    counter.feed(html)
-    counter.close()
-    return counter.elements
+    return _counted(html).elements
