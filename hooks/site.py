@@ -1,10 +1,6 @@
 """The site's only MkDocs hook: glue. Each event lists, in order, every step the site or a page
 goes through; each step is a function of ``mha_site.build`` (or ``mha_site.placeholders``) that
 raises ValueError naming what is wrong, which stops the build naming the page.
-
-A page's HTML, as Markdown renders it, goes through :func:`transform`; the finished page (the
-theme's template around it) through :func:`on_post_page`. ``MHA_PLAIN_MATERIAL=1`` builds the
-same pages as plain Material, ``make perf``'s baseline (``mha_site.build.material_internals``).
 """
 
 from __future__ import annotations

@@ -6,15 +6,12 @@
     python scripts/build_assets.py causal notebook      # only these groups
     python scripts/build_assets.py --device cuda        # compute on the GPU (float64); same files as on CPU
     python scripts/build_assets.py --check --threads 1  # any CPU thread count gives files that check as current
-    python scripts/build_assets.py --list               # the groups and what each holds
+    python scripts/build_assets.py --list               # every file of docs/assets: generated, measured, vendored or hand-written
     python scripts/build_assets.py real-models --recompute          # rerun both pretrained models (real-models extra)
     python scripts/build_assets.py real-models --recompute --check  # recompute; exit 1 if the committed data differs
 
-Computed data (JSON, notebook outputs) is rounded and checked with a tolerance of one
-unit in its last kept place; figures are drawn from the committed data and checked
-byte for byte (see mha_site.assets). Measured data (benchmark, training) is never
-recomputed here: scripts/bench.py and scripts/train_tiny_model.py measure it.
-Paths resolve from this repository, whatever the current directory.
+The groups, what they read and write, and the measured files they draw from are listed
+in mha_site.assets. Paths resolve from this repository, whatever the current directory.
 """
 
 from __future__ import annotations
@@ -27,9 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 
-from mha_site.assets import GROUPS, check_device, run  # noqa: E402
+from mha_site.assets import GROUPS, check_device, manifest, run  # noqa: E402
 from mha_site.cli import positive_int  # noqa: E402
-
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,7 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="where torch computes the groups that use it (default cpu)")
     parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's own choice)")
-    parser.add_argument("--list", action="store_true", help="list the asset groups and exit")
+    parser.add_argument("--list", action="store_true", help="list the asset groups and every file's origin, and exit")
     parser.add_argument("--recompute", action="store_true",
                         help="real-models only: load both pretrained models (the real-models extra), reproduce "
                              "every attention layer with mha_ref and rewrite heads.json (exit 1 if an error "
@@ -61,9 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.list:
-        for group in GROUPS.values():
-            device = " (uses --device)" if group.uses_device else ""
-            print(f"{group.name:11} {group.folder:24} {group.summary}{device}")
+        print(listing())
         return 0
     try:
         check_device(args.device)
@@ -85,7 +79,16 @@ def main(argv: list[str] | None = None) -> int:
         return run(ROOT, args.names, check=args.check, device=args.device)
 
 
+def listing() -> str:
+    """The groups, then every file of docs/assets (and the notebook) with its kind and its command."""
+    groups = [f"{g.name:11} {g.summary}{' (uses --device)' if g.uses_device else ''}\n{'':11} reads "
+              + ", ".join(g.inputs) for g in GROUPS.values()]
+    files = [f"{glob:38} {kind:12} {command}" for glob, kind, command in manifest()]
+    return "\n".join([*groups, "", *files])
+
+
 def recompute(check: bool, threads: int | None) -> int:
+    """``real-models --recompute``: measure both pretrained models again (see README)."""
     from mha_site.files import run_write_or_check
     from mha_site.real_models.build import RECOMPUTE_TOLERANCE, recompute_differences, recompute_files
 

@@ -4,12 +4,10 @@
     python scripts/make_rotary_vectors.py          # needs the real-models extra (transformers)
     python scripts/make_rotary_vectors.py --check  # exit 1 if the committed file is not what this makes
 
-Transformers' Llama rotary embedding (``LlamaRotaryEmbedding`` and
-``apply_rotary_pos_emb``) is run once, in float32 and (``HALF_CASES``) in float16 and bfloat16, on
-small seeded inputs; the test
-``tests/reference/test_rotary.py`` holds ``mha_ref.rotary`` to the result on every
-machine, with or without transformers installed. The inputs are stored too, so the
-test needs nothing but the file.
+A separate job from build_assets.py: it makes a test's data (not a site asset) with a library
+the site never installs. Transformers' Llama rotary embedding runs once, in float32 and
+(``HALF_CASES``) in float16 and bfloat16, on small seeded inputs, stored with the results, so
+``tests/reference/test_rotary.py`` holds ``mha_ref.rotary`` to them on every machine.
 """
 
 from __future__ import annotations
@@ -36,8 +34,8 @@ HALF_CASES = [("float16", 64, 100000.0, [0, 1, 2, 3, 4, 5, 6, 7, 100, 1000, 4000
               ("bfloat16", 16, 10000.0, list(range(37, 42)))]
 
 
-def _rounded(tensor, digits: int) -> list[list[float]]:
-    return [[round(value, digits) for value in row] for row in tensor.double().tolist()]
+def _rounded(tensor, digits: int | None) -> list[list[float]]:
+    return [[value if digits is None else round(value, digits) for value in row] for row in tensor.double().tolist()]
 
 
 def vectors() -> dict:
@@ -48,35 +46,21 @@ def vectors() -> dict:
 
     generator = torch.Generator().manual_seed(0)
     cases = []
-    for head_dim, theta, where in CASES:
+    for dtype_name, head_dim, theta, where in [("float32", *case) for case in CASES] + HALF_CASES:
         config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim,
                              rope_parameters={"rope_type": "default", "rope_theta": theta},
-                             max_position_embeddings=2048)
+                             max_position_embeddings=2048 if dtype_name == "float32" else 8192)
         positions = torch.tensor(where)
-        q = torch.randn(1, 1, len(where), head_dim, generator=generator).round(decimals=3)  # (B, h, T, d)
-        k = torch.randn(1, 1, len(where), head_dim, generator=generator).round(decimals=3)
+        q, k = (torch.randn(1, 1, len(where), head_dim, generator=generator) for _ in "qk")  # (B, h, T, d)
+        # float32 inputs rounded to 3 places; half ones stored exactly (each is a float64 value).
+        q, k = (x.round(decimals=3) if dtype_name == "float32" else x.to(getattr(torch, dtype_name)) for x in (q, k))
         cos, sin = LlamaRotaryEmbedding(config)(q, positions[None])
         q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
-        cases.append({
-            "dtype": "float32", "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
-            "q": _rounded(q[0, 0], 3), "k": _rounded(k[0, 0], 3),  # (T, d)
-            "q_rotated": _rounded(q_rot[0, 0], DIGITS), "k_rotated": _rounded(k_rot[0, 0], DIGITS),
-        })
-    for dtype_name, head_dim, theta, where in HALF_CASES:
-        dtype = getattr(torch, dtype_name)
-        config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim,
-                             rope_parameters={"rope_type": "default", "rope_theta": theta},
-                             max_position_embeddings=8192)
-        positions = torch.tensor(where)
-        # Stored exactly: every float16 or bfloat16 value is a float64 one, so the test starts from these very inputs.
-        q = torch.randn(1, 1, len(where), head_dim, generator=generator).to(dtype)
-        k = torch.randn(1, 1, len(where), head_dim, generator=generator).to(dtype)
-        cos, sin = LlamaRotaryEmbedding(config)(q, positions[None])
-        q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
+        inputs, outputs = (3, DIGITS) if dtype_name == "float32" else (None, None)
         cases.append({
             "dtype": dtype_name, "head_dim": head_dim, "base": theta, "positions": positions.tolist(),
-            "q": q[0, 0].double().tolist(), "k": k[0, 0].double().tolist(),
-            "q_rotated": q_rot[0, 0].double().tolist(), "k_rotated": k_rot[0, 0].double().tolist(),
+            "q": _rounded(q[0, 0], inputs), "k": _rounded(k[0, 0], inputs),  # (T, d)
+            "q_rotated": _rounded(q_rot[0, 0], outputs), "k_rotated": _rounded(k_rot[0, 0], outputs),
         })
     return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
             "digits": DIGITS, "cases": cases}

@@ -1,5 +1,8 @@
 """Write the site's math font subset from Noto Sans Math (see mha_site.math_font).
 
+A separate job from build_assets.py: the vendored subset is remade only from a new upstream font
+file, which the repository does not hold (docs/assets/vendor/README.md says where it comes from).
+
     npm pack @fontsource/noto-sans-math@5.3.0 && tar xzf fontsource-noto-sans-math-5.3.0.tgz
     python scripts/subset_math_font.py package/files/noto-sans-math-latin-400-normal.woff2
 """

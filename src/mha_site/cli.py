@@ -50,9 +50,8 @@ def positive_float(text: str) -> float:
 
 
 def writable_folder(folder: Path, flag: str = "--out") -> str | None:
-    """Why results cannot be written into ``folder`` (None: they can); creates it if missing.
-
-    ``flag`` is the option that named the folder, for the message.
+    """Why results cannot be written into ``folder``, named by option ``flag`` (None: they can);
+    creates it if missing.
 
     >>> import tempfile
     >>> writable_folder(Path(tempfile.mkdtemp()) / "new") is None

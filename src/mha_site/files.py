@@ -1,20 +1,12 @@
 """Write generated site files, or prove that the committed ones are current.
 
-Every asset builder renders its files to bytes in memory first and then hands
-them to :func:`write_or_check`. Writing only when a file is not current keeps
-timestamps (and git) still; ``check=True`` writes nothing and reports every file
-that is missing or stale, which is what ``--check`` and the tests use.
-
-"Current" means equal bytes, unless a ``compare`` function says otherwise. Data
-computed with floating point (a JSON file of attention weights, a notebook's
-printed numbers) is rounded to the precision the page needs and compared with
-a tolerance of one unit in the last kept place (:func:`json_within`), because
-another CPU, thread count or a GPU gives the same float64 numbers only to about
-1e-15, and one of them may round the other way. Figures are then drawn from the
-data *as committed* (:func:`settled_json`), so they compare byte for byte.
-
-Every file the project generates (these, and the built site's own extras) is
-written by :func:`write_atomic`: a reader never sees half a file.
+Builders render their files to bytes and hand them to :func:`write_or_check`, which writes only
+what is not current (timestamps and git stay still), or with ``check=True`` writes nothing and
+names every missing or stale file. "Current" means equal bytes unless a ``compare`` says
+otherwise: computed floating-point data is rounded and compared within one unit of its last
+place (:func:`json_within`), because another CPU, thread count or GPU agrees only to ~1e-15 and
+may round the other way; figures are drawn from the data *as committed* (:func:`settled_json`),
+so they compare byte for byte. Every file is written by :func:`write_atomic`.
 """
 
 from __future__ import annotations
@@ -28,18 +20,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "Compare",
-    "StaleOutputs",
-    "json_bytes",
-    "json_differences",
-    "json_within",
-    "load_json",
-    "run_write_or_check",
-    "settled_json",
-    "write_atomic",
-    "write_or_check",
-]
+__all__ = ["Compare", "StaleOutputs", "json_bytes", "json_differences", "json_within", "load_json",
+           "run_write_or_check", "settled_json", "write_atomic", "write_or_check"]
 
 #: ``compare(path, committed, fresh)``: the reasons ``committed`` is not current (empty: it is).
 Compare = Callable[[Path, bytes, bytes], list[str]]
@@ -94,13 +76,9 @@ def load_json(path: Path) -> object:
 
 
 def json_differences(committed: Any, fresh: Any, digits: int, where: str = "$") -> list[str]:
-    """Where two parsed JSON documents differ, for data rounded to ``digits`` decimal places.
-
-    A committed number is current if it is rounded to ``digits`` places and lies
-    within one unit of the last place (``10 ** -digits``) of the fresh one: two
-    machines' float64 results differ by ~1e-15, so they round alike or one unit
-    apart. Keys, list lengths, strings, booleans and ``null`` must match exactly;
-    an int and a float compare as numbers. Returns one line per difference (at most 5).
+    """Where two parsed JSON documents differ (one line each, at most 5): a committed number must be
+    rounded to ``digits`` places and within one unit of the last (``10 ** -digits``) of the fresh
+    one; everything else must match exactly (an int and a float compare as numbers).
 
     >>> json_differences({"w": [0.1234, 0.5], "n": 3}, {"w": [0.1235, 0.5], "n": 3}, digits=4)
     []
@@ -171,10 +149,8 @@ def json_within(digits: int) -> Compare:
 
 
 def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
-    """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`), else ``fresh``.
-
-    Either way the result is what ``json.loads(json_bytes(...))`` gives, so figures
-    drawn from it match, byte for byte, figures drawn from the file on disk.
+    """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`),
+    else ``fresh``, as ``json.loads(json_bytes(...))`` gives it: figures drawn from either match.
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "data.json"
@@ -197,11 +173,9 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
     """Replace ``path`` with ``content`` (text as UTF-8) in one step: a reader, a second build or
     a command killed midway sees the old file or the new one, never half of one.
 
-    The bytes go to a hidden temporary file in the same folder (``.<name>.<random>.tmp``, unique
-    to this call and matched by no ``*.json`` or ``*.svg`` pattern), which is then renamed over
-    ``path``; a rename within one file system is atomic. The new file keeps the old one's
-    permissions (a new file gets the usual ``0o666`` less the umask). The temporary file is
-    removed if anything fails, and an error names ``path``, not the temporary file.
+    The bytes go to a hidden ``.<name>.<random>.tmp`` in the same folder (matched by no ``*.json``
+    or ``*.svg`` glob), renamed over ``path`` (atomic within one file system), with the old file's
+    permissions (a new one: ``0o666`` less the umask). An error removes it and names ``path``.
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.css"
@@ -235,12 +209,9 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
 def write_or_check(
     files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
 ) -> list[Path]:
-    """Write ``files`` (path -> bytes), or in ``check`` mode verify them.
-
-    A file is current if its bytes equal the fresh ones or ``compare`` finds no
-    difference; a current file is never rewritten. Returns the paths written
-    (empty in check mode). In check mode raises :class:`StaleOutputs` naming each
-    missing or differing file (with ``compare``'s reasons).
+    """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by
+    ``compare``) and return their paths; in ``check`` mode write nothing and raise
+    :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "a.txt"
@@ -278,11 +249,8 @@ def write_or_check(
 def run_write_or_check(
     files: Mapping[Path | str, bytes], check: bool, fix_command: str, compare: Compare | None = None
 ) -> int:
-    """The shared body of every ``scripts/`` front: write or check ``files``, report, return an exit code.
-
-    Prints each file written, or in check mode each stale or missing file (to
-    stderr) followed by the command that regenerates them; returns 1 when
-    something is stale, else 0.
+    """Write or check ``files`` for a script: print each file written, or each stale one (to stderr)
+    with ``fix_command``; return the exit code (1: something is stale or cannot be written).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "b.txt"

@@ -1,15 +1,10 @@
 """The site's math font: a subset of Noto Sans Math (OFL-1.1, from ``@fontsource/noto-sans-math``).
 
-MathML layout reads a font's OpenType MATH table (the sizes of fraction bars, script shifts, the
-glyphs a radical or a bracket grows through); with none, each browser improvises with whatever
-its system has (on a fresh Debian, DejaVu Sans, which has no MATH table). So the site ships one.
-The whole font is 270 KB; the subset keeps the characters the site's formulas use and a margin of
-common ones (:data:`CHARACTERS`), and fontTools keeps every glyph the MATH table builds them from.
-``tests/site/test_math_font.py`` fails, naming the characters, when a formula needs one it lacks.
-
-Rebuild (a maintainer's step; the result is committed):
-``npm pack @fontsource/noto-sans-math@5.3.0`` then
-``python scripts/subset_math_font.py package/files/noto-sans-math-latin-400-normal.woff2``.
+MathML layout reads a font's OpenType MATH table (fraction bars, script shifts, the glyphs a
+radical or bracket grows through); without one each browser improvises (a fresh Debian has only
+DejaVu Sans). The whole font is 270 KB; the subset keeps :data:`CHARACTERS` and every glyph the
+MATH table builds them from. ``tests/site/test_math_font.py`` names any character a formula needs
+and it lacks. Rebuilt by ``scripts/subset_math_font.py`` (see its docstring); the result is committed.
 """
 
 from __future__ import annotations

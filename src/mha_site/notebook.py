@@ -1,19 +1,11 @@
 """Execute the site's notebooks reproducibly, so their stored outputs can be checked.
 
-The walkthrough notebook is stored *with* its outputs, so the site shows them
-without running anything at build time. :func:`execute_notebook` runs a notebook
-from a clean state in a fresh kernel and returns it in a normal form: fixed
-notebook metadata, no timing data, execution counts 1, 2, 3 and so on.
-Running it twice must give the same bytes. ``scripts/build_assets.py --check
-notebook`` compares a fresh run with the stored file through
-:func:`notebook_differences`: everything must match exactly except the numbers a
-cell prints, which may differ by :data:`NUMBER_TOLERANCE` (the notebook rounds what
-it prints to 3 places; another CPU kernel path or thread count can round a float32
-result the other way). That catches stale outputs, and outputs that vary from run
-to run, without failing on a machine that merely computes the last bit differently.
-
-``nbformat`` and ``nbclient`` (installed with the ``test`` and ``docs`` extras)
-are imported only when a notebook is executed.
+The walkthrough is stored *with* its outputs, so the site runs nothing at build time.
+:func:`execute_notebook` runs it in a fresh kernel and returns a normal form (fixed metadata, no
+timing, execution counts 1, 2, 3...): two runs give the same bytes. :func:`notebook_differences`
+lets the numbers a cell prints differ by :data:`NUMBER_TOLERANCE` (another CPU kernel path can
+round a float32 result the other way) and nothing else, which catches stale and unstable outputs.
+``nbformat`` and ``nbclient`` are imported only when a notebook is executed.
 """
 
 from __future__ import annotations
@@ -24,15 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "NOTEBOOKS",
-    "NOTEBOOK_METADATA",
-    "NUMBER_TOLERANCE",
-    "execute_notebook",
-    "normalise",
-    "notebook_differences",
-    "unstable_outputs",
-]
+__all__ = ["NOTEBOOKS", "NOTEBOOK_METADATA", "NUMBER_TOLERANCE", "execute_notebook", "normalise",
+           "notebook_differences", "unstable_outputs"]
 
 #: The notebooks stored with outputs, relative to the repository root.
 NOTEBOOKS = ("docs/notebooks/mha-walkthrough.ipynb",)
@@ -64,11 +49,8 @@ def _output_text(output: dict[str, Any]) -> str:
 
 
 def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
-    """Problems that make stored outputs unreliable: errors, stderr, addresses, timestamps, paths.
-
-    ``notebook`` is the notebook as a dict (``nbformat`` JSON). Returns one line
-    per problem, naming the cell by its index; an empty list means the outputs
-    can be stored.
+    """Why a notebook's outputs (``nbformat`` JSON) cannot be stored, one line per problem naming the
+    cell: errors, stderr, memory addresses, timestamps, absolute paths.
 
     >>> cell = {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout",
     ...                                          "text": "<object at 0x7f3a2b1c9d80>"}]}
@@ -93,10 +75,8 @@ def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
 
 
 def normalise(notebook: Any) -> Any:
-    """Put an executed ``nbformat`` notebook into the stored form (in place; also returned).
-
-    Notebook metadata becomes :data:`NOTEBOOK_METADATA`; cells lose the timing and
-    collapsed/scrolled state that Jupyter records; cell ids are kept.
+    """Put an executed ``nbformat`` notebook into the stored form, in place: :data:`NOTEBOOK_METADATA`,
+    cells without Jupyter's timing and collapsed/scrolled state.
 
     >>> import nbformat
     >>> notebook = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": "3.11.7"}})
@@ -112,14 +92,11 @@ def normalise(notebook: Any) -> Any:
 
 
 def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Path, ...] = ()) -> bytes:
-    """Run the notebook at ``path`` top to bottom in a fresh kernel; return the stored form as bytes.
+    """Run the notebook at ``path`` from scratch in a fresh kernel; return the stored form as bytes.
 
-    Outputs already in the file are discarded first. The kernel starts in the
-    notebook's folder, with ``pythonpath`` (e.g. the repository's ``src``) ahead
-    of ``PYTHONPATH``, so it imports the same code as the command that runs it. Raises :class:`ValueError` if a cell raises, writes to
-    stderr or prints something that varies between runs (see :func:`unstable_outputs`).
-
-    Starting a kernel takes seconds, so the example shows only the check made first:
+    The kernel starts in the notebook's folder with ``pythonpath`` (the repository's ``src``) ahead
+    of ``PYTHONPATH``, so it imports the same code as the command. ValueError: a cell raises or an
+    output cannot be stored (:func:`unstable_outputs`). The example shows only the first check:
 
     >>> execute_notebook("docs/notebooks/walkthrough.md")
     Traceback (most recent call last):
@@ -167,17 +144,11 @@ def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Pat
     return (nbformat.writes(notebook) + "\n").encode("utf-8")
 
 
-def _split_numbers(text: str) -> tuple[list[str], list[str]]:
-    """The text between decimal numbers, and the numbers, of one output."""
-    return _NUMBER.split(text), _NUMBER.findall(text)
-
-
 def _text_differences(where: str, old: str, new: str, tolerance: float) -> list[str]:
     if old == new:
         return []
-    old_rest, old_numbers = _split_numbers(old)
-    new_rest, new_numbers = _split_numbers(new)
-    if old_rest != new_rest or len(old_numbers) != len(new_numbers):
+    old_numbers, new_numbers = _NUMBER.findall(old), _NUMBER.findall(new)
+    if _NUMBER.split(old) != _NUMBER.split(new) or len(old_numbers) != len(new_numbers):
         return [f"{where}: text differs"]
     for a, b in zip(old_numbers, new_numbers):
         places = len(a.split(".")[1].split("e")[0])
@@ -187,11 +158,9 @@ def _text_differences(where: str, old: str, new: str, tolerance: float) -> list[
 
 
 def notebook_differences(committed: bytes, fresh: bytes, tolerance: float = NUMBER_TOLERANCE) -> list[str]:
-    """Why a stored notebook is not current with a fresh run (empty: it is).
-
-    Cells, sources, execution counts, metadata and non-text outputs (figures) must
-    match exactly; in text outputs, decimal numbers may differ by ``tolerance`` or
-    one unit in their last printed place, whichever is larger.
+    """Why a stored notebook is not current with a fresh run (empty: it is). Everything must match
+    but the decimal numbers of text outputs, which may differ by ``tolerance`` or one unit in their
+    last printed place, whichever is larger.
 
     >>> def nb(text):
     ...     cell = {"cell_type": "code", "source": "print(w)", "outputs": [

@@ -1,26 +1,15 @@
 """Fill ``{{ NAMESPACE.KEY }}`` placeholders in pages with numbers from committed results.
 
-Pages never type a measured number. Each namespace names the results files it reads
-and the function that turns them into ``{key: text}``:
-
-* ``bench``: ``docs/assets/bench/<device>.json`` (``cpu.json``, and ``cuda.json`` once a GPU
-  run is committed), through :func:`mha_site.bench.report.bench_values`;
-* ``tiny``: ``docs/assets/tiny-model/results.json``, through
-  :func:`mha_site.tiny_model.report.page_values`;
-* ``ex``: ``docs/assets/explorer/heads.json`` (the explorer's trained dataset, drawn from
-  ``tiny``'s results), through :func:`explorer_values`;
-* ``rm``: ``docs/assets/real-models/<id>/heads.json`` (both models) and ``tiny``'s
-  ``results.json``, through :func:`mha_site.real_models.report.page_values`.
-
-Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
+Pages never type a measured number. Each namespace of :data:`SOURCES` names the results
+files it reads and the function that turns them into ``{key: text}``: ``bench`` (the
+benchmark), ``tiny`` (the tiny model's training results), ``ex`` (the explorer's trained dataset) and ``rm``
+(the real models, with the training results). Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
 ``hooks/site.py``) and must stay fast.
 
-Placeholders are filled in Markdown, where a value may be Markdown itself (a table, a
-whole section; continuation lines take the placeholder's indent), and in rendered HTML,
-for text that arrives through a ``--8<--`` include; there only one-line values are
-allowed, and they are HTML-escaped. An unknown namespace or key, any ``{{ ... }}`` left
-over, a results file that is missing, malformed or fails its schema, or a claim that
-the results contradict raises :class:`PlaceholderError` naming the page or the file.
+Placeholders are filled in Markdown (a value may be a table or a section) and in rendered HTML,
+for text from a ``--8<--`` include (one-line values, escaped). An unknown namespace or key, a
+``{{`` left over, or a results file that is missing, malformed or fails its schema raises
+:class:`PlaceholderError` naming the page or the file.
 """
 
 from __future__ import annotations
@@ -130,7 +119,7 @@ def _explorer(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]
         try:
             return explorer_values(load_json(path))
         except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
-            raise PlaceholderError(f"{path} does not hold the explorer's datasets as scripts/build_figures.py writes "
+            raise PlaceholderError(f"{path} does not hold the explorer's datasets as build_assets.py explorer writes "
                                    f"them: {type(error).__name__}: {error}") from error
 
     return [path], compute

@@ -8,6 +8,8 @@ formula above the table fits a phone's column.
 
 from __future__ import annotations
 
+from sitekit import ROOT
+
 HINT = "(e) => getComputedStyle(e, '::after').content"
 TABLE_BOX = ".md-typeset__scrollwrap:has(table th:nth-child(5))"  # the KV-cache table's box
 
@@ -48,3 +50,28 @@ def test_the_cache_formula_fits_a_phone(new_page) -> None:
     formula.scroll_into_view_if_needed()
     assert "bytes" in formula.text_content() and formula.evaluate("e => e.clientWidth > 0")
     assert formula.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+
+
+API_PAGES = ["api/", "api/benchmark/", "api/causal-and-inference/", "api/checks/", "api/induction/", "api/layer/",
+             "api/lesson-examples/", "api/rotary/"]
+
+
+def test_the_api_tables_fit_a_phone(new_page) -> None:
+    """mkdocstrings' summary and parameter tables scrolled sideways at 375 px (by up to 152 px on the
+    layer page): reference.css lets a dotted name in a description wrap and narrows the cells'
+    padding on a phone, so every API table fits while the names in its first column stay whole."""
+    assert sorted(API_PAGES) == sorted(f"api/{p.stem}/".replace("api/index/", "api/")
+                                       for p in (ROOT / "docs" / "api").glob("*.md"))
+    phone = new_page(width=375, touch=True)
+    for path in API_PAGES:
+        phone.goto(path)
+        tables = phone.evaluate("""() => [...document.querySelectorAll('.doc-contents table')].map(t => {
+          const box = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+          const split = [...t.querySelectorAll('td:first-child code')].filter(c => c.getClientRects().length > 1);
+          return {first: t.querySelector('td').textContent.trim(), over: box.scrollWidth - box.clientWidth,
+                  split: split.map(c => c.textContent)};
+        })""")
+        assert tables or path == "api/", path
+        assert [(t["first"], t["over"]) for t in tables if t["over"] > 1] == [], path
+        assert [t["split"] for t in tables if t["split"]] == [], path
+    assert phone.console_errors == []

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import mha_site.causal as causal
-from mha_site.assets import GROUPS, build_groups, check_device, run
+from mha_site.assets import GROUPS, check_device, run
 from mha_site.files import StaleOutputs, write_or_check
 
 from sitekit import ROOT, load_file_module
@@ -61,7 +61,7 @@ def test_registry_names_every_group_and_refuses_unknown_ones():
     assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
     assert {name for name, group in GROUPS.items() if group.uses_device} == {"explorer", "lesson", "causal"}
     with pytest.raises(ValueError, match=r"unknown asset group 'figures'; the groups are \['explorer'"):
-        build_groups(ROOT, ["figures"])
+        run(ROOT, ["figures"])
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda', got 'gpu'"):
         check_device("gpu")
 
@@ -205,3 +205,54 @@ def test_a_malformed_committed_file_is_named_not_a_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"tiny-model: {root / 'docs/assets/tiny-model/results.json'} is not valid JSON: Expecting value" in err
     assert f"bench: {root / 'docs/assets/bench/cpu.json'}: results do not match the schema" in err
+
+
+# --- the manifest: every file of docs/assets claimed exactly once ---------------------------------
+
+
+def test_every_file_under_docs_assets_is_claimed_exactly_once_and_every_claim_has_a_file():
+    from mha_site.assets import claim_problems
+
+    assert claim_problems(ROOT) == []
+
+
+def test_an_unclaimed_file_a_double_claim_and_an_empty_claim_are_named(tmp_path, monkeypatch):
+    import shutil
+
+    import mha_site.assets as assets
+
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs" / "assets", root / "docs" / "assets")
+    shutil.copytree(ROOT / "docs" / "notebooks", root / "docs" / "notebooks")
+    for glob in {glob for group in GROUPS.values() for glob in group.inputs if glob.startswith("src/")}:
+        for path in ROOT.glob(glob):
+            (root / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, root / path.relative_to(ROOT))
+    assert assets.claim_problems(root) == []
+    (root / "docs/assets/causal/notes.txt").write_text("x")
+    (root / "docs/assets/bench/cpu.json").unlink()
+    monkeypatch.setattr(assets, "HAND_WRITTEN", (*assets.HAND_WRITTEN, "docs/assets/stylesheets/extra.css"))
+    assert assets.claim_problems(root) == [
+        "docs/assets/bench/cpu.json (measured) matches no file",
+        "docs/assets/causal/notes.txt: claimed by no entry of mha_site.assets",
+        "docs/assets/stylesheets/extra.css: claimed by ['docs/assets/*/*.css', 'docs/assets/stylesheets/extra.css']",
+        "bench: input docs/assets/bench/cpu.json matches no file",
+    ]
+
+
+def test_a_builder_writing_a_file_its_group_does_not_list_is_refused(tmp_path, capsys, monkeypatch):
+    import dataclasses
+
+    stray = dataclasses.replace(GROUPS["bench"], build=lambda root, device: {root / "docs/assets/bench/x.png": b""})
+    monkeypatch.setitem(GROUPS, "bench", stray)
+    assert run(tmp_path, ["bench"], check=True) == 1
+    assert capsys.readouterr().err.strip() == (
+        "bench: built ['docs/assets/bench/x.png'], which mha_site.assets does not list among the group's "
+        "outputs ['docs/assets/bench/*.svg']")
+
+
+def test_the_readme_lists_what_build_assets_list_prints():
+    """README's "Maintainer commands" shows the manifest as ``build_assets.py --list`` prints it."""
+    listing = load_file_module("scripts/build_assets.py").listing()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```text\n{listing}\n```" in readme, "paste the output of python scripts/build_assets.py --list"

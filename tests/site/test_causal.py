@@ -26,7 +26,7 @@ from mha_site.files import StaleOutputs, json_bytes, write_or_check
 from mha_site.style import figure_to_svg
 from mha_ref.demo_heads import HEAD_NAMES, TOKENS
 
-from sitekit import ROOT, load_file_module
+from sitekit import ROOT
 
 ASSETS = ROOT / "docs" / "assets" / "causal"
 
@@ -200,17 +200,6 @@ def test_check_mode_names_stale_and_missing_files(rendered, tmp_path, capsys):
     with pytest.raises(StaleOutputs) as stale:
         write_or_check(files, check=True, compare=GROUPS["causal"].compare)
     assert stale.value.problems == [f"missing: {tmp_path / 'causal.json'}", f"stale: {tmp_path / 'change.svg'}"]
-
-
-def test_build_script_checks_the_repository_from_any_directory(tmp_path, monkeypatch):
-    """build_causal_figures.py is build_assets.py's causal group, wherever it runs (that the group
-    checks as current from another folder, on two kernel paths, is test_assets.py's subprocess test)."""
-    script = load_file_module("scripts/build_causal_figures.py")
-    asked = []
-    monkeypatch.setattr(script.build_assets, "run", lambda root, names, **options: asked.append((root, names, options)) or 0)
-    monkeypatch.chdir(tmp_path)
-    assert script.main(["--check"]) == 0
-    assert asked == [(ROOT, ["causal"], {"check": True, "device": "cpu"})] and list(tmp_path.iterdir()) == []
 
 
 def test_page_shows_each_figure_with_its_alt_text():

@@ -39,10 +39,9 @@ from mha_site.explorer import (
 )
 
 from mha_site.placeholders import namespace_values
-from sitekit import ROOT, load_file_module
+from sitekit import ROOT
 
 ASSETS = ROOT / "docs" / "assets" / "explorer"
-SCRIPT = ROOT / "scripts" / "build_figures.py"
 PAGE = ROOT / "docs" / "_includes" / "explorer.md"
 SVG_NAMES = ["arcs-it.svg", "heatmaps.svg", "trained-arcs.svg", *(f"pattern-{h}.svg" for h in HEAD_NAMES)]
 
@@ -120,20 +119,20 @@ def test_files_land_under_the_repository_whatever_the_current_directory(
     assert not list(tmp_path.glob("**/*.svg"))  # rendering writes nothing
 
 
-def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    script = load_file_module(str(SCRIPT.relative_to(ROOT)))
-    rendered = {path.name: (ASSETS / path.name).read_bytes() for path in explorer_files()}
-    monkeypatch.setattr(script, "explorer_files", lambda out: {Path(out) / name: b for name, b in rendered.items()})
-    assert script.main(["--check", "--out", str(tmp_path)]) == 1
-    assert "missing:" in capsys.readouterr().err
-    assert script.main(["--out", str(tmp_path)]) == 0
-    assert script.main(["--check", "--out", str(tmp_path)]) == 0
-    capsys.readouterr()
+def test_check_names_stale_and_missing_files(tmp_path: Path) -> None:
+    from mha_site.assets import GROUPS
+    from mha_site.files import StaleOutputs, write_or_check
+
+    compare = GROUPS["explorer"].compare
+    files = {tmp_path / path.name: (ASSETS / path.name).read_bytes() for path in explorer_files()}
+    with pytest.raises(StaleOutputs, match="missing:"):
+        write_or_check(files, check=True, compare=compare)
+    write_or_check(files, compare=compare)
+    assert write_or_check(files, check=True, compare=compare) == []
     (tmp_path / "pattern-verb.svg").unlink()
-    assert script.main(["--check", "--out", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert f"missing: {tmp_path / 'pattern-verb.svg'}" in err and "arcs-it.svg" not in err
+    with pytest.raises(StaleOutputs) as stale:
+        write_or_check(files, check=True, compare=compare)
+    assert stale.value.problems == [f"missing: {tmp_path / 'pattern-verb.svg'}"]
 
 
 # ------------------------------------------------------------------ what heads.json holds

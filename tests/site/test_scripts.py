@@ -1,6 +1,6 @@
 """Every script under scripts/ fails clearly: a one-line message and exit code 2 (usage) or 1 (data), no traceback.
 
-Issue 8, section 4: build_figures.py from another directory; bench.py's zero,
+Issue 8, section 4: build_assets.py from another directory; bench.py's zero,
 negative and impossible arguments and unusable --out (refused before measuring);
 train_tiny_model.py's --steps 0, malformed or empty results.json and unwritable output.
 Most cases call a script's ``main(argv)`` in this process (argparse exits with 2);
@@ -46,17 +46,16 @@ def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
 # --- build_assets.py and its fronts --------------------------------------------------------------
 
 
-def test_build_figures_from_another_directory_checks_the_repository_and_writes_nothing_there(tmp_path, monkeypatch):
-    """The script's default folder is the repository's, wherever it runs. (That the explorer's
-    files check as current from another folder, on two kernel paths, is test_assets.py's
-    subprocess test; here the computation is stood in for.)"""
-    script = _script("build_figures.py")
+def test_build_assets_from_another_directory_checks_the_repository_and_writes_nothing_there(tmp_path, monkeypatch):
+    """The script's folders are the repository's, wherever it runs. (That the groups' files check
+    as current from another folder, on two kernel paths, is test_assets.py's subprocess test;
+    here the computation is stood in for.)"""
+    script = _script("build_assets.py")
     asked = []
-    monkeypatch.setattr(script, "explorer_files", lambda out: asked.append(out) or {})
+    monkeypatch.setattr(script, "run", lambda root, names, **options: asked.append((root, names, options)) or 0)
     monkeypatch.chdir(tmp_path)
-    assert script.main(["--check"]) == 0
-    assert asked == [ROOT / "docs" / "assets" / "explorer"]
-    assert list(tmp_path.iterdir()) == []  # no ./docs/assets/explorer here
+    assert script.main(["--check", "causal"]) == 0
+    assert asked == [(ROOT, ["causal"], {"check": True, "device": "cpu"})] and list(tmp_path.iterdir()) == []
 
 
 def test_build_assets_refuses_an_unknown_group(capsys):
@@ -68,10 +67,12 @@ def test_build_assets_refuses_an_unknown_group(capsys):
     assert "invalid choice: 'tpu'" in _usage_error(main, ["--device", "tpu"], capsys)
 
 
-def test_build_assets_lists_its_groups(capsys):
+def test_build_assets_lists_its_groups_and_every_files_origin(capsys):
     assert _script("build_assets.py").main(["--list"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
+    groups, files = capsys.readouterr().out.split("\n\n")
+    assert [line.split()[0] for line in groups.splitlines() if not line.startswith(" ")] == [
+        "explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
+    assert {line.split()[1] for line in files.splitlines()} == {"computed", "drawn", "measured", "vendored", "hand-written"}
 
 
 # --- bench.py ----------------------------------------------------------------------------------------

@@ -1,21 +1,11 @@
 """The build finds its files from any working directory, and stops on a page whose markup would
 swallow the rest of it (steps of hooks/site.py).
 
-* ``mkdocs build -f path/to/mkdocs.yml`` from another folder: MkDocs resolves ``docs_dir``,
-  ``hooks`` and ``custom_dir`` from the config file's folder, and so does mkdocstrings for its
-  ``paths`` and extensions, but pymdownx.snippets takes its ``base_path`` from the working
-  directory, and mkdocs-jupyter its ``cache_dir``. :func:`anchor_paths` makes them absolute, from the
-  config file's folder, so a snippet is found (or reported missing), and the notebook's cache
-  kept in the checkout, wherever the build starts.
-* A component written as raw HTML in a page (a quiz, the explorer, the live-heads box) that is
-  left open takes every later heading and paragraph inside it: the page builds, and its rest
-  is hidden in a quiz. :func:`components_closed` fails the build naming the page and the element
-  (``mha_site.build.html.unclosed_element``). The first step of a page, it reads the page as
-  Markdown rendered it, before the other steps rewrite it.
-
-The other checks of what a page shows sit where the page is read: an image that does not
-exist, or an SVG without a usable size, in :mod:`mha_site.build.page_assets`; a formula KaTeX
-cannot render, in :mod:`mha_site.build.katex`.
+pymdownx.snippets takes its ``base_path`` from the working directory and mkdocs-jupyter its
+``cache_dir``, where MkDocs and mkdocstrings resolve from the config file's folder; and a raw-HTML
+component left open (a quiz, the explorer, the live-heads box) takes every later heading into it
+while the page still builds. The other checks of what a page shows sit where the page is read
+(images in :mod:`~mha_site.build.page_assets`, formulas in :mod:`~mha_site.build.katex`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from mkdocs.utils import get_relative_url
 
 from mha_site.build.reading import PageText, count_page_text
 
-__all__ = ["MOVED_KEY", "Course", "check_moved", "course_line", "has_id", "moved_script", "with_course_line"]
+__all__ = ["MOVED_KEY", "Course", "check_moved", "course_line", "moved_script"]
 
 #: The front-matter key of a page whose sections moved: ``{old id: the page (src path) that has it}``.
 MOVED_KEY = "moved"
@@ -44,22 +44,9 @@ def course_line(place: int | None, total: int, text: PageText) -> str:
     return f'<p class="mha-course-place">{where} · about {minutes} {unit} ({counts})</p>'
 
 
-def with_course_line(content: str, line: str) -> str:
-    """``content`` with ``line`` just after its title (the first ``</h1>``); at the top if it has none.
-
-    >>> with_course_line('<h1 id="t">T</h1><p>x</p>', '<p>L</p>')
-    '<h1 id="t">T</h1><p>L</p><p>x</p>'
-    """
-    match = H1_END.search(content)
-    at = match.end() if match else 0
-    return content[:at] + line + content[at:]
-
-
 def moved_script(targets: dict[str, str]) -> str:
     """An inline script that sends an address naming a moved id (``#positions``) to ``targets[id]``
-    (a URL relative to the page), keeping the fragment. It runs as the parser meets it, before
-    the page is drawn, and again when the fragment changes on the page (a pasted address, Back);
-    addresses of ids still on the page are left alone.
+    (relative to the page), keeping the fragment: before the page is drawn, and on ``hashchange``.
 
     >>> print(moved_script({"positions": "positions/"}))
     <script>{const moved = {"positions": "positions/"}; const follow = () => {const id = decodeURIComponent(location.hash.slice(1)); if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}; follow(); addEventListener("hashchange", follow);}</script>
@@ -89,15 +76,6 @@ def check_moved(moved: object) -> dict[str, str]:
     return dict(moved)
 
 
-def has_id(page_html: str, anchor: str) -> bool:
-    """Whether ``page_html`` has an element with id ``anchor``.
-
-    >>> has_id('<h2 id="positions">', "positions"), has_id('<h2 id="positions-x">', "positions")
-    (True, False)
-    """
-    return f' id="{html.escape(anchor, quote=True)}"' in page_html
-
-
 class Course:
     """One build's course: read from the nav, then each page's line under its title and the
     moved ids it sends on, then a check that every moved id is on the page it was sent to."""
@@ -108,8 +86,7 @@ class Course:
         self.moved: dict[str, dict[str, tuple[str, str]]] = {}  # page -> {old id: (new page, its built file)}
 
     def read_nav(self, nav: Any) -> None:
-        """The course: the nav's top-level pages up to the first that is not Markdown, and the
-        top-level pages after it; none of the API reference (a section of reference pages)."""
+        """The course and the top-level pages after it (see the module); not the API section."""
         self.pages, self.after, self.moved = [], [], {}
         for item in nav.items:
             if not item.is_page:
@@ -117,13 +94,14 @@ class Course:
             (self.pages if item.file.src_uri.endswith(".md") and not self.after else self.after).append(item.file.src_uri)
 
     def page_content(self, content: str, page: Any, files: Any) -> str:
-        """``content`` with its place and reading time under the title (a course page, or one
-        after it: counted from the finished HTML) and, if its front matter lists ``moved`` ids,
-        the script that sends such an address on (ValueError: a bad list)."""
+        """``content`` with its place and reading time under the title, and the script that sends
+        on its front matter's ``moved`` ids (ValueError: a bad list)."""
         src = page.file.src_uri
         if src in self.pages or src in self.after:
             place = self.pages.index(src) + 1 if src in self.pages else None
-            content = with_course_line(content, course_line(place, len(self.pages), count_page_text(content)))
+            title = H1_END.search(content)  # the line goes just after the title, else at the top
+            at = title.end() if title else 0
+            content = content[:at] + course_line(place, len(self.pages), count_page_text(content)) + content[at:]
         if MOVED_KEY not in page.meta:
             return content
         targets, built = {}, {}
@@ -142,7 +120,8 @@ class Course:
             f"#{anchor} (sent from {src} to {target})"
             for src, moved in self.moved.items()
             for anchor, (target, built) in moved.items()
-            if not Path(built).is_file() or not has_id(Path(built).read_text(encoding="utf-8"), anchor)
+            if not Path(built).is_file()
+            or f' id="{html.escape(anchor, quote=True)}"' not in Path(built).read_text(encoding="utf-8")
         ]
         if missing:
             raise ValueError("moved ids not found on their new pages: " + ", ".join(missing))

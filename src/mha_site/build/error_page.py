@@ -1,17 +1,12 @@
 """A site built without an address (no ``site_url``, as ``make build`` and
 ``mkdocs gh-deploy`` do) works under any sub-path, its 404 page included.
 
-Every page links its files relatively, so it works wherever it is put. The 404 page is served
-at whatever address was missing, at any depth, so no relative link can reach the site's files
-from it, and MkDocs links them from the host's root (``/assets/...``): under
-``https://host/mha-lesson/`` it loaded no stylesheet. Without an address :func:`stand_alone_404`
-(a step of hooks/site.py) makes the 404 page stand alone: its stylesheets and icon are written
-into it, it loads no script (it
-needs none: the navigation drawer is Material's CSS alone), and its links point into the site
-through a ``<base>`` that a small script finds from the address shown (:data:`ROOT_SCRIPT`).
-It also leaves out the sitemap, whose entries must be absolute addresses. With
-``MHA_SITE_URL`` set (the Pages workflow) MkDocs' own absolute links are right and nothing
-changes.
+The 404 page is served at whatever address was missing, at any depth, so no relative link
+reaches the site's files from it, and MkDocs links them from the host's root (``/assets/...``):
+under ``https://host/mha-lesson/`` it loaded no stylesheet. So :func:`stand_alone_404` writes
+its stylesheets and icon into it, drops its scripts (Material's drawer is CSS alone), points
+its links through a ``<base>`` found from the address (:data:`ROOT_SCRIPT`), and drops the
+sitemap, whose entries must be absolute. With ``MHA_SITE_URL`` set nothing changes.
 """
 
 from __future__ import annotations
@@ -33,16 +28,12 @@ HEAD = "<head>"
 MATERIAL_SCOPE = 'new URL("/",location)'
 
 # The site's root is one of the folders the address lies in. The script guesses it at once, so the
-# links work from the first paint: the part of the address before the first of the site's own
-# top-level names (a stale link into api/ or assets/), else the folder that holds the missing
-# page's last part (a mistyped page name). From the address alone that guess is wrong at an
-# address two deep that names nothing of the site (/mha-lesson/deep/missing/page/here/: every
-# link led to another 404), so the script then asks the server: the root is the folder whose
-# 404.html exists (this page's own file). It asks the guess first, then the other folders from the
-# deepest up, and stops at the first: the host answers a missing address with the 404 page of the
-# innermost site that holds it, and no request goes above this site's root. A HEAD request each,
-# to the page's own origin: a miss costs no body. A link resolves against <base> when it is
-# followed, so moving the base mends every link on the page. Nothing else is fetched.
+# links work from the first paint: the address before the first of the site's top-level names (a
+# stale link into api/), else the folder of the missing page's last part (a mistyped name). That
+# guess is wrong at an address two deep that names nothing of the site, so the script then asks
+# the server for each folder's 404.html (this page's own file), the guess first, then from the
+# deepest up, and stops at the first: the host serves the innermost site's 404 page, so no request
+# goes above this site's root. HEAD requests to the page's own origin; moving <base> mends every link.
 ROOT_SCRIPT = """<script>{
   const names = %s;
   const parts = location.pathname.split("/");
@@ -72,11 +63,6 @@ DONE = "window.mhaSiteRootFound"
 NO_SEARCH = "<style>.md-search, .md-header__button[for=__search] { display: none !important; }</style>"
 
 
-def top_level_names(site_dir: Path) -> list[str]:
-    """The names directly under the built site's root, sorted (``404.html``, ``api``, ...)."""
-    return sorted(path.name for path in site_dir.iterdir())
-
-
 def inlined(tag: str, path: str, site_dir: Path) -> str:
     """The ``<link>`` ``tag`` for site file ``path``, standing alone: a stylesheet as ``<style>``,
     an icon as a data URL; anything else (a preload) is dropped."""
@@ -92,8 +78,7 @@ def inlined(tag: str, path: str, site_dir: Path) -> str:
 
 
 def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
-    """``html`` (a 404 page linked from ``/``) with its stylesheets and icon inside it, no script
-    file, and its links relative to a ``<base>`` guessed from the address it is shown at.
+    """``html`` (a 404 page linked from ``/``) standing alone (see the module); a second pass changes nothing.
 
     >>> import tempfile
     >>> site = Path(tempfile.mkdtemp())
@@ -105,9 +90,6 @@ def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
     (True, True, False, False)
     >>> out.index("<base href") < out.index("<style>"), "new URL(window.mhaSiteRoot,location)" in out
     (True, True)
-
-    A page already made to stand alone comes back as it is:
-
     >>> standalone_error_page(out, site, ["api"]) == out
     True
     """
@@ -131,4 +113,5 @@ def stand_alone_404(config) -> None:
     error_page = site / "404.html"
     if error_page.is_file():
         html = error_page.read_text(encoding="utf-8")
-        write_atomic(error_page, standalone_error_page(html, site, top_level_names(site)))
+        names = sorted(path.name for path in site.iterdir())  # the site's top-level names: 404.html, api, ...
+        write_atomic(error_page, standalone_error_page(html, site, names))

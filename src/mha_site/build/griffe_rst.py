@@ -1,23 +1,9 @@
-"""Griffe extension: render the reST idioms of ``mha_ref``'s docstrings as Markdown.
-
-The package's docstrings are written to read well in a terminal and to run as
-doctests, in a light reST style. mkdocstrings renders docstrings as Markdown, where
-those idioms come out wrong, so this extension rewrites each docstring once the
-whole package is loaded:
-
-* ``:func:`name``` (also ``:class:``, ``:mod:``, ``:data:``, ``:meth:``,
-  ``:attr:``, ``:exc:``; a leading ``~`` shortens the label) becomes a
-  cross-reference when the name resolves to a documented object of the package
-  (relative names are looked up from the docstring's module), and plain code
-  otherwise (``ValueError``, ``torch.*``);
-* doctest paragraphs (lines from ``>>>`` to the next blank line) become ``pycon``
-  code blocks, without ``# doctest:`` directives;
-* a reST definition list whose term is a code span becomes a Markdown one;
-* ``#:`` comments above a module attribute become its docstring, as Sphinx reads them;
-* a ``<`` outside code is escaped: these docstrings are plain text, and a stray
-  ``<title>`` passed through as HTML would swallow the rest of the page.
-
-Configured in ``mkdocs.yml`` under the mkdocstrings Python handler's ``extensions``.
+"""Griffe extension (mkdocs.yml, the Python handler's ``extensions``): ``mha_ref``'s docstrings,
+written in a light reST style to read well in a terminal and run as doctests, rendered right by
+mkdocstrings' Markdown. Roles become cross-references to documented objects (else code), doctest
+paragraphs ``pycon`` blocks, reST definition lists Markdown ones, ``#:`` comments attribute
+docstrings (as Sphinx reads them), and a ``<`` outside code is escaped: a stray ``<title>``
+would swallow the rest of the page.
 """
 
 from __future__ import annotations

@@ -33,10 +33,8 @@ CLASS = re.compile(r'\sclass="([^"]*)"')
 def unclosed_element(content: str, components: frozenset[str] = frozenset()) -> str | None:
     """The first block element of ``content`` left open, described with its start tag; None if all close.
 
-    A block must close before its parent closes and before the content ends. An element with a
-    class in ``components`` must also close before the next heading: Markdown's ``md_in_html``
-    closes a ``<div markdown>`` left open only at the end of the page, so the rest of the page,
-    headings and all, lands inside it and the counts of start and end tags still agree.
+    One with a class in ``components`` must close before the next heading too: ``md_in_html``
+    closes a ``<div markdown>`` left open at the end of the page, so the counts of tags still agree.
 
     >>> unclosed_element("<div><details><p>a</p></div>")
     '<details> is not closed before </div>'

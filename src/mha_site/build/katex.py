@@ -1,19 +1,12 @@
 """Every formula rendered to MathML by KaTeX at build time, so pages ship no math JS (a step of hooks/site.py).
 
-``pymdownx.arithmatex`` (``generic: true``) leaves ``<span class="arithmatex">\\(...\\)</span>`` and
-``<div class="arithmatex">\\[...\\]</div>``; mkdocs-jupyter leaves ``$...$`` and ``$$...$$`` in the
-notebook's Markdown cells. :func:`render_page` runs the vendored ``katex.min.js`` in QuickJS (an embedded
-JavaScript engine from PyPI, in the build's own process) and puts KaTeX's MathML in their place
-(``output: "mathml"``): browsers lay MathML out themselves and screen readers read it, so one copy
-serves both. KaTeX's HTML rendering drew each formula a second time out of positioned spans: on
-the lesson 5,700 of its 11,100 elements, for the browser to style and lay out on every load.
-The page needs only ``math.css`` and its font, a subset of Noto Sans Math with the OpenType MATH
-table that MathML layout reads (``mha_site.math_font``; :mod:`mha_site.build.page_assets` adds
-both to pages that have math).
-
-Any formula KaTeX cannot render fails the build, naming the page and the formula. Results are
-cached by TeX source in ``.cache/katex/`` (keyed on the KaTeX file and options), so a rebuild
-renders only new formulas and does not start the JavaScript engine at all when none are new.
+:func:`render_page` runs the vendored ``katex.min.js`` in QuickJS (an embedded JavaScript engine
+from PyPI) on arithmatex's ``\\(...\\)``/``\\[...\\]`` and the notebook's ``$...$``. MathML
+(``output: "mathml"``) is laid out by the browser and read by screen readers, one copy for both;
+KaTeX's HTML output drew each formula again out of positioned spans (5,700 of the lesson's 11,100
+elements). Pages need only ``math.css`` and its font (``mha_site.math_font``). A formula KaTeX
+refuses fails the build, naming the page; results are cached by TeX source in ``.cache/katex/``,
+so a rebuild with no new formula never starts the engine.
 """
 
 from __future__ import annotations
@@ -89,10 +82,7 @@ class Renderer:
         return self._render
 
     def render(self, tex: str, display: bool) -> str:
-        """KaTeX's MathML for ``tex`` (see :func:`core_mathml`).
-
-        Raises :class:`KaTeXError` with KaTeX's message when the TeX is not valid.
-        """
+        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` with KaTeX's message."""
         key = ("D" if display else "I") + tex
         cached = self._cache.get(key)
         if cached is not None:
@@ -180,7 +170,6 @@ def render_dollar_math(fragment: str, render) -> str:
     """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
     out = []
     skip = 0
-    position = 0
     text_start = 0
 
     def flush(text: str) -> str:
@@ -197,8 +186,7 @@ def render_dollar_math(fragment: str, render) -> str:
             skip += -1 if closing else 1
             skip = max(skip, 0)
         text_start = match.end()
-        position = match.end()
-    out.append(flush(fragment[position:]))
+    out.append(flush(fragment[text_start:]))
     return "".join(out)
 
 
@@ -220,13 +208,6 @@ def render_notebook_math(content: str, render) -> str:
 _renderer: Renderer | None = None
 
 
-def _get_renderer() -> Renderer:
-    global _renderer
-    if _renderer is None:
-        _renderer = Renderer()
-    return _renderer
-
-
 def _toc_items(items):
     for item in items:
         yield item
@@ -236,7 +217,8 @@ def _toc_items(items):
 def render_page(content: str, page) -> str:
     """``page``'s formulas (``content`` and its table of contents) as MathML; :class:`KaTeXError`
     names a formula KaTeX refuses."""
-    renderer = _get_renderer()
+    global _renderer
+    renderer = _renderer = _renderer or Renderer()
 
     def render(tex: str, display: bool) -> str:
         try:

@@ -1,32 +1,23 @@
 """The only two places where the site relies on Material for MkDocs' internals (not on its
 documented blocks and settings), and the switch that builds the site without any speed code.
 
-Both are kept because they measured as paying on a phone, and for no other reason (Lighthouse
-12.2.3, mobile preset, medians of 3 interleaved rounds; issues 22 and 33): just before commit
-88bb028 removed them every page scored 99-100 with LCP 1.36-1.90 s; just after, the lesson scored
-93 with LCP 2.61 s, the causal-mask and real-heads pages missed the 2.5 s LCP budget.
-Material is in maintenance mode since 9.7.0 and pyproject pins it below 9.9, so what they rely on
-cannot move under the site; ``test_the_material_contracts_the_site_keeps_hold`` in
-tests/site/test_build_hooks.py reads each from the installed theme and fails naming its version.
+Both are kept because they measured as paying on a phone (Lighthouse 12.2.3, mobile preset,
+medians of 3 interleaved rounds; issues 22 and 33): with them every page scored 99-100 with LCP
+1.36-1.90 s; without them (commit 88bb028) the lesson scored 93 with LCP 2.61 s, and the
+causal-mask and real-heads pages missed the 2.5 s LCP budget. Material is in maintenance mode
+since 9.7.0 and pyproject pins it below 9.9; ``test_the_material_contracts_the_site_keeps_hold``
+(tests/site/test_build_hooks.py) reads what each relies on from the installed theme.
 
-* :data:`SCRIPT_LOADER` runs Material's bundle, ``a11y.js`` and the page's own scripts, in that
-  order, after the first frame is painted. Loaded as the parser met it, the bundle ran before the
-  first paint and forced the whole page's style and layout in its own task: on the causal-mask
-  page performance went from 88 to 98, TBT from 389 to 66 ms, LCP from 2.30 to 1.81 s. It relies
-  on the bundle starting its components from ``document$`` (exposed as ``window.document$``), a
-  replayed observable that ``DOMContentLoaded`` feeds once: that event has fired before the
-  bundle runs, so the loader sends it again, if and only if ``document$`` has not emitted.
-* :data:`SEARCH_HOLD_BACK` holds back the search index, which the bundle requests as search
-  starts on every page (``search/search_index.json``, about 50 KiB gzip), until the reader first
-  opens search: focus or a pointer on the search field or its toggle, or one of Material's search
-  keys (f, s, /); at once on a page opened from a search result (``?h=``), whose terms Material
-  highlights. Without it the causal-mask and real-heads pages' LCP was 2.55 and 2.70 s. It relies
-  on the bundle requesting the index with ``XMLHttpRequest`` (``open``, then ``send``) at that
-  path, on the toggle ``#__search``, its labels and ``.md-search``, and on those three keys.
+* :data:`SCRIPT_LOADER` runs Material's bundle, ``a11y.js`` and the page's scripts after the first
+  paint (the causal-mask page: performance 88 -> 98, TBT 389 -> 66 ms, LCP 2.30 -> 1.81 s). It
+  relies on the bundle starting from ``window.document$``, which ``DOMContentLoaded`` feeds once.
+* :data:`SEARCH_HOLD_BACK` holds back the search index (about 50 KiB gzip) until the reader first
+  opens search (without it the causal-mask and real-heads pages' LCP was 2.55 and 2.70 s). It
+  relies on the bundle requesting the index with ``XMLHttpRequest``, on the toggle ``#__search``,
+  its labels and ``.md-search``, and on Material's search keys (f, s, /).
 
-``MHA_PLAIN_MATERIAL=1`` builds "plain Material", the baseline ``make perf`` holds the site to:
-the theme's own script tags and no hold-back here, and none of the other speed passes that
-mha_site.build.page_assets reads from the config key :data:`PLAIN_KEY`.
+``MHA_PLAIN_MATERIAL=1`` builds "plain Material", ``make perf``'s baseline: the theme's own
+script tags, and none of the speed passes that read :data:`PLAIN_KEY`.
 """
 
 from __future__ import annotations
@@ -70,9 +61,9 @@ SEARCH_HOLD_BACK = """<script>(() => {
 })();</script>"""
 
 # Loads the page's scripts, in order, once the first frame is painted (or at once in a hidden tab,
-# which paints nothing). The event is re-sent in a task of its own: the bundle's evaluation and
-# its components' start were one task of 110 ms on the lesson (Chromium trace, no throttling),
-# 440 ms at Lighthouse's 4x slowdown.
+# which paints nothing). DOMContentLoaded has fired before the bundle runs, so it is sent again if
+# document$ has not emitted, in a task of its own: the bundle's evaluation and its components'
+# start were one task of 110 ms on the lesson (no throttling), 440 ms at Lighthouse's 4x slowdown.
 SCRIPT_LOADER = """<script>{
   window.mhaScripts = "pending";  // "loaded" once all have run and Material has started (tests wait for it)
   let waiting = 2;
@@ -97,8 +88,7 @@ BUNDLE = re.compile(r"(?:^|/)bundle\.[0-9a-f]+\.min\.js$")
 
 
 def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether this build is plain Material: ``MHA_PLAIN_MATERIAL`` is ``1``; unset, empty or ``0``
-    build the site as published. Any other value is refused, naming it.
+    """Whether this build is plain Material (``MHA_PLAIN_MATERIAL=1``; unset, empty or ``0``: the site).
 
     >>> plain_material({}), plain_material({"MHA_PLAIN_MATERIAL": "1"}), plain_material({"MHA_PLAIN_MATERIAL": "0"})
     (False, True, False)
@@ -114,14 +104,10 @@ def plain_material(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def start_scripts(theme_scripts: str, page_scripts: list[str], plain: bool = False) -> str:
-    """Material's ``scripts`` block (``theme_scripts``: its bundle and ``extra_javascript`` as
-    tags), with the page's own ``page_scripts`` run after them (they subscribe to ``document$``).
-
-    Plain Material: the theme's tags stay as they are and the page's follow as plain tags.
-    Otherwise the tags give way to :data:`SEARCH_HOLD_BACK` and one :data:`SCRIPT_LOADER` that
-    runs them, then ``page_scripts``, after the first frame. A block whose first script is not the
-    bundle, or with a script the loader cannot take over (one with other attributes would run
-    before the bundle), raises ValueError saying so.
+    """Material's ``scripts`` block (``theme_scripts``: its bundle and ``extra_javascript``), then the
+    page's ``page_scripts``: as plain tags in plain Material, else all run by :data:`SCRIPT_LOADER`
+    after :data:`SEARCH_HOLD_BACK`. ValueError: the bundle is not first, or a script tag has other
+    attributes (it would run before the bundle).
 
     >>> block = '<script src="bundle.0a1b.min.js"></script><script src="a.js"></script>'
     >>> start_scripts(block, ["p.js"], plain=True)

@@ -3,22 +3,10 @@
 mkdocs-jupyter renders through nbconvert's JupyterLab template, which puts 595 KB of
 JupyterLab CSS, a MathJax configuration, a Mermaid loader (from a CDN) and a
 ``<clipboard-copy>`` widget (with a malformed ``,=""`` attribute, and no script to run it)
-into the page body. :func:`clean_notebook_page` keeps the cells and drops the rest:
-
-* every ``<style>``, ``<script>`` and comment nbconvert put in the content goes; the page is
-  styled by ``reference.css`` (loaded on this page only, by :mod:`mha_site.build.page_assets`);
-* code cells become Material code blocks (``<div class="highlight"><pre><code>``), so they
-  share the site's token colours (checked for contrast once, in ``extra.css``) and get
-  Material's copy button;
-* the clipboard widget and its plain-text copy of each cell go;
-* empty collapser ``<div>``s and the focus stops on non-scrolling input wrappers go;
-* figures the notebook inlined as ``data:image/svg+xml`` URLs become files next to the page,
-  loaded lazily (``figures_to_files``): inline, they were 464 of the page's 542 KB of HTML,
-  parsed and decoded at load although both are far below the first screen.
-
-Its download button is overrides/main.html's (the ``content`` block mkdocs-jupyter documents).
-
-Math in the Markdown cells is rendered by :mod:`mha_site.build.katex`.
+into the page body. :func:`clean_notebook_page` keeps the cells, as Material code blocks (the
+site's token colours and copy button), styled by ``reference.css``; the figures the notebook
+inlined as ``data:`` URLs (464 of the page's 542 KB, far below the first screen) become files
+loaded lazily. Its download button is overrides/main.html's; its math is :mod:`~mha_site.build.katex`'s.
 """
 
 from __future__ import annotations
@@ -86,9 +74,7 @@ def figures_to_files(content: str) -> tuple[str, dict[str, str]]:
 def clean_notebook_page(content: str, page, config, files) -> str:
     """The notebook page's cells (:func:`clean_notebook_html`), its figures added to ``files``."""
     content, figures = figures_to_files(clean_notebook_html(content))
-    for name, svg in figures.items():
-        # Added to the site's files, MkDocs writes them with the rest; page_assets, which checks
-        # that every image a page shows exists, finds them there.
+    for name, svg in figures.items():  # MkDocs writes them with the rest, and page_assets finds them
         uri = f"{page.url}{name}"
         if files.get_file_from_path(uri) is None:  # the same figure twice is one file
             files.append(File.generated(config, uri, content=svg))

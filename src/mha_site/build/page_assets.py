@@ -1,33 +1,19 @@
 """Each page loads only the stylesheets and scripts its own content uses, and its figures load
 lazily with their intrinsic size (steps of hooks/site.py).
 
-* ``PAGE_ASSETS`` maps a marker in a page's HTML (a class that only that component's markup
-  carries) to the stylesheets and scripts it needs. A page without formulas gets no KaTeX CSS,
-  a page without a quiz no quiz JS, and so on; nothing is listed twice in ``mkdocs.yml``.
-  :func:`page_assets` chooses them into ``page.meta``, and overrides/main.html links them from
-  Material's documented blocks (``styles``, ``extrahead``, ``scripts``).
-* A page's scripts go after Material's bundle and a11y.js (they use its ``document$``); all of
-  them start after the first paint, and the search index waits until search is first opened
-  (``mha_site.build.material_internals``: the site's only two uses of Material's internals). Every page
-  is a full load: instant navigation is off (see mkdocs.yml).
-* ``<img>`` in the article get ``width``/``height`` from the SVG (or PNG) they show, so the
-  layout does not jump as they arrive, ``decoding="async"``, and all but the first
-  ``loading="lazy"``. An image that is not among the site's files, or an SVG whose size
-  cannot be read, fails the build naming the page and the image.
-* The explorer's no-JavaScript fallback figures are wrapped in ``<noscript>``: a reader with
-  JavaScript gets the explorer and never downloads them.
-* Markdown tables are wrapped in Material's scroll box at build time (``mha_site.build.tables``), so
-  its bundle does not move them, and restyle the page, in the reader's browser;
-  :func:`write_tables_css` writes the table rules for them from Material's stylesheet.
+* ``PAGE_ASSETS`` maps a class that only a component's markup carries to the files it needs
+  (nothing is listed twice in ``mkdocs.yml``); overrides/main.html links them from Material's
+  documented blocks, the scripts after Material's bundle and a11y.js (they use ``document$``).
+* ``<img>`` in the article get ``width``/``height`` from the SVG or PNG they show, so the layout
+  does not jump as they arrive; a missing image or an unreadable SVG size fails the build.
+* The explorer's no-JavaScript fallback goes in ``<noscript>``, Markdown tables in Material's
+  scroll box (``mha_site.build.tables``), so its bundle does not restyle the page in the browser.
 
-``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals.plain_material``, read once by
-:func:`mark_plain`) builds plain Material, ``make perf``'s baseline, with none of the speed code:
-Material's own script tags and no search hold-back, every component's stylesheets and scripts on
-every page (as ``extra_css`` and ``extra_javascript`` would load them), no math-font preload,
-mkdocstrings' stylesheet everywhere, images without size, ``decoding`` or ``loading`` attributes,
-every Pygments span kept, and tables left for the bundle to wrap. What is not speed stays: the
-image check, figures that scroll sideways, the explorer's fallback in ``<noscript>``, focusable scroll regions, and what search
-leaves out (quiz answers).
+``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals``) builds plain Material, ``make
+perf``'s baseline: every component's files on every page, no math-font preload, images without
+size, ``decoding`` or ``loading``, every Pygments span kept, tables left for the bundle. What is
+not speed stays: the image check, scrolling figures, the ``<noscript>`` fallback, focusable
+scroll regions, and what search leaves out.
 """
 
 from __future__ import annotations
@@ -90,11 +76,6 @@ def _class_pattern(name: str) -> re.Pattern:
 MARKERS = [(name, _class_pattern(name)) for name, _, _ in PAGE_ASSETS]
 
 
-def stylesheets_markers(content: str) -> set[str]:
-    """The component classes of ``PAGE_ASSETS`` that occur in ``content``."""
-    return {name for name, pattern in MARKERS if pattern.search(content)}
-
-
 def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) of the components named."""
     stylesheets: list[str] = []
@@ -108,14 +89,12 @@ def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
 
 def assets_for(content: str) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) ``content`` needs."""
-    return assets_of(stylesheets_markers(content))
+    return assets_of({name for name, pattern in MARKERS if pattern.search(content)})
 
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
-    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox.
-
-    A viewBox that is not four numbers with a positive width and height raises ValueError
-    naming it (the browser would draw nothing, or at a size nobody chose).
+    """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox
+    (ValueError: not four numbers with a positive size, which the browser would draw at no size).
 
     >>> svg_size(b'<svg width="432pt" height="216pt">'), svg_size(b'<svg viewBox="0,0 640 180">')
     ((576, 288), (640, 180))
@@ -157,12 +136,8 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 
 
 def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
-    """Intrinsic size of the image at ``src``: a base64 PNG data URL, or a path relative to the page.
-
-    A path must name one of the site's ``files`` (MkDocs' ``Files``: the docs folder's, and those
-    hooks generate, such as the notebook's figures), else ValueError names it: a missing image
-    is a broken figure on the published page (MkDocs' own link check skips raw HTML).
-    """
+    """Intrinsic size of the image at ``src``: a base64 PNG data URL, or a path relative to the page
+    that must name one of the site's ``files`` (MkDocs' own link check skips raw HTML)."""
     if src.startswith("data:image/png;base64,"):
         return png_size(base64.b64decode(src.split(",", 1)[1][:64] + "=="))
     if "://" in src or src.startswith(("data:", "/")):
@@ -185,11 +160,7 @@ def image_size(src: str, page_url: str, files) -> tuple[int, int] | None:
 
 def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
     """Give every ``<img>`` its intrinsic size, async decoding, and (after the first) lazy loading;
-    with ``speed`` false (plain Material) none of the three.
-
-    Every image must exist, and an SVG must have a readable size (see :func:`image_size`), even
-    one whose tag states its size.
-    """
+    with ``speed`` false (plain Material) none of the three. Every image is checked either way."""
     count = 0
 
     def replace(match: re.Match) -> str:
@@ -221,9 +192,7 @@ def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
 
 
 def fallback_in_noscript(content: str) -> str:
-    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run).
-    The page leaves this to the build: it wrapped the fallback itself too, and a ``<noscript>``
-    in another is invalid HTML."""
+    """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
     start = content.find(FALLBACK)
     if start < 0:
         return content
@@ -243,10 +212,9 @@ NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*<pre\b)(?![^
 
 
 def focusable_scroll_regions(content: str) -> str:
-    """Give every region that may scroll sideways ``tabindex="0"``: code (on the ``<code>`` that
-    scrolls), display formulas, wide figures, table boxes and notebook outputs. A keyboard user can scroll only
-    what takes focus, and whether a region overflows depends on the screen and the reader's
-    font: a checker that read the API pages without scrolling found their doctests out of reach.
+    """Give every region that may scroll sideways ``tabindex="0"`` (code, display formulas, figures,
+    table boxes, notebook outputs): a keyboard scrolls only what takes focus, and whether a region
+    overflows depends on the screen and font (a checker found the API's doctests out of reach).
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
 
     >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
@@ -273,8 +241,7 @@ def out_of_search(content: str) -> str:
 
 
 def mark_plain(config) -> None:
-    """Note once, for every step, whether this build is plain Material (ValueError: a bad switch);
-    in the site, mkdocstrings' stylesheet is linked by the pages that use it, not by every page."""
+    """Note once whether this build is plain Material; if not, only the API pages link mkdocstrings' CSS."""
     config["extra"][PLAIN_KEY] = plain_material()
     if not config["extra"][PLAIN_KEY] and MKDOCSTRINGS_CSS in config.get("extra_css", []):
         config["extra_css"].remove(MKDOCSTRINGS_CSS)
@@ -287,9 +254,7 @@ def is_plain(config) -> bool:
 
 
 def content_passes(content: str, page, config, files) -> str:
-    """A page's content with the explorer's fallback in ``<noscript>``, tables boxed and plain
-    code spans dropped (not in plain Material), images sized and checked, scroll regions
-    focusable, and code, quizzes and collapsed boxes out of search."""
+    """A page's content through this module's passes, in order (the speed ones not in plain Material)."""
     speed = not is_plain(config)
     content = fallback_in_noscript(content)
     if speed:
@@ -300,16 +265,14 @@ def content_passes(content: str, page, config, files) -> str:
 
 def page_assets(content: str, config) -> dict[str, list[str]]:
     """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
-    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``
-    (after Material's bundle and a11y.js: they use its ``document$``). Plain Material gets every
-    component's files on every page (but tables.css, which styles only the tables the site's
-    build wraps), as ``extra_css`` and ``extra_javascript`` would load them.
+    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``.
+    Plain Material gets every component's files (but tables.css: its tables are not wrapped).
 
     >>> page_assets('<span class="katex">x</span><div class="quiz">', {})
     {'preload': ['assets/vendor/noto-sans-math/noto-sans-math-subset.woff2'], 'css_first': ['assets/stylesheets/math.css'], 'css': ['assets/quiz/quiz.css'], 'js': ['assets/quiz/quiz.js']}
     """
     plain = is_plain(config)
-    markers = {name for name, _, _ in PAGE_ASSETS} - {TABLE_CLASS} if plain else stylesheets_markers(content)
+    markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)
     linked = set(config.get("extra_css") or []) if hasattr(config, "get") else set()
     stylesheets = [c for c in stylesheets if c not in linked]  # plain: mkdocstrings' is linked already

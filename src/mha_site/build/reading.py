@@ -1,18 +1,11 @@
 """How long a page takes to read, counted from its built HTML (no torch, no matplotlib).
 
-A page's reading time is its prose at :data:`WORDS_PER_MINUTE` plus its code at
-:data:`CODE_LINES_PER_MINUTE`:
-
-* **prose** is every word a reader meets in the article: paragraphs, lists, tables, headings,
-  quizzes with their answers and notes, the text of collapsed boxes. Formulas (MathML), figures
-  drawn as SVG, scripts, styles and ``<noscript>`` fallbacks are not words; code blocks are
-  counted as code, inline ``code`` as words. A word is a run of non-space characters with at
-  least one letter or digit (so a permalink's "¶" is none).
-* **code** is the number of non-blank lines in the article's ``<pre>`` blocks.
-
-200 words a minute is the pace issue 33 measured the lesson at; a line of code (about eight
-words of Python, or a row of printed numbers) takes three seconds. Both are estimates of a
-first careful read, not of running the code.
+Prose is every word a reader meets in the article (a run of non-space characters with a letter
+or digit, so a permalink's "¶" is none), at :data:`WORDS_PER_MINUTE`; formulas, SVG, scripts,
+styles and ``<noscript>`` fallbacks are not words. Code is the non-blank lines of ``<pre>``
+blocks, at :data:`CODE_LINES_PER_MINUTE`. 200 words a minute is the pace issue 33 measured the
+lesson at; a line of code (about eight words of Python) takes three seconds: a first careful
+read, not running the code.
 """
 
 from __future__ import annotations
@@ -22,13 +15,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-__all__ = [
-    "CODE_LINES_PER_MINUTE",
-    "WORDS_PER_MINUTE",
-    "PageText",
-    "count_elements",
-    "count_page_text",
-]
+__all__ = ["CODE_LINES_PER_MINUTE", "WORDS_PER_MINUTE", "PageText", "count_elements", "count_page_text"]
 
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 20
@@ -98,6 +85,13 @@ class _Counter(HTMLParser):
             self.words += len(WORD.findall(data))
 
 
+def _counted(html: str) -> _Counter:
+    counter = _Counter()
+    counter.feed(html)
+    counter.close()
+    return counter
+
+
 def count_page_text(html: str) -> PageText:
     """The prose words and code lines of an article's HTML.
 
@@ -105,9 +99,7 @@ def count_page_text(html: str) -> PageText:
     ...                 '<pre><code>a = 1\\n\\nb = 2\\n</code></pre><noscript><p>not read</p></noscript>')
     PageText(words=4, code_lines=2)
     """
-    counter = _Counter()
-    counter.feed(html)
-    counter.close()
+    counter = _counted(html)
     code_lines = sum(1 for line in "".join(counter.code).splitlines() if line.strip())
     return PageText(words=counter.words, code_lines=code_lines)
 
@@ -118,7 +110,4 @@ def count_elements(html: str) -> int:
     >>> count_elements('<p>a<br><img src="x"><span>b</span></p>')
     4
     """
-    counter = _Counter()
-    counter.feed(html)
-    counter.close()
-    return counter.elements
+    return _counted(html).elements

@@ -1,15 +1,11 @@
 """Tables wrapped at build time, so Material's bundle does not wrap them in the reader's browser.
 
-Material styles Markdown tables with ``.md-typeset table:not([class])`` rules and, as a page
-loads, its bundle moves every such table into ``div.md-typeset__scrollwrap >
-div.md-typeset__table`` (the sideways-scrolling box). That move restyles the whole article
-once more, on every page with a table: on the benchmark page (seven tables, 861 cells)
-Lighthouse's total blocking time went from 576 ms to 390 ms without it (median of 2; issue 11).
-
-So the build writes that wrapper itself and gives the table a class (``mha-table``), which
-the bundle's ``table:not([class])`` no longer matches. :func:`table_rules` copies Material's
-table rules over to the class, from Material's own stylesheet at build time, so the tables
-look exactly as before whichever Material version is installed.
+As a page loads, Material's bundle moves every ``table:not([class])`` into its scroll box
+(``div.md-typeset__scrollwrap > div.md-typeset__table``), which restyles the whole article once
+more: on the benchmark page (seven tables, 861 cells) Lighthouse's total blocking time went from
+576 ms to 390 ms without it (median of 2; issue 11). So the build writes the wrapper and a class
+the bundle no longer matches, and :func:`table_rules` copies Material's table rules over to that
+class from the installed theme's stylesheet.
 """
 
 from __future__ import annotations
@@ -62,10 +58,7 @@ def _blocks(css: str) -> list[tuple[str, str]]:
 
 
 def table_rules(material_css: str) -> str:
-    """Material's rules for ``table:not([class])``, rewritten for ``table.mha-table``.
-
-    Only the selectors of a list that name the table are kept; ``@media`` blocks are kept
-    around the rules inside them.
+    """Material's rules for ``table:not([class])`` (within ``@media``/``@supports`` too), for ``table.mha-table``.
 
     >>> table_rules("a{x:1}.t table:not([class]) td,.u p{y:2}@media print{.t table:not([class]){z:3}}")
     '.t table.mha-table td{y:2}\\n@media print{.t table.mha-table{z:3}}\\n'
