@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mha_site.bench import formats
-from mha_site.bench.labels import device_label
+from mha_site.bench.labels import device_label, ok_cells
 
 __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "evaluate_claim", "find_cell", "render_claim", "seq_tokens"]
 
@@ -29,15 +29,7 @@ def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float
     ...
     KeyError: "no correct cell for sweep='seq', variant='sdpa', dtype='float32', tokens=256"
     """
-    matches = [
-        c
-        for c in doc["cells"]
-        if c["sweep"] == sweep
-        and c["variant"] == variant
-        and c["dtype"] == dtype
-        and c["status"] == "ok"
-        and all(c.get(k) == v for k, v in coords.items())
-    ]
+    matches = [c for c in ok_cells(doc, sweep, variant, dtype) if all(c.get(k) == v for k, v in coords.items())]
     where = ", ".join(
         [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
     )

@@ -35,16 +35,7 @@ __all__ = [
 
 
 def sync(device: torch.device) -> None:
-    """Wait for queued CUDA work on ``device``; a no-op on CPU.
-
-    Call it before reading a clock: a CUDA matmul returns once it is queued, not when it is done.
-
-    >>> x = torch.ones(64, 64)
-    >>> y = x @ x
-    >>> sync(x.device)  # on CPU the product is already complete: nothing to wait for
-    >>> float(y[0, 0])
-    64.0
-    """
+    """Wait for queued CUDA work on ``device`` (a CUDA matmul returns once it is queued); a no-op on CPU."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 

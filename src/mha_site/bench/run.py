@@ -39,12 +39,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of a sweep: which sweep it belongs to and its sizes.
-
-    >>> cell = Cell(sweep="seq", batch=1, tokens=1024, heads=8, d_model=512)
-    >>> cell.d_model // cell.heads, attention_flops(cell.batch, cell.tokens, cell.d_model) // 10**9
-    (64, 2)
-    """
+    """One point of a sweep: which sweep it belongs to and its sizes (its keys in a results row)."""
 
     sweep: str
     batch: int

@@ -7,6 +7,7 @@ module and must not pay for torch or matplotlib.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = [
@@ -136,9 +137,8 @@ def validate_results(doc: Any) -> None:
             problems.append(f"{where}: the cached step differs from recomputing by {row['max_abs_diff']}")
         if not (row["cached_median_s"] > 0 and row["recompute_median_s"] > 0):
             problems.append(f"{where} has a non-positive time")
-        elif abs(row["recompute_over_cached"] - row["recompute_median_s"] / row["cached_median_s"]) > 1e-9 * max(
-            1.0, row["recompute_over_cached"]
-        ):
+        elif not math.isclose(row["recompute_over_cached"], row["recompute_median_s"] / row["cached_median_s"],
+                              rel_tol=1e-9, abs_tol=1e-9):
             problems.append(f"{where}: recompute_over_cached is not recompute_median_s / cached_median_s")
     if doc.get("schema") == SCHEMA_VERSION and doc.get("provenance", {}).get("device_type") == "cuda" and "kernels" not in doc:
         problems.append("a CUDA run lacks the attention-kernel sweep ('kernels')")
@@ -177,7 +177,7 @@ def kernel_problems(section: Any) -> list[str]:
         if not row["median_s"] > 0:
             problems.append(f"{where} has a non-positive time")
             continue
-        if abs(row["tflops"] - row["flops"] / row["median_s"] / 1e12) > 1e-9 * row["tflops"]:
+        if not math.isclose(row["tflops"], row["flops"] / row["median_s"] / 1e12, rel_tol=1e-9):
             problems.append(f"{where}: tflops is not flops / median_s / 1e12")
         expected = None if peak is None else row["flops"] / row["median_s"] / peak["flops_per_s"]
         if (expected is None) != (row["peak_fraction"] is None) or (
