@@ -164,13 +164,12 @@ def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: 
     measuring (on a borrowed GPU, say) can still be looked at.
     """
     from mha_site.bench.figures import figure_files
-    from mha_site.bench.schema import require_complete, validate_results
+    from mha_site.bench.schema import check_results
     from mha_site.files import write_atomic, json_bytes, write_or_check
 
     doc = json.loads(json_bytes(doc))  # draw from exactly what is committed, so --check reproduces it
     try:
-        validate_results(doc)
-        require_complete(doc, target)
+        check_results(doc, target)
     except ValueError as error:
         kept = ""
         if scratch is not None:
@@ -191,35 +190,27 @@ def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: 
 
 
 def _settings(args: argparse.Namespace) -> dict:
-    """What this invocation measures and how: the size set, file stem, dtypes and run_plan's timing settings."""
-    from mha_site.bench.run import D_MODEL, DECODE_PREFIXES, KernelSweep
+    """What this invocation measures and how: the size set, file stem, dtypes, and run_plan's timing settings."""
+    from mha_site.bench.run import KernelSweep, TimingSettings
 
     gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
     sizes = "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
-    small = sizes in ("tiny", "quick")
-    repeats = args.repeats or (1 if args.dry_run else 3 if small else 5)
-    min_block_s = args.min_block_s or (0.001 if args.dry_run else 0.02 if small else 0.05)
-    settings = {
+    # (repeats, min_block_s) of the layer sweeps and of the kernel sweep, where the command line names none
+    if args.dry_run:
+        layer = kernel = (1, 0.001)
+    else:
+        layer, kernel = (3, 0.02) if sizes in ("tiny", "quick") else (5, 0.05), (KERNEL_REPEATS, KERNEL_MIN_BLOCK_S)
+    warmup = "until stable" if gpu_run else "two calls"
+    timing = TimingSettings(args.repeats or layer[0], args.min_block_s or layer[1], args.clock, warmup)
+    kernel_timing = TimingSettings(args.repeats or kernel[0], args.min_block_s or kernel[1], warmup=warmup)
+    return {
         "sizes": sizes,
         "stem": "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}",
         "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
-        "repeats": repeats,
-        "min_block_s": min_block_s,
-        "ceiling_n": {"tiny": 256, "quick": 1024}.get(sizes, 2048 if args.device == "cpu" else 8192),
-        "clock": args.clock,
-        "decode_prefixes": DECODE_PREFIXES[sizes],
-        "decode_d_model": D_MODEL[sizes],
-        "warmup": "until stable" if gpu_run else "two calls",
+        "timing": timing,
         "half_on_cpu": args.dry_run,
-        "kernels": None,
+        "kernels": KernelSweep("tiny" if args.dry_run else "cuda", kernel_timing) if gpu_run else None,
     }
-    if gpu_run:
-        settings["kernels"] = KernelSweep(
-            "tiny" if args.dry_run else "cuda",
-            repeats=args.repeats or (1 if args.dry_run else KERNEL_REPEATS),
-            min_block_s=args.min_block_s or (0.001 if args.dry_run else KERNEL_MIN_BLOCK_S),
-        )
-    return settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,16 +269,13 @@ def _supplement(args: argparse.Namespace, settings: dict, target: Path, command:
     """Measure some variants again (or add them) into the complete results in ``target``."""
     import torch
 
-    from mha_site.bench.run import plan, supplement
+    from mha_site.bench.run import supplement
 
     if not target.is_file():
         print(f"--supplement needs an existing {target}", file=sys.stderr)
         return 2
     base = json.loads(target.read_text(encoding="utf-8"))
-    doc = supplement(
-        base, args.supplement.split(","), plan(settings["sizes"]), settings["decode_prefixes"],
-        torch.device(args.device), command, decode_d_model=settings["decode_d_model"],
-    )
+    doc = supplement(base, args.supplement.split(","), settings["sizes"], torch.device(args.device), command)
     return _write_results(doc, target, settings["stem"], started)
 
 
@@ -306,10 +294,8 @@ def _measure(args: argparse.Namespace, settings: dict, target: Path, partial: Pa
 
     plan_settings = {key: value for key, value in settings.items() if key not in ("sizes", "stem", "dtypes")}
     try:
-        doc = bench_run.run_plan(
-            bench_run.plan(settings["sizes"]), torch.device(args.device), settings["dtypes"], command,
-            on_progress=progress, **plan_settings,
-        )
+        doc = bench_run.run_plan(settings["sizes"], torch.device(args.device), settings["dtypes"], command,
+                                 on_progress=progress, **plan_settings)
     except OSError as error:
         print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1

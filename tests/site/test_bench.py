@@ -20,7 +20,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_site.bench import run as bench_run
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops
-from mha_site.bench.measure import interleaved_seconds, peak_bytes
+from mha_site.bench.measure import TimingSettings, peak_bytes, time_all
 from mha_site.bench.figures import figure_files, ok_cells
 from mha_site.bench.claims import CLAIMS, PAGE_CLAIMS, evaluate_claim, render_claim
 from mha_site.bench.gpu_section import CUDA_COMMAND, gpu_section
@@ -36,6 +36,7 @@ from sitekit import ROOT, load_file_module
 BENCH = ROOT / "docs" / "assets" / "bench"
 PAGES = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "cost.md", ROOT / "docs" / "inference.md"]
 CPU = torch.device("cpu")
+QUICK = TimingSettings(1, 0.001)
 #: Every claim, each stated once in the benchmark page's summary (docs/_includes/cost.md, its "In short";
 #: the lesson keeps one sentence without numbers and links there).
 CLAIMS_IN_THE_SUMMARY = tuple(claim.key for claim in CLAIMS)
@@ -116,7 +117,7 @@ def test_a_wrong_variant_is_marked_wrong_and_never_plotted(monkeypatch):
     label, build = VARIANTS["batched"]
     monkeypatch.setitem(VARIANTS, "batched", (label, lambda p: lambda: build(p)() * 1.01))
     rows = measure_cell(
-        Cell("seq", 1, 8, 2, 16), ["batched", "sdpa"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001
+        Cell("seq", 1, 8, 2, 16), ["batched", "sdpa"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, QUICK
     )
     status = {r["variant"]: r["status"] for r in rows}
     assert status == {"batched": "wrong", "sdpa": "ok"}
@@ -136,7 +137,7 @@ def _real_cpu_oom(params):
 def test_out_of_memory_becomes_a_skipped_cell(monkeypatch, exhausted):
     monkeypatch.setitem(VARIANTS, "loop", ("per-head loop", exhausted))
     ceilings = {"float32": {"flops_per_s": 1e9}}
-    rows = measure_cell(Cell("seq", 1, 8, 2, 16), ["loop", "sdpa"], ["float32"], CPU, ceilings, 1, 0.001)
+    rows = measure_cell(Cell("seq", 1, 8, 2, 16), ["loop", "sdpa"], ["float32"], CPU, ceilings, QUICK)
     by_variant = {r["variant"]: r for r in rows}
     assert by_variant["loop"]["status"] == "skipped" and "out of memory" in by_variant["loop"]["reason"]
     assert by_variant["sdpa"]["status"] == "ok"
@@ -146,7 +147,7 @@ def test_out_of_memory_becomes_a_skipped_cell(monkeypatch, exhausted):
 def test_cells_larger_than_free_memory_are_skipped_before_running(monkeypatch):
     monkeypatch.setattr(bench_run, "_available_cpu_bytes", lambda: 1024)
     rows = measure_cell(
-        Cell("seq", 1, 8, 2, 16), ["batched"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001
+        Cell("seq", 1, 8, 2, 16), ["batched"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, QUICK
     )
     assert rows[0]["status"] == "skipped" and "free RAM" in rows[0]["reason"]
 
@@ -154,7 +155,7 @@ def test_cells_larger_than_free_memory_are_skipped_before_running(monkeypatch):
 def test_other_errors_are_not_swallowed(monkeypatch):
     monkeypatch.setitem(VARIANTS, "loop", ("per-head loop", lambda p: lambda: p.x.view(-1, 7)))
     with pytest.raises(RuntimeError, match="shape"):
-        measure_cell(Cell("seq", 1, 8, 2, 16), ["loop"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, 1, 0.001)
+        measure_cell(Cell("seq", 1, 8, 2, 16), ["loop"], ["float32"], CPU, {"float32": {"flops_per_s": 1e9}}, QUICK)
 
 
 def test_the_process_clock_refuses_more_than_one_thread():
@@ -162,7 +163,7 @@ def test_the_process_clock_refuses_more_than_one_thread():
     torch.set_num_threads(2)
     try:
         with pytest.raises(ValueError, match="1 thread"):
-            interleaved_seconds({"f": lambda: None}, CPU, 1, 0.001, clock="process")
+            time_all({"f": lambda: None}, CPU, TimingSettings(1, 0.001, clock="process"))
     finally:
         torch.set_num_threads(before)
 
@@ -181,7 +182,7 @@ def test_schema_check_rejects_a_fast_but_wrong_cell_and_bad_flops(tiny_run):
 
 def test_tiny_run_measures_the_decode_step_and_the_schema_checks_it(tiny_run):
     _, doc = tiny_run
-    assert [row["prefix"] for row in doc["decode"]] == bench_run.DECODE_PREFIXES["tiny"]
+    assert [row["prefix"] for row in doc["decode"]] == bench_run.SIZE_SETS["tiny"].decode_prefixes
     for row in doc["decode"]:
         assert row["max_abs_diff"] < 1e-5  # the cached step gives the recomputed answer
         assert row["recompute_over_cached"] == row["recompute_median_s"] / row["cached_median_s"]
@@ -206,9 +207,9 @@ def test_tiled_variant_holds_less_than_the_batched_scores():
 
 def test_bad_arguments_are_refused_with_their_values():
     with pytest.raises(ValueError, match="only float32"):
-        bench_run.run_plan([], CPU, ["bfloat16"], "x")
+        bench_run.run_plan("tiny", CPU, ["bfloat16"], "x")
     with pytest.raises(ValueError, match=r"unknown variants \['fast'\]"):
-        bench_run.run_plan([], CPU, ["float32"], "x", variants=["fast"])
+        bench_run.run_plan("tiny", CPU, ["float32"], "x", variants=["fast"])
     with pytest.raises(ValueError, match="sizes must be one of"):
         plan("huge")
     with pytest.raises(TypeError, match="tokens must be an int"):
@@ -268,7 +269,7 @@ def test_the_committed_cpu_run_is_one_clean_run_of_the_whole_plan(committed):
     committed code, of every cell and variant and every decode prefix (an earlier file mixed
     two runs, and timed a batched function that had since changed)."""
     doc = committed["cpu"]
-    assert [row["prefix"] for row in doc["decode"]] == bench_run.DECODE_PREFIXES["cpu"]
+    assert [row["prefix"] for row in doc["decode"]] == bench_run.SIZE_SETS["cpu"].decode_prefixes
     assert not doc.get("supplements") and not doc["provenance"]["git_dirty"]
     for variant in VARIANTS:
         assert len([c for c in doc["cells"] if c["variant"] == variant]) == len(plan("cpu")), variant

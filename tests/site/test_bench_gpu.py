@@ -26,7 +26,7 @@ from mha_ref.attention import multi_head_attention, multi_head_attention_loop
 from mha_site.bench import kernels, measure
 from mha_site.bench.figures import kernel_figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
-from mha_site.bench.measure import time_variants
+from mha_site.bench.measure import TimingSettings, time_variants
 from mha_site.bench.gpu_section import gpu_section
 from mha_site.bench.run import Cell, measure_cell
 from mha_site.bench.schema import kernel_problems, validate_results
@@ -48,7 +48,7 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 
 def _tiny_sweep(**changes: Any) -> KernelSweep:
-    return KernelSweep("tiny", **{"dtypes": ("float32",), "repeats": 1, "min_block_s": 0.001, **changes})
+    return KernelSweep("tiny", TimingSettings(1, 0.001, warmup="until stable"), **{"dtypes": ("float32",), **changes})
 
 
 # --- the dry run of the GPU command -------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_an_out_of_memory_error_while_timing_skips_only_that_layer_variant(monke
 
     monkeypatch.setitem(VARIANTS, "loop", (label, fails_later))
     rows = measure_cell(Cell("seq", 1, 8, 2, 16), ["loop", "batched", "sdpa"], ["float32"], CPU,
-                        {"float32": {"flops_per_s": 1e9}}, 1, 0.001, warmup="until stable")
+                        {"float32": {"flops_per_s": 1e9}}, TimingSettings(1, 0.001, warmup="until stable"))
     status = {row["variant"]: row["status"] for row in rows}
     assert status == {"loop": "skipped", "batched": "ok", "sdpa": "ok"}
     assert next(r for r in rows if r["variant"] == "loop")["reason"].startswith("out of memory")
@@ -209,8 +209,8 @@ def test_a_gpu_timing_waits_for_the_device_only_at_block_edges(monkeypatch):
     """A sync after every call would time a short kernel's launch round trip; the clock syncs per block."""
     syncs, calls = [], []
     monkeypatch.setattr(measure, "sync", lambda device: syncs.append(device))
-    timings, failures = time_variants({"f": lambda: calls.append(1)}, torch.device("cuda"), repeats=3,
-                                      min_block_s=0.002, warmup="until stable")
+    timings, failures = time_variants({"f": lambda: calls.append(1)}, torch.device("cuda"),
+                                      TimingSettings(3, 0.002, warmup="until stable"))
     assert not failures and len(timings["f"].times_s) == 3
     assert timings["f"].calls_per_block > 10 and len(calls) > 5 * len(syncs)
 
@@ -226,13 +226,13 @@ def test_warm_up_until_stable_outlasts_slow_first_calls():
         made["calls"] += 1
         time.sleep(max(0.002, 0.064 / 2 ** (made["calls"] - 1)))  # 64, 32, 16, 8, 4, then 2 ms
 
-    timings, _ = time_variants({"f": settles}, CPU, repeats=3, min_block_s=0.02, warmup="until stable")
+    timings, _ = time_variants({"f": settles}, CPU, TimingSettings(3, 0.02, warmup="until stable"))
     assert timings["f"].warmup_calls > 5 and max(timings["f"].times_s) < 0.004, timings["f"]
 
 
 def test_an_unknown_warmup_is_refused():
     with pytest.raises(ValueError, match="warmup must be one of"):
-        time_variants({"f": lambda: None}, CPU, warmup="three calls")
+        time_variants({"f": lambda: None}, CPU, TimingSettings(warmup="three calls"))
 
 
 def test_a_backend_error_that_is_not_a_refusal_is_raised(monkeypatch):

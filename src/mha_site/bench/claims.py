@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mha_site.bench import formats
-from mha_site.bench.labels import device_label
+from mha_site.bench.labels import device_label, ok_cells
 
 __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "evaluate_claim", "find_cell", "render_claim", "seq_tokens"]
 
@@ -29,15 +29,7 @@ def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float
     ...
     KeyError: "no correct cell for sweep='seq', variant='sdpa', dtype='float32', tokens=256"
     """
-    matches = [
-        c
-        for c in doc["cells"]
-        if c["sweep"] == sweep
-        and c["variant"] == variant
-        and c["dtype"] == dtype
-        and c["status"] == "ok"
-        and all(c.get(k) == v for k, v in coords.items())
-    ]
+    matches = [c for c in ok_cells(doc, sweep, variant, dtype) if all(c.get(k) == v for k, v in coords.items())]
     where = ", ".join(
         [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
     )
@@ -91,112 +83,39 @@ class Claim:
 
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        key="cpu_same_flops",
-        device="cpu",
-        kind="same_flops",
-        text="at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP",
-    ),
-    Claim(
-        key="cpu_loop_faster_long",
-        device="cpu",
-        kind="faster",
-        left="loop",
-        right="batched",
-        tokens=(2048,),
-        text="at T = {t_max} the per-head loop took only {ratio_max} of the time of the batched version",
-    ),
-    Claim(
-        key="cpu_batched_short",
-        device="cpu",
-        kind="faster",
-        left="batched",
-        right="loop",
-        tokens=(128, 256, 512),
-        text=("from T = {t_min} to T = {t_max} the batched version took {ratio_min} to {ratio_max} of the loop's time"),
-    ),
-    Claim(
-        key="cpu_fused_faster",
-        device="cpu",
-        kind="faster",
-        left="sdpa",
-        right="batched",
-        tokens=(2048,),
-        text=(
-            "at T = {t_max} the fused kernel took {left_ms} ms against {right_ms} ms for the batched version, "
-            "{speedup}× faster"
-        ),
-    ),
-    Claim(
-        key="cpu_fused_memory",
-        device="cpu",
-        kind="less_memory",
-        left="sdpa",
-        right="batched",
-        tokens=(512, 1024, 2048),
-        text=(
-            "one call of the fused layer peaked at {left_mib} MiB of new memory, "
-            "the batched version at {right_mib} MiB (T = {t_max})"
-        ),
-    ),
-    Claim(
-        key="gpu_heads_parallel",
-        device="cuda",
-        kind="faster",
-        left="batched",
-        right="loop",
-        tokens=(1024, 4096),
-        text=(
-            "the batched version beat the per-head loop on {device_name} at T = {t_min} and T = {t_max} "
-            "({speedup}× at T = {t_max}), so there running the heads as one batched call does pay"
-        ),
-        missing=(
-            "the usual argument that the heads run in parallel is not measured here: no GPU results "
-            "have been committed to this site yet"
-        ),
-    ),
+    Claim("cpu_same_flops", "cpu", "same_flops",
+          "at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP"),
+    Claim("cpu_loop_faster_long", "cpu", "faster", left="loop", right="batched", tokens=(2048,),
+          text="at T = {t_max} the per-head loop took only {ratio_max} of the time of the batched version"),
+    Claim("cpu_batched_short", "cpu", "faster", left="batched", right="loop", tokens=(128, 256, 512),
+          text="from T = {t_min} to T = {t_max} the batched version took {ratio_min} to {ratio_max} of the "
+          "loop's time"),
+    Claim("cpu_fused_faster", "cpu", "faster", left="sdpa", right="batched", tokens=(2048,),
+          text="at T = {t_max} the fused kernel took {left_ms} ms against {right_ms} ms for the batched version, "
+          "{speedup}× faster"),
+    Claim("cpu_fused_memory", "cpu", "less_memory", left="sdpa", right="batched", tokens=(512, 1024, 2048),
+          text="one call of the fused layer peaked at {left_mib} MiB of new memory, "
+          "the batched version at {right_mib} MiB (T = {t_max})"),
+    Claim("gpu_heads_parallel", "cuda", "faster", left="batched", right="loop", tokens=(1024, 4096),
+          text="the batched version beat the per-head loop on {device_name} at T = {t_min} and T = {t_max} "
+          "({speedup}× at T = {t_max}), so there running the heads as one batched call does pay",
+          missing="the usual argument that the heads run in parallel is not measured here: no GPU results "
+          "have been committed to this site yet"),
 )
 
 
 #: Claims printed only in the benchmark and inference pages' sections (``CLAIMS`` are the benchmark page's
 #: summary, docs/_includes/cost.md, one sentence each).
 PAGE_CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        key="cpu_loop_memory",
-        device="cpu",
-        kind="less_memory",
-        left="loop",
-        right="batched",
-        tokens=(512, 1024, 2048),
-        factor=3.0,
-        text=(
-            "at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
-            "version's {right_mib} MiB"
-        ),
-    ),
-    Claim(
-        key="cpu_tiled_memory",
-        device="cpu",
-        kind="less_memory",
-        left="tiled",
-        right="batched",
-        tokens=(1024, 2048),
-        factor=2.0,
-        text=(
-            "from T = {t_min} up it peaked at less than half the batched version's memory "
-            "({left_mib} MiB against {right_mib} MiB at T = {t_max})"
-        ),
-    ),
-    Claim(
-        key="cpu_decode_faster",
-        device="cpu",
-        kind="decode_faster",
-        tokens=(128, 256, 512, 1024, 2048),
-        text=(
-            "at every prefix from {t_min} to {t_max} tokens one cached step was faster than recomputing "
-            "({ratio_min}× to {ratio_max}×; at {t_max} tokens {left_ms} ms against {right_ms} ms)"
-        ),
-    ),
+    Claim("cpu_loop_memory", "cpu", "less_memory", left="loop", right="batched", tokens=(512, 1024, 2048), factor=3.0,
+          text="at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
+          "version's {right_mib} MiB"),
+    Claim("cpu_tiled_memory", "cpu", "less_memory", left="tiled", right="batched", tokens=(1024, 2048), factor=2.0,
+          text="from T = {t_min} up it peaked at less than half the batched version's memory "
+          "({left_mib} MiB against {right_mib} MiB at T = {t_max})"),
+    Claim("cpu_decode_faster", "cpu", "decode_faster", tokens=(128, 256, 512, 1024, 2048),
+          text="at every prefix from {t_min} to {t_max} tokens one cached step was faster than recomputing "
+          "({ratio_min}× to {ratio_max}×; at {t_max} tokens {left_ms} ms against {right_ms} ms)"),
 )
 
 
@@ -231,31 +150,23 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
         if missing:
             raise KeyError(f"claim {claim.key!r} needs decode rows for prefixes {missing}")
         chosen = [rows[t] for t in claim.tokens]
+        pairs = [(row["cached_median_s"], row["recompute_median_s"]) for row in chosen]
         ratios = [row["recompute_over_cached"] for row in chosen]
-        fields.update(
-            t_min=str(min(claim.tokens)),
-            t_max=str(max(claim.tokens)),
-            ratio_min=formats.ratio(min(ratios)),
-            ratio_max=formats.ratio(max(ratios)),
-            left_ms=formats.ms(chosen[-1]["cached_median_s"]),
-            right_ms=formats.ms(chosen[-1]["recompute_median_s"]),
-        )
-        return all(ratio > 1 for ratio in ratios), fields
-    if claim.kind not in ("faster", "not_slower", "less_memory"):
-        raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
-    measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
-    pairs = [
-        (
-            find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
-            find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)[measure],
-        )
-        for t in claim.tokens
-    ]
-    ratios = [left / right for left, right in pairs]
-    if claim.kind == "not_slower":
-        holds = all(left <= right for left, right in pairs)
+        holds = all(ratio > 1 for ratio in ratios)
+    elif claim.kind in ("faster", "not_slower", "less_memory"):
+        measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
+        pairs = [
+            (find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
+             find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)[measure])
+            for t in claim.tokens
+        ]
+        ratios = [left / right for left, right in pairs]
+        if claim.kind == "not_slower":
+            holds = all(left <= right for left, right in pairs)
+        else:
+            holds = all(left * claim.factor < right for left, right in pairs)
     else:
-        holds = all(left * claim.factor < right for left, right in pairs)
+        raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
     fields.update(
         t_min=str(min(claim.tokens)),

@@ -15,19 +15,14 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha_site.bench.labels import (
-    FIGURES,
-    KERNEL_FIGURES,
-    KERNEL_STYLES,
-    VARIANT_STYLES,
-    device_label,
-    kernel_figure_name,
-    ok_cells,
+    FIGURES, KERNEL_FIGURES, KERNEL_STYLES, VARIANT_STYLES, Style, device_label, kernel_figure_name, ok_cells,
 )
-from mha_site.bench.schema import require_complete, validate_results
+from mha_site.bench.schema import check_results
 from mha_site.files import load_json
 from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
-__all__ = ["BUILDERS", "figure_files", "folder_figures", "kernel_figure_files"]
+__all__ = ["figure_files", "folder_figures", "kernel_figure_files"]
+
 
 def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
     """One panel per dtype, stacked, so every figure keeps the page's width and text size."""
@@ -44,85 +39,54 @@ def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
     return fig
 
 
-def _line(ax: Axes, doc: dict[str, Any], variant: str, xs: list[float], ys: list[float]) -> None:
-    style = VARIANT_STYLES[variant]
-    ax.plot(
-        xs,
-        ys,
-        color=style["colour"],
-        marker=style["marker"],
-        linestyle=style["dash"],
-        label=doc["variant_labels"][variant],
-        markersize=5,
-    )
+def _line(ax: Axes, style: Style, label: str, xs: list[float], ys: list[float], markersize: float) -> None:
+    ax.plot(xs, ys, color=style.colour, marker=style.marker, linestyle=style.dash, label=label, markersize=markersize)
 
 
-def _per_variant(doc: dict[str, Any], sweep: str, x_key: str, y: Callable[[dict[str, Any], list], float]):
+def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
+    base = next((c for c in cells if c["heads"] == 1), None)
+    return cell["median_s"] / base["median_s"] if base else float("nan")
+
+
+_SEQ_AXIS = "sequence length T (tokens)"
+#: kind -> (sweep, the x key, y of a cell given its variant's cells, the axes' settings).
+_LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float], dict[str, Any]]] = {
+    "time": ("seq", "tokens", lambda c, _: c["median_s"] * 1e3,
+             {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "median time per call (ms)"}),
+    "heads": ("heads", "heads", _relative_to_one_head,
+              {"xlabel": "number of heads h (d_model fixed)", "ylabel": "time relative to h = 1"}),
+    "memory": ("seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20,
+               {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "peak memory during one call (MiB)"}),
+    "ceiling": ("seq", "tokens", lambda c, _: 100 * c["ceiling_fraction"],
+                {"xlabel": _SEQ_AXIS, "ylabel": "% of the square-matmul FLOP/s"}),
+}
+
+
+@styled
+def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
+    """One line per variant of the kind's sweep, a panel per dtype, on a log2 x axis."""
+    sweep, x_key, y, settings = _LAYER_PLOTS[kind]
+
     def draw(ax: Axes, dtype: str) -> None:
         xs: set[int] = set()
         for variant in doc["config"]["variants"]:  # a list: JSON keeps its order, unlike the sorted label keys
             cells = ok_cells(doc, sweep, variant, dtype)
             if cells:
-                _line(ax, doc, variant, [c[x_key] for c in cells], [y(c, cells) for c in cells])
+                _line(ax, VARIANT_STYLES[variant], doc["variant_labels"][variant], [c[x_key] for c in cells],
+                      [y(c, cells) for c in cells], markersize=5)
                 xs.update(c[x_key] for c in cells)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(xs), [str(x) for x in sorted(xs)])
         ax.minorticks_off()
-
-    return draw
-
-
-@styled
-def _time_figure(doc: dict[str, Any]) -> Figure:
-    def draw(ax: Axes, dtype: str) -> None:
-        _per_variant(doc, "seq", "tokens", lambda c, _: c["median_s"] * 1e3)(ax, dtype)
-        ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="median time per call (ms)")
-        plain_tick_labels(ax.yaxis)
+        if kind == "heads":
+            ax.axhline(1.0, color="#555555", linestyle=(0, (1, 2)), linewidth=1, label="FLOPs (equal for every h)")
+        ax.set(**settings)
+        if settings.get("yscale") == "log":
+            plain_tick_labels(ax.yaxis)
+        if kind == "ceiling":
+            ax.set_ylim(bottom=0)
 
     return _panels(doc, draw)
-
-
-@styled
-def _heads_figure(doc: dict[str, Any]) -> Figure:
-    def relative(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
-        base = next((c for c in cells if c["heads"] == 1), None)
-        return cell["median_s"] / base["median_s"] if base else float("nan")
-
-    def draw(ax: Axes, dtype: str) -> None:
-        _per_variant(doc, "heads", "heads", relative)(ax, dtype)
-        ax.axhline(1.0, color="#555555", linestyle=(0, (1, 2)), linewidth=1, label="FLOPs (equal for every h)")
-        ax.set(xlabel="number of heads h (d_model fixed)", ylabel="time relative to h = 1")
-
-    return _panels(doc, draw)
-
-
-@styled
-def _memory_figure(doc: dict[str, Any]) -> Figure:
-    def draw(ax: Axes, dtype: str) -> None:
-        _per_variant(doc, "seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20)(ax, dtype)
-        ax.set(yscale="log", xlabel="sequence length T (tokens)", ylabel="peak memory during one call (MiB)")
-        plain_tick_labels(ax.yaxis)
-
-    return _panels(doc, draw)
-
-
-@styled
-def _ceiling_figure(doc: dict[str, Any]) -> Figure:
-    def draw(ax: Axes, dtype: str) -> None:
-        _per_variant(doc, "seq", "tokens", lambda c, _: 100 * c["ceiling_fraction"])(ax, dtype)
-        ax.set(xlabel="sequence length T (tokens)", ylabel="% of the square-matmul FLOP/s")
-        ax.set_ylim(bottom=0)
-
-    return _panels(doc, draw)
-
-
-#: kind -> the function that draws it; titles and alt texts live in :mod:`mha_site.bench.labels`.
-BUILDERS: dict[str, Callable[[dict[str, Any]], Figure]] = {
-    "time": _time_figure,
-    "heads": _heads_figure,
-    "memory": _memory_figure,
-    "ceiling": _ceiling_figure,
-}
 
 
 def _kernel_rows(doc: dict[str, Any], variant: str, **match: object) -> list[dict[str, Any]]:
@@ -146,10 +110,8 @@ def _kernel_grid(doc: dict[str, Any], panels: list[dict[str, object]], columns: 
         for variant in doc["kernels"]["config"]["variants"]:
             cells = _kernel_rows(doc, variant, **panel["match"])
             if cells:
-                style = KERNEL_STYLES[variant]
-                ax.plot([c["tokens"] for c in cells], [panel["y"](c) for c in cells], color=style["colour"],
-                        marker=style["marker"], linestyle=style["dash"], markersize=4,
-                        label=doc["kernels"]["variant_labels"][variant])
+                _line(ax, KERNEL_STYLES[variant], doc["kernels"]["variant_labels"][variant],
+                      [c["tokens"] for c in cells], [panel["y"](c) for c in cells], markersize=4)
         ax.set_xscale("log", base=2)
         ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
         ax.minorticks_off()
@@ -235,7 +197,7 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """
     device = device_label(doc)
     files = {
-        f"{stem}-{kind}.svg": figure_to_svg(BUILDERS[kind](doc), f"{title} ({device})")
+        f"{stem}-{kind}.svg": figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
         for kind, (title, _) in FIGURES.items()
     }
     return files | kernel_figure_files(stem, doc)
@@ -261,10 +223,6 @@ def folder_figures(folder: Path | str) -> dict[Path, bytes]:
     files: dict[Path, bytes] = {}
     for source in sources:
         doc = load_json(source)
-        try:
-            validate_results(doc)
-        except ValueError as error:
-            raise ValueError(f"{source}: {error}") from None
-        require_complete(doc, source)
+        check_results(doc, source)
         files.update({folder / name: svg for name, svg in figure_files(source.stem, doc).items()})
     return files

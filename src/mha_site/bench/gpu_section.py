@@ -6,20 +6,16 @@ while there are none, a plain statement of that with the command that would prod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mha_site.bench import formats
-from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, device_label, kernel_figure_alt, kernel_figure_name
-from mha_site.bench.tables import figure_markdown, provenance_table, results_table
+from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, SWEEPS, device_label, kernel_figure_alt, kernel_figure_name
+from mha_site.bench.schema import kernel_flops
+from mha_site.bench.tables import collapsible, figure_markdown, image_markdown, provenance_table, results_table
 
-__all__ = [
-    "CUDA_COMMAND",
-    "gpu_section",
-    "kernel_counter_summary",
-    "kernel_memory_table",
-    "kernel_section",
-    "kernel_table",
-]
+__all__ = ["CUDA_COMMAND", "gpu_section", "kernel_counter_summary", "kernel_memory_table", "kernel_section",
+           "kernel_table"]
 
 
 def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
@@ -32,6 +28,24 @@ def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
         return f"wrong ({error})"
     note = notes.setdefault(row["reason"], len(notes) + 1)
     return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
+
+
+def _kernel_grid(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool, shape: bool,
+                 cell: Callable[[dict[str, Any]], str]) -> list[str]:
+    """A Markdown table of the kernel sweep: one row per T (with ``B × h`` if ``shape``), one column per variant."""
+    section = doc["kernels"]
+    variants = section["config"]["variants"]
+    rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, causal)]
+    lead = ["T", "B × h"] if shape else ["T"]
+    lines = ["| " + " | ".join(lead + [section["variant_labels"][v] for v in variants]) + " |",
+             "|" + "---:|" * (len(lead) + len(variants))]
+    for tokens in sorted({r["tokens"] for r in rows}):
+        by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
+        first = next(iter(by_variant.values()))
+        cells = [str(tokens)] + ([f"{first['batch']} × {first['heads']}"] if shape else [])
+        cells += [cell(by_variant[v]) if v in by_variant else "" for v in variants]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -> str:
@@ -52,19 +66,8 @@ def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -
     <BLANKLINE>
     - [1] no kernel
     """
-    section = doc["kernels"]
-    variants = section["config"]["variants"]
-    rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, causal)]
     notes: dict[str, int] = {}
-    lines = [
-        "| T | B × h | " + " | ".join(section["variant_labels"][v] for v in variants) + " |",
-        "|---:|---:|" + "---:|" * len(variants),
-    ]
-    for tokens in sorted({r["tokens"] for r in rows}):
-        by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
-        first = next(iter(by_variant.values()))
-        cells = [_tflops_cell(by_variant[v], notes) if v in by_variant else "" for v in variants]
-        lines.append(f"| {tokens} | {first['batch']} × {first['heads']} | " + " | ".join(cells) + " |")
+    lines = _kernel_grid(doc, dtype, head_dim, causal, True, lambda row: _tflops_cell(row, notes))
     if notes:
         lines += [""] + [f"- [{number}] {text}" for text, number in notes.items()]
     return "\n".join(lines)
@@ -81,19 +84,8 @@ def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
     |---:|---:|
     | 16 | 3 |
     """
-    section = doc["kernels"]
-    variants = section["config"]["variants"]
-    rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, False)]
-    lines = [
-        "| T | " + " | ".join(section["variant_labels"][v] for v in variants) + " |",
-        "|---:|" + "---:|" * len(variants),
-    ]
-    for tokens in sorted({r["tokens"] for r in rows}):
-        by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
-        cells = [formats.mib(by_variant[v]["peak_bytes"]) if by_variant.get(v, {}).get("status") in ("ok", "wrong")
-                 else "" for v in variants]
-        lines.append(f"| {tokens} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(_kernel_grid(doc, dtype, head_dim, False, False, lambda row: formats.mib(row["peak_bytes"])
+                                  if row["status"] in ("ok", "wrong") else ""))
 
 
 def kernel_counter_summary(doc: dict[str, Any]) -> str:
@@ -114,7 +106,7 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
         counted = [r for r in section["rows"] if r["variant"] == variant and r["status"] in ("ok", "wrong")]
         if not counted:
             continue
-        dense = [4 * r["batch"] * r["heads"] * r["tokens"] ** 2 * r["head_dim"] for r in counted]
+        dense = [kernel_flops(r["batch"], r["heads"], r["tokens"], r["head_dim"], causal=False) for r in counted]
         if all(r["flops_counted"] == d for r, d in zip(counted, dense, strict=True)):
             agreed.append(label)
         elif all(r["flops_counted"] == 0 for r in counted):
@@ -161,58 +153,49 @@ def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
         "",
     ]
     for dtype in config["dtypes"]:
-        title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype}"
-        alt = kernel_figure_alt("kernels", doc, dtype)
-        parts += [f"#### {title}", "", f"![{alt}](assets/bench/{kernel_figure_name(stem, 'kernels', dtype)})"
-                  "{ .bench-figure }", ""]
+        image = image_markdown(kernel_figure_alt("kernels", doc, dtype), kernel_figure_name(stem, "kernels", dtype))
+        parts += [f"#### {KERNEL_FIGURES['kernels'][0]}, {dtype}", "", image, ""]
         for head_dim in head_dims:
             for causal in (False, True):
-                parts += [f'??? info "TFLOP/s, {dtype}, head dim {head_dim}, {"causal" if causal else "not causal"}"',
-                          ""]
-                parts += ["    " + line if line else "" for line in kernel_table(doc, dtype, head_dim, causal)
-                          .splitlines()] + [""]
-    alt = kernel_figure_alt("kernel-memory", doc)
-    parts += [f"#### {KERNEL_FIGURES['kernel-memory'][0]}", "",
-              f"![{alt}](assets/bench/{kernel_figure_name(stem, 'kernel-memory')}){{ .bench-figure }}", ""]
+                parts += collapsible(f"TFLOP/s, {dtype}, head dim {head_dim}, {'causal' if causal else 'not causal'}",
+                                     kernel_table(doc, dtype, head_dim, causal))
+    image = image_markdown(kernel_figure_alt("kernel-memory", doc), kernel_figure_name(stem, "kernel-memory"))
+    parts += [f"#### {KERNEL_FIGURES['kernel-memory'][0]}", "", image, ""]
     for head_dim in head_dims:
-        parts += [f'??? info "Peak MiB per call, {config["dtypes"][0]}, head dim {head_dim}, not causal"', ""]
-        parts += ["    " + line for line in kernel_memory_table(doc, config["dtypes"][0], head_dim).splitlines()]
-        parts += [""]
+        parts += collapsible(f"Peak MiB per call, {config['dtypes'][0]}, head dim {head_dim}, not causal",
+                             kernel_memory_table(doc, config["dtypes"][0], head_dim))
     return "\n".join(parts)
 
 
 #: The command that produces the GPU results, as printed on the page while there are none.
 CUDA_COMMAND = "python scripts/bench.py --device cuda"
+# The reader sees the shell lines in the code column: at most 80 characters each.
+_NO_GPU_RESULTS = f"""!!! warning "No GPU results yet"
+
+    Nothing on this page was measured on a GPU, and no GPU figure is estimated: no CUDA machine
+    has run the benchmark for this site. Its code runs end to end on a CPU at tiny sizes in the
+    test suite (`python scripts/bench.py --dry-run`), but its CUDA-only parts (the memory-efficient
+    and cuDNN kernels, the device clock, GPU memory) have never run. On a CUDA machine, from the
+    repository root:
+
+    ```bash
+    # the layer sweeps in float32 and bfloat16, then attention alone: the SDPA
+    # backends (math, memory-efficient, FlashAttention, cuDNN) beside the lesson's
+    # functions, in TFLOP/s, causal and not, head dims 64 and 128, float16 and
+    # bfloat16, T from 512 to 16384
+    # writes docs/assets/bench/cuda.json and cuda-*.svg once the run is complete
+    {CUDA_COMMAND}
+    # then confirm that the figures match the JSON
+    python scripts/bench.py --check
+    ```
+
+    Commit `docs/assets/bench/cuda*`; this section then shows the results, built from that file."""
 
 
 def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
     """Markdown for the page's GPU section: the committed CUDA results, or a plain statement that there are none."""
     if "cuda" not in docs:
-        return "\n".join(
-            [
-                '!!! warning "No GPU results yet"',
-                "",
-                "    Nothing on this page was measured on a GPU, and no GPU figure is estimated: no CUDA machine",
-                "    has run the benchmark for this site. Its code runs end to end on a CPU at tiny sizes in the",
-                "    test suite (`python scripts/bench.py --dry-run`), but its CUDA-only parts (the memory-efficient",
-                "    and cuDNN kernels, the device clock, GPU memory) have never run. On a CUDA machine, from the",
-                "    repository root:",
-                "",
-                "    ```bash",
-                # The reader sees these lines in the code column: at most 80 characters each.
-                "    # the layer sweeps in float32 and bfloat16, then attention alone: the SDPA",
-                "    # backends (math, memory-efficient, FlashAttention, cuDNN) beside the lesson's",
-                "    # functions, in TFLOP/s, causal and not, head dims 64 and 128, float16 and",
-                "    # bfloat16, T from 512 to 16384",
-                "    # writes docs/assets/bench/cuda.json and cuda-*.svg once the run is complete",
-                f"    {CUDA_COMMAND}",
-                "    # then confirm that the figures match the JSON",
-                "    python scripts/bench.py --check",
-                "    ```",
-                "",
-                "    Commit `docs/assets/bench/cuda*`; this section then shows the results, built from that file.",
-            ]
-        )
+        return _NO_GPU_RESULTS
     doc = docs["cuda"]
     parts = [
         f"Measured on {device_label(doc)} with `{doc['provenance']['command']}`.",
@@ -226,7 +209,6 @@ def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
     for kind, (title, _) in FIGURES.items():
         parts += [f"#### {title}", "", figure_markdown("cuda", kind, doc), ""]
     for dtype in doc["config"]["dtypes"]:
-        for sweep, name in (("seq", "sequence length"), ("batch", "batch size"), ("heads", "number of heads")):
-            parts += [f'??? info "GPU raw numbers, {dtype}, by {name}"', ""]
-            parts += ["    " + line for line in results_table(doc, sweep, dtype).splitlines()] + [""]
+        for sweep, (_, _, name) in SWEEPS.items():
+            parts += collapsible(f"GPU raw numbers, {dtype}, by {name}", results_table(doc, sweep, dtype))
     return "\n".join(parts)

@@ -1,24 +1,15 @@
 """The attention-kernel sweep: PyTorch's SDPA backends beside the lesson's functions, in TFLOP/s.
 
 Where :mod:`mha_site.bench.run` times a whole layer (projections included), this sweep
-times attention alone, the way kernel papers report it, so a GPU's numbers can be set
-beside theirs:
-
-- inputs ``q``, ``k``, ``v`` of shape ``(B, h, T, d)``, random normal, float16 or bfloat16;
-- a fixed number of tokens per cell (``B * T``, 16384 on a GPU) and a fixed width
-  (``h * d``, 2048), so a longer sequence trades batch for length and every cell holds
-  the same activations; head dims 64 and 128; causal and not;
-- forward FLOPs ``4 * B * h * T * T * d`` (two products of ``2 * T * T * d`` per head),
-  halved when causal, since a kernel that skips the masked half does half the work;
-- TFLOP/s is those FLOPs over the median time, and "% of peak" divides by the device's
-  dense half-precision peak (:mod:`mha_site.bench.peaks`; none for an unknown device).
-
-Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`. A backend that
-cannot run a cell (wrong GPU, head dim, dtype, or none on a CPU) is recorded as
-``"unsupported"`` with torch's reason; an allocation failure is recorded as ``"oom"`` for
-that variant alone. Every output is checked against a float64 reference computed from
-the same rounded inputs, and PyTorch's FLOP counter is run once per variant and cell,
-outside the timing, and stored beside the formula.
+times attention alone, the way kernel papers report it: ``q``, ``k``, ``v`` of shape
+``(B, h, T, d)`` with a fixed number of tokens (``B * T``) and a fixed width (``h * d``)
+per cell, FLOPs by :data:`~mha_site.bench.schema.FLOP_CONVENTION`, and "% of peak" against
+the device's dense half-precision peak (:mod:`mha_site.bench.peaks`; none for an unknown
+device). Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`; one that
+cannot run a cell is recorded as ``"unsupported"`` with torch's reason, an allocation
+failure as ``"oom"`` for that variant alone. Every output is checked against a float64
+reference from the same rounded inputs, and PyTorch's FLOP counter runs once per variant
+and cell, outside the timing.
 """
 
 from __future__ import annotations
@@ -37,34 +28,14 @@ from torch.nn import functional as F
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
 from mha_ref.variants import relative_error
-from mha_site.bench.measure import count_flops, free_memory, is_oom, median, peak_bytes, sync, time_variants
+from mha_site.bench.measure import TimingSettings, count_flops, free_memory, is_oom, peak_bytes, sync, time_all
 from mha_site.bench.peaks import dense_peak
-from mha_site.bench.schema import ERROR_BOUNDS
+from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
 __all__ = [
-    "FLOP_CONVENTION",
-    "KERNEL_PLANS",
-    "KERNEL_VARIANTS",
-    "KernelCell",
-    "KernelSweep",
-    "kernel_flops",
-    "kernel_plan",
-    "measure_kernel_cell",
-    "reference_attention",
-    "run_kernels",
+    "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "kernel_plan", "measure_kernel_cell",
+    "reference_attention", "run_kernels",
 ]
-
-FLOP_CONVENTION = "4*B*h*T_q*T_k*d per forward call (two matrix products), halved when causal"
-
-
-def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: bool) -> int:
-    """Forward FLOPs of attention by the field's convention (:data:`FLOP_CONVENTION`).
-
-    >>> kernel_flops(1, 16, 16384, 128, causal=False) / 1e12, kernel_flops(1, 16, 16384, 128, causal=True) / 1e12
-    (2.199023255552, 1.099511627776)
-    """
-    dense = 4 * batch * heads * tokens * tokens * head_dim
-    return dense // 2 if causal else dense
 
 
 @dataclass(frozen=True)
@@ -127,14 +98,14 @@ def _sdpa(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]
     return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
-def _lesson(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
-    mask = causal_mask(q.shape[-2], device=q.device) if causal else None  # built once, outside the timing
-    return lambda: scaled_dot_product_attention(q, k, v, mask)[0]
+def _lesson(function: Callable[..., Any]) -> Callable[[Tensor, Tensor, Tensor, bool], Callable[[], Tensor]]:
+    """A builder for one of the lesson's functions (``scaled_dot_product_attention`` returns the weights too)."""
 
+    def build(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
+        mask = causal_mask(q.shape[-2], device=q.device) if causal else None  # built once, outside the timing
+        return lambda: function(q, k, v, mask)
 
-def _lesson_tiled(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
-    mask = causal_mask(q.shape[-2], device=q.device) if causal else None
-    return lambda: tiled_attention(q, k, v, mask)
+    return build
 
 
 KERNEL_VARIANTS: dict[str, KernelVariant] = {
@@ -142,22 +113,10 @@ KERNEL_VARIANTS: dict[str, KernelVariant] = {
     "sdpa_efficient": KernelVariant("SDPA, memory-efficient backend", _sdpa, "EFFICIENT_ATTENTION"),
     "sdpa_flash": KernelVariant("SDPA, FlashAttention backend", _sdpa, "FLASH_ATTENTION"),
     "sdpa_cudnn": KernelVariant("SDPA, cuDNN backend", _sdpa, "CUDNN_ATTENTION"),
-    "lesson": KernelVariant("lesson's scaled_dot_product_attention", _lesson),
-    "lesson_tiled": KernelVariant("lesson's tiled_attention", _lesson_tiled),
+    "lesson": KernelVariant("lesson's scaled_dot_product_attention",
+                            _lesson(lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0])),
+    "lesson_tiled": KernelVariant("lesson's tiled_attention", _lesson(tiled_attention)),
 }
-
-
-def _backend(variant: KernelVariant) -> contextlib.AbstractContextManager[Any]:
-    """A context forcing the variant's SDPA backend, and only it; the lesson's code needs none.
-
-    Raises :class:`AttributeError` when this torch has no such backend.
-    """
-    if variant.backend is None:
-        return contextlib.nullcontext()
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    return sdpa_kernel(getattr(SDPBackend, variant.backend))
-
 
 #: What torch says when no kernel of the forced backend(s) accepts the inputs: on a GPU, then on a CPU.
 _NO_KERNEL = ("No available kernel", "No viable backend")
@@ -207,58 +166,36 @@ def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, max_score
 
 @dataclass(frozen=True)
 class KernelSweep:
-    """What a run's kernel sweep measures and how: cells, dtypes, variants, timing settings."""
+    """What a run's kernel sweep measures and how: a size set of :data:`KERNEL_PLANS`, dtypes, variants, timing."""
 
     sizes: str
+    timing: TimingSettings
     dtypes: tuple[str, ...] = ("float16", "bfloat16")
     variants: tuple[str, ...] = tuple(KERNEL_VARIANTS)
-    repeats: int = 10
-    min_block_s: float = 0.02
-    warmup: str = "until stable"
-
-    @property
-    def cells(self) -> list[KernelCell]:
-        return kernel_plan(self.sizes)
-
-
-def _inputs(cell: KernelCell, device: torch.device, seed: int) -> tuple[Tensor, Tensor, Tensor]:
-    generator = torch.Generator(device=device).manual_seed(seed)
-    shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
-    q, k, v = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
-    return q, k, v
 
 
 @torch.no_grad()
 def measure_kernel_cell(
-    cell: KernelCell,
-    sweep: KernelSweep,
-    device: torch.device,
-    peak: dict[str, Any] | None,
-    seed: int = 0,
+    cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None, seed: int = 0
 ) -> list[dict[str, Any]]:
     """Check, count, time and profile every (dtype, variant) of one cell; one row each.
 
     ``status`` is ``"ok"``, ``"wrong"`` (timed, but its error is above the dtype's bound: never
     plotted), ``"unsupported"`` or ``"oom"`` (both with a ``reason``).
 
-    >>> rows = measure_kernel_cell(KernelCell(8, 2, 2, 4, True), KernelSweep("tiny", dtypes=("float32",),
-    ...     variants=("sdpa_math", "sdpa_cudnn", "lesson"), repeats=1, min_block_s=0.001), torch.device("cpu"), None)
+    >>> rows = measure_kernel_cell(KernelCell(8, 2, 2, 4, True), KernelSweep("tiny", TimingSettings(1, 0.001),
+    ...     dtypes=("float32",), variants=("sdpa_math", "sdpa_cudnn", "lesson")), torch.device("cpu"), None)
     >>> [(row["variant"], row["status"]) for row in rows]
     [('sdpa_math', 'ok'), ('sdpa_cudnn', 'unsupported'), ('lesson', 'ok')]
     """
-    q32, k32, v32 = _inputs(cell, device, seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
+    q32, k32, v32 = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
     rows = []
     for dtype_name in sweep.dtypes:
         q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
-        base = {
-            "tokens": cell.tokens,
-            "batch": cell.batch,
-            "heads": cell.heads,
-            "head_dim": cell.head_dim,
-            "causal": cell.causal,
-            "dtype": dtype_name,
-            "flops": cell.flops,
-        }
+        base = {"tokens": cell.tokens, "batch": cell.batch, "heads": cell.heads, "head_dim": cell.head_dim,
+                "causal": cell.causal, "dtype": dtype_name, "flops": cell.flops}
         try:
             reference = reference_attention(q, k, v, cell.causal)  # from the rounded inputs: the error is the kernel's
         except Exception as error:  # noqa: BLE001 - only memory errors are expected
@@ -269,66 +206,52 @@ def measure_kernel_cell(
                         for name in sweep.variants)
             continue
         for name in sweep.variants:
-            rows.append(_measure_variant({**base, "variant": name}, name, (q, k, v), reference, sweep, device, peak))
+            rows.append(_measure_variant({**base, "variant": name}, (q, k, v), reference, sweep, device, peak))
         del reference, q, k, v
     return rows
 
 
 def _measure_variant(
     row: dict[str, Any],
-    name: str,
     qkv: tuple[Tensor, Tensor, Tensor],
     reference: Tensor,
     sweep: KernelSweep,
     device: torch.device,
     peak: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """One variant of one cell and dtype, inside its backend's context."""
-    variant = KERNEL_VARIANTS[name]
-    try:
-        context = _backend(variant)
-    except AttributeError as error:  # an older torch without this SDPBackend member
-        return {**row, "status": "unsupported", "reason": f"this torch has no SDPBackend.{variant.backend}: {error}"}
+    """One variant of one cell and dtype, its SDPA backend forced (and only it): a checked call (or the
+    backend's refusal), a counted call, the timing, one profiled call."""
+    variant = KERNEL_VARIANTS[row["variant"]]
+    context: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if variant.backend is not None:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        if not hasattr(SDPBackend, variant.backend):  # an older torch without this backend
+            return {**row, "status": "unsupported", "reason": f"this torch has no SDPBackend.{variant.backend}"}
+        context = sdpa_kernel(getattr(SDPBackend, variant.backend))
     with context:
         try:
-            return _checked_and_timed(row, variant, qkv, reference, sweep, device, peak)
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")  # torch explains a refusal in warnings it may have shown before
+                    call = variant.build(*qkv, row["causal"])
+                    output = call()
+                    sync(device)
+            except Exception as error:  # noqa: BLE001 - a refusal is recorded; anything else goes up
+                reason = _unsupported_reason(variant, error, caught)
+                if reason is None:
+                    raise
+                return {**row, "status": "unsupported", "reason": reason}
+            error_rel = relative_error(output, reference)
+            del output
+            counted = count_flops(call)  # one more call, outside the timing
+            timed = time_all({"call": call}, device, sweep.timing)["call"].row()
+            memory = peak_bytes(call, device)
         except Exception as error:  # noqa: BLE001 - out of memory is recorded for this variant only; others raised
             if not is_oom(error):
                 raise
             free_memory(device)
             return {**row, "status": "oom", "reason": f"out of memory: {str(error).splitlines()[0][:200]}"}
-
-
-def _checked_and_timed(
-    row: dict[str, Any],
-    variant: KernelVariant,
-    qkv: tuple[Tensor, Tensor, Tensor],
-    reference: Tensor,
-    sweep: KernelSweep,
-    device: torch.device,
-    peak: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """A checked call (or the backend's refusal), a counted call, the timing, one profiled call."""
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")  # torch explains a refusal in warnings it may have shown before
-            call = variant.build(*qkv, row["causal"])
-            output = call()
-            sync(device)
-    except Exception as error:  # noqa: BLE001 - a refusal is recorded; anything else goes up
-        reason = _unsupported_reason(variant, error, caught)
-        if reason is None:
-            raise
-        return {**row, "status": "unsupported", "reason": reason}
-    error_rel = relative_error(output, reference)
-    del output
-    counted = count_flops(call)  # one more call, outside the timing
-    timings, failures = time_variants({"call": call}, device, sweep.repeats, sweep.min_block_s, warmup=sweep.warmup)
-    if failures:
-        raise failures["call"]
-    memory = peak_bytes(call, device)
-    timing = timings["call"]
-    seconds = median(timing.times_s)
     bound = ERROR_BOUNDS[row["dtype"]]
     finite = math.isfinite(error_rel)
     return {
@@ -337,13 +260,10 @@ def _checked_and_timed(
         "max_rel_error": error_rel if finite else None,
         "error_bound": bound,
         "flops_counted": counted,
-        "times_s": timing.times_s,
-        "median_s": seconds,
-        "calls_per_block": timing.calls_per_block,
-        "warmup_calls": timing.warmup_calls,
+        **timed,
         "peak_bytes": memory,
-        "tflops": row["flops"] / seconds / 1e12,
-        "peak_fraction": row["flops"] / seconds / peak["flops_per_s"] if peak else None,
+        "tflops": row["flops"] / timed["median_s"] / 1e12,
+        "peak_fraction": row["flops"] / timed["median_s"] / peak["flops_per_s"] if peak else None,
     }
 
 
@@ -357,8 +277,8 @@ def run_kernels(
 
     ``on_cell`` (if given) receives the rows so far after each cell.
 
-    >>> section = run_kernels(KernelSweep("tiny", dtypes=("float32",), variants=("sdpa_math",), repeats=1,
-    ...                                   min_block_s=0.001), torch.device("cpu"), "a CPU")
+    >>> sweep = KernelSweep("tiny", TimingSettings(1, 0.001), dtypes=("float32",), variants=("sdpa_math",))
+    >>> section = run_kernels(sweep, torch.device("cpu"), "a CPU")
     >>> len(section["rows"]), section["peak"], section["config"]["tokens_per_cell"]
     (8, None, 64)
     """
@@ -366,7 +286,8 @@ def run_kernels(
     if unknown:
         raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")
     peak = dense_peak(device_name)  # None for a CPU, or a GPU missing from the table
-    spec = KERNEL_PLANS[sweep.sizes]
+    cells = kernel_plan(sweep.sizes)
+    spec, timing = KERNEL_PLANS[sweep.sizes], sweep.timing
     section: dict[str, Any] = {
         "config": {
             "sizes": sweep.sizes,
@@ -374,9 +295,9 @@ def run_kernels(
             "width": spec["width"],
             "dtypes": list(sweep.dtypes),
             "variants": list(sweep.variants),
-            "repeats": sweep.repeats,
-            "min_block_s": sweep.min_block_s,
-            "warmup": sweep.warmup,
+            "repeats": timing.repeats,
+            "min_block_s": timing.min_block_s,
+            "warmup": timing.warmup,
             "flop_convention": FLOP_CONVENTION,
             "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},
         },
@@ -384,7 +305,7 @@ def run_kernels(
         "peak": peak,
         "rows": [],
     }
-    for cell in sweep.cells:
+    for cell in cells:
         section["rows"].extend(measure_kernel_cell(cell, sweep, device, peak))
         if on_cell is not None:
             on_cell(section["rows"])

@@ -7,39 +7,42 @@ and its alt text on the page cannot disagree, and the build never loads matplotl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
-    "FIGURES",
-    "KERNEL_FIGURES",
-    "KERNEL_STYLES",
-    "VARIANT_STYLES",
-    "device_label",
-    "figure_alt",
-    "kernel_figure_alt",
-    "kernel_figure_name",
-    "ok_cells",
+    "FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label", "figure_alt",
+    "kernel_figure_alt", "kernel_figure_name", "ok_cells",
 ]
 
+
+class Style(NamedTuple):
+    """A variant's line in every figure (colour, marker, dash) and the words for it in the alt text."""
+
+    colour: str
+    marker: str
+    dash: str | tuple[int, tuple[int, ...]]
+    words: str
+
+
 #: Okabe-Ito colours plus a marker and a dash per variant.
-VARIANT_STYLES: dict[str, dict[str, Any]] = {
-    "loop": {"colour": "#0072B2", "marker": "o", "dash": "solid", "words": "solid line, circles"},
-    "batched": {"colour": "#D55E00", "marker": "s", "dash": "dashed", "words": "dashed line, squares"},
-    "batched_scaled_after": {
-        "colour": "#CC79A7",
-        "marker": "v",
-        "dash": "dashdot",
-        "words": "dash-dot line, down-triangles",
-    },
-    "sdpa": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
-    "tiled": {"colour": "#000000", "marker": "P", "dash": (0, (3, 1)), "words": "densely dashed line, plus signs"},
-    "torch_mha": {"colour": "#E69F00", "marker": "D", "dash": "dotted", "words": "dotted line, diamonds"},
-    "torch_mha_weights": {
-        "colour": "#56B4E9",
-        "marker": "x",
-        "dash": (0, (5, 1, 1, 1, 1, 1)),
-        "words": "dash-dot-dot line, crosses",
-    },
+VARIANT_STYLES: dict[str, Style] = {
+    "loop": Style("#0072B2", "o", "solid", "solid line, circles"),
+    "batched": Style("#D55E00", "s", "dashed", "dashed line, squares"),
+    "batched_scaled_after": Style("#CC79A7", "v", "dashdot", "dash-dot line, down-triangles"),
+    "sdpa": Style("#009E73", "^", "solid", "solid line, up-triangles"),
+    "tiled": Style("#000000", "P", (0, (3, 1)), "densely dashed line, plus signs"),
+    "torch_mha": Style("#E69F00", "D", "dotted", "dotted line, diamonds"),
+    "torch_mha_weights": Style("#56B4E9", "x", (0, (5, 1, 1, 1, 1, 1)), "dash-dot-dot line, crosses"),
+}
+
+#: The attention-kernel sweep's variants: Okabe-Ito colours again, a marker and a dash each.
+KERNEL_STYLES: dict[str, Style] = {
+    "sdpa_math": Style("#56B4E9", "x", "dotted", "dotted line, crosses"),
+    "sdpa_efficient": Style("#E69F00", "D", "dashdot", "dash-dot line, diamonds"),
+    "sdpa_flash": Style("#009E73", "^", "solid", "solid line, up-triangles"),
+    "sdpa_cudnn": Style("#CC79A7", "v", "dashed", "dashed line, down-triangles"),
+    "lesson": Style("#D55E00", "s", (0, (5, 1, 1, 1, 1, 1)), "dash-dot-dot line, squares"),
+    "lesson_tiled": Style("#000000", "P", (0, (3, 1)), "densely dashed line, plus signs"),
 }
 
 
@@ -71,6 +74,13 @@ def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[
     return sorted(rows, key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
 
 
+#: The layer's sweeps: name -> (the axis's symbol, the row key it varies, the axis in words).
+SWEEPS: dict[str, tuple[str, str, str]] = {
+    "seq": ("T", "tokens", "sequence length"),
+    "batch": ("B", "batch", "batch size"),
+    "heads": ("h", "heads", "number of heads"),
+}
+
 #: kind -> (title, what the figure shows: the start of its alt text). One figure per kind and device.
 FIGURES: dict[str, tuple[str, str]] = {
     "time": ("Time per call against sequence length", "log-log plot of median time per call against T"),
@@ -85,33 +95,6 @@ FIGURES: dict[str, tuple[str, str]] = {
     ),
 }
 
-
-def figure_alt(kind: str, doc: dict[str, Any]) -> str:
-    """Alt text for one figure: what it plots, for which device, with which line styles.
-
-    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
-    ...        "variant_labels": {"loop": "per-head loop"}}
-    >>> figure_alt("time", doc)
-    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
-    """
-    if kind not in FIGURES:
-        raise ValueError(f"kind must be one of {sorted(FIGURES)}, got {kind!r}")
-    labels = doc["variant_labels"]
-    keys = "; ".join(f"{labels[v]}: {VARIANT_STYLES[v]['words']}" for v in doc["config"]["variants"])
-    return f"On {device_label(doc)}: {FIGURES[kind][1]}; {keys}."
-
-
-#: The attention-kernel sweep's variants: Okabe-Ito colours again, a marker and a dash each.
-KERNEL_STYLES: dict[str, dict[str, Any]] = {
-    "sdpa_math": {"colour": "#56B4E9", "marker": "x", "dash": "dotted", "words": "dotted line, crosses"},
-    "sdpa_efficient": {"colour": "#E69F00", "marker": "D", "dash": "dashdot", "words": "dash-dot line, diamonds"},
-    "sdpa_flash": {"colour": "#009E73", "marker": "^", "dash": "solid", "words": "solid line, up-triangles"},
-    "sdpa_cudnn": {"colour": "#CC79A7", "marker": "v", "dash": "dashed", "words": "dashed line, down-triangles"},
-    "lesson": {"colour": "#D55E00", "marker": "s", "dash": (0, (5, 1, 1, 1, 1, 1)),
-               "words": "dash-dot-dot line, squares"},
-    "lesson_tiled": {"colour": "#000000", "marker": "P", "dash": (0, (3, 1)), "words": "densely dashed line, plus signs"},
-}
-
 #: kind -> (title, what the figure shows). ``kernels`` is drawn once per dtype (``<stem>-kernels-<dtype>.svg``).
 KERNEL_FIGURES: dict[str, tuple[str, str]] = {
     "kernels": (
@@ -123,6 +106,26 @@ KERNEL_FIGURES: dict[str, tuple[str, str]] = {
         "two panels (by head dim) of peak memory per call against T, not causal, log-log",
     ),
 }
+
+
+def _alt(where: str, shows: str, section: dict[str, Any], styles: dict[str, Style]) -> str:
+    """Alt text: what a figure plots, where, and each line's variant and style (``section`` holds both lists)."""
+    labels = section["variant_labels"]
+    keys = "; ".join(f"{labels[v]}: {styles[v].words}" for v in section["config"]["variants"])
+    return f"On {where}: {shows}; {keys}."
+
+
+def figure_alt(kind: str, doc: dict[str, Any]) -> str:
+    """Alt text for one figure: what it plots, for which device, with which line styles.
+
+    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
+    ...        "variant_labels": {"loop": "per-head loop"}}
+    >>> figure_alt("time", doc)
+    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
+    """
+    if kind not in FIGURES:
+        raise ValueError(f"kind must be one of {sorted(FIGURES)}, got {kind!r}")
+    return _alt(device_label(doc), FIGURES[kind][1], doc, VARIANT_STYLES)
 
 
 def kernel_figure_name(stem: str, kind: str, dtype: str | None = None) -> str:
@@ -142,8 +145,5 @@ def kernel_figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) 
     >>> kernel_figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
     'On a GPU, float16: two panels (by head dim) of peak memory ...; SDPA, flash: solid line, up-triangles.'
     """
-    section = doc["kernels"]
-    labels = section["variant_labels"]
-    keys = "; ".join(f"{labels[v]}: {KERNEL_STYLES[v]['words']}" for v in section["config"]["variants"])
     where = device_label(doc) + (f", {dtype}" if dtype else "")
-    return f"On {where}: {KERNEL_FIGURES[kind][1]}; {keys}."
+    return _alt(where, KERNEL_FIGURES[kind][1], doc["kernels"], KERNEL_STYLES)

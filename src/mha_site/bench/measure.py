@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import torch
@@ -28,36 +29,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from mha_site.precision import float32_settings
 
 __all__ = [
-    "CLOCKS",
-    "WARMUPS",
-    "Timing",
-    "sync",
-    "median",
-    "count_flops",
-    "counted_flops",
-    "free_memory",
-    "gpu_clocks",
-    "interleaved_seconds",
-    "is_oom",
-    "median_seconds",
-    "matmul_ceiling",
-    "peak_bytes",
-    "provenance",
-    "time_variants",
+    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "count_flops", "cuda_index", "free_memory", "gpu_clocks",
+    "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync", "time_all", "time_variants",
 ]
 
 
 def sync(device: torch.device) -> None:
-    """Wait for queued CUDA work on ``device``; a no-op on CPU.
-
-    Call it before reading a clock: a CUDA matmul returns once it is queued, not when it is done.
-
-    >>> x = torch.ones(64, 64)
-    >>> y = x @ x
-    >>> sync(x.device)  # on CPU the product is already complete: nothing to wait for
-    >>> float(y[0, 0])
-    64.0
-    """
+    """Wait for queued CUDA work on ``device`` (a CUDA matmul returns once it is queued); a no-op on CPU."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -66,19 +44,6 @@ def sync(device: torch.device) -> None:
 #: ``"process"`` (this process's CPU time; CPU only, and only on one thread, where it equals the
 #: compute time even while other jobs share the cores: there is no parallel region to stall).
 CLOCKS = ("wall", "process")
-
-
-def _timer(clock: str, device: torch.device) -> Callable[[], float]:
-    if clock not in CLOCKS:
-        raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
-    if clock == "wall":
-        return time.perf_counter
-    if device.type != "cpu" or torch.get_num_threads() != 1:
-        raise ValueError(
-            f"clock='process' needs device cpu and 1 thread, got {device.type} with {torch.get_num_threads()} threads"
-        )
-    return time.process_time
-
 
 #: How a callable is warmed up before it is timed. ``"two calls"``: two untimed calls (the
 #: committed CPU run). ``"until stable"``: at least :data:`STABLE_MIN_BLOCKS` blocks of calls,
@@ -93,12 +58,43 @@ STABLE_MAX_BLOCKS = 10
 
 
 @dataclass(frozen=True)
+class TimingSettings:
+    """How every callable of a run is timed: ``repeats`` blocks of about ``min_block_s`` on ``clock``, after ``warmup``.
+
+    >>> TimingSettings(warmup="three calls")
+    Traceback (most recent call last):
+    ...
+    ValueError: warmup must be one of ('two calls', 'until stable'), got 'three calls'
+    """
+
+    repeats: int = 5
+    min_block_s: float = 0.05
+    clock: str = "wall"
+    warmup: str = "two calls"
+
+    def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be at least 1, got {self.repeats}")
+        if not self.min_block_s > 0:
+            raise ValueError(f"min_block_s must be positive, got {self.min_block_s}")
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {CLOCKS}, got {self.clock!r}")
+        if self.warmup not in WARMUPS:
+            raise ValueError(f"warmup must be one of {WARMUPS}, got {self.warmup!r}")
+
+
+@dataclass(frozen=True)
 class Timing:
     """One callable's timing: per-call seconds of each timed block, and how the blocks were made."""
 
     times_s: list[float]
     calls_per_block: int
     warmup_calls: int
+
+    def row(self) -> dict[str, Any]:
+        """The timing keys of a results row."""
+        return {"times_s": self.times_s, "median_s": median(self.times_s), "calls_per_block": self.calls_per_block,
+                "warmup_calls": self.warmup_calls}
 
 
 #: Substrings of the messages torch raises when an allocation fails (CUDA, then the CPU allocator).
@@ -125,7 +121,11 @@ def free_memory(device: torch.device) -> None:
 
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
     """A clock that first waits for ``device``: read at a block's two edges, it times what the block queued."""
-    read = _timer(clock, device)
+    if clock == "process" and (device.type != "cpu" or torch.get_num_threads() != 1):
+        raise ValueError(
+            f"clock='process' needs device cpu and 1 thread, got {device.type} with {torch.get_num_threads()} threads"
+        )
+    read = time.process_time if clock == "process" else time.perf_counter
     if device.type == "cpu":
         return read
 
@@ -158,34 +158,24 @@ def _warm_up(fn: Callable[[], object], clock: Callable[[], float], min_block_s: 
 
 
 def time_variants(
-    fns: dict[str, Callable[[], object]],
-    device: torch.device,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    clock: str = "wall",
-    warmup: str = "two calls",
+    fns: dict[str, Callable[[], object]], device: torch.device, settings: TimingSettings
 ) -> tuple[dict[str, Timing], dict[str, BaseException]]:
     """Time each callable in ``repeats`` blocks of about ``min_block_s``; returns ``(timings, failures)``.
 
-    Each callable is warmed up (``warmup``, one of :data:`WARMUPS`) and given a block size
-    that lasts about ``min_block_s``; :mod:`torch.utils.benchmark` times each block. The
-    rounds interleave the callables, in a rotating order, so that load from other processes
-    on a shared machine falls on all of them alike instead of on whichever ran during a busy
-    spell. An allocation failure while one callable runs ends that callable's timing only:
-    it is returned in ``failures`` and memory is freed before the next; any other error is
-    raised. ``timings[name].times_s`` holds one per-call time per block.
+    Each callable is warmed up (``settings.warmup``) and given a block size that lasts about
+    ``min_block_s``; :mod:`torch.utils.benchmark` times each block. The rounds interleave the
+    callables, in a rotating order, so that load from other processes on a shared machine
+    falls on all of them alike instead of on whichever ran during a busy spell. An allocation
+    failure while one callable runs ends that callable's timing only: it is returned in
+    ``failures`` and memory is freed before the next; any other error is raised.
+    ``timings[name].times_s`` holds one per-call time per block.
 
-    >>> timings, failures = time_variants({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), 3, 0.001)
+    >>> timings, failures = time_variants({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"),
+    ...                                   TimingSettings(3, 0.001))
     >>> len(timings["a"].times_s), timings["a"].warmup_calls, failures
     (3, 2, {})
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    if min_block_s <= 0:
-        raise ValueError(f"min_block_s must be positive, got {min_block_s}")
-    if warmup not in WARMUPS:
-        raise ValueError(f"warmup must be one of {WARMUPS}, got {warmup!r}")
-    clock_fn = _block_clock(clock, device)
+    clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
     failures: dict[str, BaseException] = {}
 
@@ -197,17 +187,16 @@ def time_variants(
 
     for name, fn in fns.items():
         try:
-            warm[name], per_call = _warm_up(fn, clock_fn, min_block_s, warmup)
+            warm[name], per_call = _warm_up(fn, clock, settings.min_block_s, settings.warmup)
         except Exception as error:  # noqa: BLE001 - failed() re-raises all but memory errors
             failed(name, error)
             continue
-        numbers[name] = max(1, int(min_block_s / per_call))
-        timers[name] = benchmark.Timer(
-            stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads(), timer=clock_fn
-        )
+        numbers[name] = max(1, int(settings.min_block_s / per_call))
+        timers[name] = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads(),
+                                       timer=clock)
     names = list(timers)
     times: dict[str, list[float]] = {name: [] for name in names}
-    for round_index in range(repeats):
+    for round_index in range(settings.repeats):
         live = [name for name in names if name not in failures]
         if not live:
             break
@@ -221,70 +210,35 @@ def time_variants(
     return timings, failures
 
 
-def interleaved_seconds(
-    fns: dict[str, Callable[[], object]],
-    device: torch.device,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    clock: str = "wall",
-    warmup: str = "two calls",
-) -> dict[str, list[float]]:
-    """:func:`time_variants` for callables that must all succeed: ``{name: per-block seconds per call}``.
+def time_all(fns: dict[str, Callable[[], object]], device: torch.device, settings: TimingSettings) -> dict[str, Timing]:
+    """:func:`time_variants` for callables that must all succeed: the first failure of any kind is raised.
 
-    The first failure of any kind is raised. Take the median of each list.
-
-    >>> times = interleaved_seconds({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), 3, 0.001)
-    >>> len(times["a"]), all(t > 0 for t in times["a"])
+    >>> timings = time_all({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), TimingSettings(3, 0.001))
+    >>> len(timings["a"].times_s), all(t > 0 for t in timings["a"].times_s)
     (3, True)
     """
-    timings, failures = time_variants(fns, device, repeats, min_block_s, clock, warmup)
+    timings, failures = time_variants(fns, device, settings)
     if failures:
         raise next(iter(failures.values()))
-    return {name: timing.times_s for name, timing in timings.items()}
-
-
-def median_seconds(
-    fn: Callable[[], object],
-    device: torch.device,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    clock: str = "wall",
-    warmup: str = "two calls",
-) -> list[float]:
-    """:func:`interleaved_seconds` for a single callable: its per-block seconds per call.
-
-    >>> len(median_seconds(lambda: torch.ones(8).sum(), torch.device("cpu"), repeats=2, min_block_s=0.001))
-    2
-    """
-    return interleaved_seconds({"fn": fn}, device, repeats, min_block_s, clock, warmup)["fn"]
-
-
-def counted_flops(fn: Callable[[], object]) -> tuple[object, int]:
-    """Call ``fn`` once under PyTorch's FLOP counter; returns its result and the FLOPs counted.
-
-    The counter adds up a formula per matrix-multiply operator from the shapes (``2*m*n*k``
-    for a product), so it counts masked entries too: for causal attention it reports the full
-    ``T x T`` work. It has no formula for some kernels (the CPU's fused attention) and counts 0 there.
-
-    >>> _, flops = counted_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))
-    >>> flops  # 2 * 4 * 3 * 5
-    120
-    """
-    with FlopCounterMode(display=False) as counter:
-        result = fn()
-    return result, int(counter.get_total_flops())
+    return timings
 
 
 def count_flops(fn: Callable[[], object]) -> int | None:
-    """:func:`counted_flops`'s count, or None if the counter itself fails: a count is worth less than a run.
+    """The FLOPs PyTorch's counter sees in one call of ``fn``, or None if the counter itself fails.
 
-    An allocation failure is still raised (the caller records it).
+    The counter adds up a formula per matrix-multiply operator from the shapes (``2*m*n*k``
+    for a product), so it counts masked entries too: for causal attention it reports the full
+    ``T x T`` work. It has no formula for some kernels (the CPU's fused attention) and counts 0
+    there. A count is worth less than a run, so a surprise in the counter is only a warning;
+    an allocation failure is still raised (the caller records it).
 
-    >>> count_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))
+    >>> count_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))  # 2 * 4 * 3 * 5
     120
     """
     try:
-        return counted_flops(fn)[1]
+        with FlopCounterMode(display=False) as counter:
+            fn()
+        return int(counter.get_total_flops())
     except Exception as error:  # noqa: BLE001 - the counter is a torch dispatch mode; a surprise there is not fatal
         if is_oom(error):
             raise
@@ -293,39 +247,17 @@ def count_flops(fn: Callable[[], object]) -> int | None:
 
 
 @torch.no_grad()
-def matmul_ceiling(
-    n: int,
-    dtype: torch.dtype,
-    device: torch.device,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    clock: str = "wall",
-    warmup: str = "two calls",
-) -> dict[str, Any]:
+def matmul_ceiling(n: int, dtype: torch.dtype, device: torch.device, settings: TimingSettings) -> dict[str, Any]:
     """Achieved FLOP/s of one ``n x n`` by ``n x n`` matmul (``2 n**3`` FLOPs): the roof a cell is compared with.
 
-    >>> c = matmul_ceiling(64, torch.float32, torch.device("cpu"), repeats=1, min_block_s=0.001)
+    >>> c = matmul_ceiling(64, torch.float32, torch.device("cpu"), TimingSettings(1, 0.001))
     >>> c["n"], c["flops"], c["flops_per_s"] > 0
     (64, 524288, True)
     """
     gen = torch.Generator().manual_seed(1)
     a, b = (torch.randn(n, n, generator=gen).to(device=device, dtype=dtype) for _ in range(2))
-    times = median_seconds(lambda: a @ b, device, repeats, min_block_s, clock, warmup)
-    seconds = median(times)
+    seconds = median(time_all({"matmul": lambda: a @ b}, device, settings)["matmul"].times_s)
     return {"n": n, "flops": 2 * n**3, "median_s": seconds, "flops_per_s": 2 * n**3 / seconds}
-
-
-def median(values: list[float]) -> float:
-    """The median of ``values``.
-
-    >>> median([3.0, 1.0, 2.0]), median([4.0, 1.0, 2.0, 3.0])
-    (2.0, 2.5)
-    """
-    if not values:
-        raise ValueError("median of an empty list")
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def peak_bytes(fn: Callable[[], object], device: torch.device) -> int:
@@ -404,6 +336,16 @@ def gpu_clocks(index: int = 0) -> dict[str, str] | str:
     return dict(zip(SMI_FIELDS, values))
 
 
+def load_average() -> float | None:
+    """The 1-minute load average, rounded; None where the platform has none."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+
+
+def cuda_index(device: torch.device) -> int:
+    """The CUDA device's index, the current one when ``device`` names none."""
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def provenance(device: torch.device, command: str) -> dict[str, Any]:
     """Where and how the numbers were made: hardware, versions, date, git commit, command.
 
@@ -434,10 +376,10 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "precision": float32_settings(),
         "device_type": device.type,
-        "load_average_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "load_average_1min": load_average(),
     }
     if device.type == "cuda":
-        index = device.index if device.index is not None else torch.cuda.current_device()
+        index = cuda_index(device)
         props = torch.cuda.get_device_properties(index)
         # nvidia-smi numbers every GPU of the machine; torch only those in CUDA_VISIBLE_DEVICES,
         # so the two indices agree only without it (recorded, to tell).

@@ -14,7 +14,7 @@ from typing import Any
 from mha_site.bench import formats
 from mha_site.bench.claims import CLAIMS, PAGE_CLAIMS, render_claim, seq_tokens
 from mha_site.bench.gpu_section import gpu_section
-from mha_site.bench.labels import FIGURES, device_label
+from mha_site.bench.labels import FIGURES, SWEEPS, device_label
 from mha_site.bench.tables import decode_table, figure_markdown, provenance_table, results_table
 
 __all__ = ["UNIT_ROUNDOFF", "bench_values"]
@@ -54,7 +54,7 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
             values[f"{prefix}.ceiling_gflops"] = f"{doc['ceiling'][dtype]['flops_per_s'] / 1e9:.0f}"
             values[f"{prefix}.ceiling_n"] = str(doc["ceiling"][dtype]["n"])
             values[f"{prefix}.error_bound"] = formats.sci(doc["config"]["error_bounds"][dtype], 0)
-            for sweep in ("seq", "batch", "heads"):
+            for sweep in SWEEPS:
                 values[f"{prefix}.table.{sweep}"] = results_table(doc, sweep, dtype)
             ok = [c for c in doc["cells"] if c["dtype"] == dtype and c["status"] == "ok"]
             checked = [c["max_rel_error"] for c in doc["cells"] if c["dtype"] == dtype and "max_rel_error" in c]
@@ -72,18 +72,14 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                     values[f"{prefix}.mib.{c['variant']}.T{t}"] = formats.mib(c["peak_bytes"])
                     values[f"{prefix}.pct.{c['variant']}.T{t}"] = f"{100 * c['ceiling_fraction']:.0f}"
                     values[f"{prefix}.gflop.T{t}"] = f"{(c['flops_attention'] + c['flops_projection']) / 1e9:.3g}"
+                # Ratios of two variants at one point; the batch and head sweeps' runs of the seq sweep's own
+                # setting (B, h) say how far a ratio moves between two runs of the same thing.
+                if c["sweep"] == "seq" or (c["batch"], c["heads"]) in seq_settings:
+                    where = "" if c["sweep"] == "seq" else f".{c['sweep']}"
                     for other in ok:
-                        if other["sweep"] == "seq" and other["tokens"] == t and other["variant"] != c["variant"]:
-                            ratio = c["median_s"] / other["median_s"]
-                            values[f"{prefix}.ratio.{c['variant']}_over_{other['variant']}.T{t}"] = formats.ratio(ratio)
-                if c["sweep"] in ("batch", "heads") and (c["batch"], c["heads"]) in seq_settings:
-                    # The seq sweep's own setting, measured again in another sweep: how far a
-                    # ratio moves between two runs of the same thing.
-                    for other in ok:
-                        same = (other["sweep"], other["batch"], other["heads"], other["tokens"]) == (
-                            c["sweep"], c["batch"], c["heads"], c["tokens"])
-                        if same and other["variant"] != c["variant"]:
-                            key = f"{prefix}.ratio.{c['variant']}_over_{other['variant']}.{c['sweep']}.T{c['tokens']}"
+                        same = all(other[k] == c[k] for k in ("sweep", "batch", "heads", "tokens"))
+                        if same and other is not c:
+                            key = f"{prefix}.ratio.{c['variant']}_over_{other['variant']}{where}.T{c['tokens']}"
                             values[key] = formats.ratio(c["median_s"] / other["median_s"])
                 if c["sweep"] == "heads":
                     base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
@@ -98,7 +94,6 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                 values[f"{prefix}.t_max"] = str(tokens[-1])
                 values[f"{prefix}.best_variant"] = doc["variant_labels"][best["variant"]]
                 values[f"{prefix}.best_pct"] = f"{100 * best['ceiling_fraction']:.0f}"
-    for device, doc in docs.items():
         if doc.get("decode"):
             values[f"{device}.table.decode"] = decode_table(doc)
         for row in doc.get("decode", []):

@@ -8,10 +8,12 @@ built from that file alone.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from statistics import median
 from typing import Any
 
 import torch
@@ -20,54 +22,24 @@ from torch import Tensor
 from mha_ref.attention import causal_mask
 from mha_ref.cache import KVCache
 from mha_ref.module import MultiHeadAttention
-from mha_ref.variants import (
-    VARIANTS,
-    attention_flops,
-    make_params,
-    projection_flops,
-    reference_output,
-    relative_error,
-)
+from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output, relative_error
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
-    count_flops,
-    free_memory,
-    gpu_clocks,
-    interleaved_seconds,
-    is_oom,
-    matmul_ceiling,
-    median,
-    peak_bytes,
-    provenance,
-    sync,
-    time_variants,
+    TimingSettings, count_flops, cuda_index, free_memory, gpu_clocks, is_oom, load_average, matmul_ceiling, peak_bytes,
+    provenance, sync, time_all, time_variants,
 )
 from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, validate_results  # noqa: F401 - doctests use it
 from mha_site.precision import full_float32
 
 __all__ = [
-    "PLANS",
-    "D_MODEL",
-    "Cell",
-    "DECODE_PREFIXES",
-    "KernelSweep",
-    "estimated_bytes",
-    "measure_cell",
-    "measure_decode",
-    "plan",
-    "run_plan",
-    "supplement",
+    "SIZE_SETS", "Cell", "KernelSweep", "SizeSet", "TimingSettings", "estimated_bytes", "measure_cell",
+    "measure_decode", "plan", "run_plan", "supplement",
 ]
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of a sweep: which sweep it belongs to and its sizes.
-
-    >>> cell = Cell(sweep="seq", batch=1, tokens=1024, heads=8, d_model=512)
-    >>> cell.d_model // cell.heads, attention_flops(cell.batch, cell.tokens, cell.d_model) // 10**9
-    (64, 2)
-    """
+    """One point of a sweep: which sweep it belongs to and its sizes (its keys in a results row)."""
 
     sweep: str
     batch: int
@@ -105,11 +77,8 @@ def measure_cell(
     dtypes: Iterable[str],
     device: torch.device,
     ceilings: dict[str, dict[str, Any]],
-    repeats: int = 5,
-    min_block_s: float = 0.05,
+    timing: TimingSettings = TimingSettings(),
     seed: int = 0,
-    clock: str = "wall",
-    warmup: str = "two calls",
 ) -> list[dict[str, Any]]:
     """Time, profile and check every (variant, dtype) of one cell; one result dict each.
 
@@ -121,17 +90,10 @@ def measure_cell(
     more call, outside the timing.
 
     >>> rows = measure_cell(Cell("seq", 1, 8, 2, 8), ["batched"], ["float32"], torch.device("cpu"),
-    ...                     {"float32": {"flops_per_s": 1e9}}, repeats=1, min_block_s=0.001)
+    ...                     {"float32": {"flops_per_s": 1e9}}, TimingSettings(1, 0.001))
     >>> rows[0]["status"], rows[0]["variant"], rows[0]["max_rel_error"] < 1e-4
     ('ok', 'batched', True)
     """
-    base = {
-        "sweep": cell.sweep,
-        "batch": cell.batch,
-        "tokens": cell.tokens,
-        "heads": cell.heads,
-        "d_model": cell.d_model,
-    }
     flops_att = attention_flops(cell.batch, cell.tokens, cell.d_model)
     flops_proj = projection_flops(cell.batch, cell.tokens, cell.d_model)
     master = make_params(cell.batch, cell.tokens, cell.d_model, cell.heads, seed=seed, device=str(device))
@@ -148,13 +110,8 @@ def measure_cell(
         pending: dict[str, dict[str, Any]] = {}
         fns: dict[str, Callable[[], Tensor]] = {}
         for name in variants:
-            row = {
-                **base,
-                "variant": name,
-                "dtype": dtype_name,
-                "flops_attention": flops_att,
-                "flops_projection": flops_proj,
-            }
+            row = {**asdict(cell), "variant": name, "dtype": dtype_name, "flops_attention": flops_att,
+                   "flops_projection": flops_proj}
             need = estimated_bytes(name, cell, params.x.element_size())
             if reference is None:
                 rows.append({**row, "status": "skipped", "reason": "float64 reference did not fit in memory"})
@@ -184,7 +141,7 @@ def measure_cell(
                 fns[name] = fn
         if not fns:
             continue
-        timings, failures = time_variants(fns, device, repeats, min_block_s, clock, warmup)
+        timings, failures = time_variants(fns, device, timing)
         for name, row in pending.items():
             if name in failures:  # out of memory while timing: this variant only
                 rows.append(_skipped(row, failures[name], device))
@@ -194,21 +151,10 @@ def measure_cell(
             except Exception as failure:  # noqa: BLE001
                 rows.append(_skipped(row, failure, device))
                 continue
-            timing = timings[name]
-            seconds = median(timing.times_s)
-            achieved = (flops_att + flops_proj) / seconds
-            rows.append(
-                {
-                    **row,
-                    "times_s": timing.times_s,
-                    "median_s": seconds,
-                    "calls_per_block": timing.calls_per_block,
-                    "warmup_calls": timing.warmup_calls,
-                    "peak_bytes": memory,
-                    "achieved_flops_per_s": achieved,
-                    "ceiling_fraction": achieved / ceilings[dtype_name]["flops_per_s"],
-                }
-            )
+            timed = timings[name].row()
+            achieved = (flops_att + flops_proj) / timed["median_s"]
+            rows.append({**row, **timed, "peak_bytes": memory, "achieved_flops_per_s": achieved,
+                         "ceiling_fraction": achieved / ceilings[dtype_name]["flops_per_s"]})
     return rows
 
 
@@ -221,40 +167,52 @@ def _skipped(row: dict[str, Any], failure: BaseException, device: torch.device) 
     return {**kept, "status": "skipped", "reason": f"out of memory: {str(failure).splitlines()[0][:160]}"}
 
 
-#: The sweeps per size set. ``seq`` varies T, ``batch`` varies B, ``heads`` varies h at fixed d_model.
-PLANS: dict[str, dict[str, dict[str, Any]]] = {
-    "cpu": {
+@dataclass(frozen=True)
+class SizeSet:
+    """The sizes of one run: its sweeps (``seq`` varies T, ``batch`` varies B, ``heads`` varies h at fixed
+    d_model), the decode step's prefix lengths (batch 1, 8 heads), d_model (the original transformer's 512,
+    smaller for the test-only set) and ``n`` of the square matmul whose FLOP/s is the ceiling."""
+
+    sweeps: dict[str, dict[str, list[int]]]
+    decode_prefixes: list[int]
+    ceiling_n: int
+    d_model: int = 512
+
+
+SIZE_SETS: dict[str, SizeSet] = {
+    "cpu": SizeSet({
         "seq": {"batch": [1], "tokens": [128, 256, 512, 1024, 2048], "heads": [8]},
         "batch": {"batch": [1, 2, 4, 8], "tokens": [1024], "heads": [8]},
         "heads": {"batch": [1], "tokens": [1024], "heads": [1, 2, 4, 8, 16, 32, 64]},
-    },
-    "cuda": {
+    }, decode_prefixes=[128, 256, 512, 1024, 2048], ceiling_n=2048),
+    "cuda": SizeSet({
         "seq": {"batch": [1], "tokens": [128, 256, 512, 1024, 2048, 4096, 8192, 16384], "heads": [8]},
         "batch": {"batch": [1, 4, 16, 64], "tokens": [2048], "heads": [8]},
         "heads": {"batch": [1], "tokens": [4096], "heads": [1, 2, 4, 8, 16, 32, 64]},
-    },
-    "quick": {
+    }, decode_prefixes=[512, 2048, 8192], ceiling_n=8192),
+    "quick": SizeSet({
         "seq": {"batch": [1], "tokens": [64, 128, 256, 512], "heads": [8]},
         "batch": {"batch": [1, 4], "tokens": [128], "heads": [8]},
         "heads": {"batch": [1], "tokens": [256], "heads": [1, 8, 32]},
-    },
-    "tiny": {
+    }, decode_prefixes=[64, 256], ceiling_n=1024),
+    "tiny": SizeSet({
         "seq": {"batch": [1], "tokens": [8, 16], "heads": [2]},
         "batch": {"batch": [2], "tokens": [8], "heads": [2]},
         "heads": {"batch": [1], "tokens": [8], "heads": [1, 4]},
-    },
+    }, decode_prefixes=[8, 16], ceiling_n=256, d_model=16),
 }
 
-#: Prefix lengths of the decode-step measurement per size set (batch 1, 8 heads).
-DECODE_PREFIXES: dict[str, list[int]] = {
-    "cpu": [128, 256, 512, 1024, 2048],
-    "cuda": [512, 2048, 8192],
-    "quick": [64, 256],
-    "tiny": [8, 16],
-}
 
-#: d_model per size set: the original transformer's 512, smaller for the test-only set.
-D_MODEL = {"cpu": 512, "cuda": 512, "quick": 512, "tiny": 16}
+def _size_set(sizes: str) -> SizeSet:
+    if sizes not in SIZE_SETS:
+        raise ValueError(f"sizes must be one of {sorted(SIZE_SETS)}, got {sizes!r}")
+    return SIZE_SETS[sizes]
+
+
+def _check_variants(names: Iterable[str]) -> None:
+    bad = sorted(set(names) - set(VARIANTS))
+    if bad:
+        raise ValueError(f"unknown variants {bad}; choose from {sorted(VARIANTS)}")
 
 
 @torch.no_grad()
@@ -263,11 +221,8 @@ def measure_decode(
     d_model: int,
     heads: int,
     device: torch.device,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    clock: str = "wall",
+    timing: TimingSettings = TimingSettings(),
     seed: int = 0,
-    warmup: str = "two calls",
 ) -> dict[str, Any]:
     """One decoding step after ``prefix`` tokens, two ways: with a :class:`KVCache` and by recomputing.
 
@@ -277,7 +232,7 @@ def measure_decode(
     output is kept. Both give the same vector (checked: ``max_abs_diff``); the ratio of
     their median times is what the cache saves at this length. Float32, batch 1.
 
-    >>> row = measure_decode(8, 16, 2, torch.device("cpu"), repeats=1, min_block_s=0.001)
+    >>> row = measure_decode(8, 16, 2, torch.device("cpu"), TimingSettings(1, 0.001))
     >>> row["prefix"], row["max_abs_diff"] < 1e-5, row["recompute_over_cached"] > 0
     (8, True, True)
     """
@@ -299,9 +254,8 @@ def measure_decode(
         return layer(x, mask=mask)[:, -1:]  # (1, 1, d_model)
 
     difference = float((cached() - recompute()).abs().max())
-    times = interleaved_seconds(
-        {"cached": cached, "recompute": recompute}, device, repeats, min_block_s, clock, warmup
-    )
+    timings = time_all({"cached": cached, "recompute": recompute}, device, timing)
+    times = {name: t.times_s for name, t in timings.items()}
     cached_s, recompute_s = median(times["cached"]), median(times["recompute"])
     return {
         "prefix": prefix,
@@ -325,50 +279,59 @@ def plan(sizes: str) -> list[Cell]:
     >>> [(c.sweep, c.batch, c.tokens, c.heads) for c in plan("tiny")]
     [('seq', 1, 8, 2), ('seq', 1, 16, 2), ('batch', 2, 8, 2), ('heads', 1, 8, 1), ('heads', 1, 8, 4)]
     """
-    if sizes not in PLANS:
-        raise ValueError(f"sizes must be one of {sorted(PLANS)}, got {sizes!r}")
-    cells = []
-    for sweep, axes in PLANS[sizes].items():
-        for batch in axes["batch"]:
-            for tokens in axes["tokens"]:
-                for heads in axes["heads"]:
-                    cells.append(Cell(sweep, batch, tokens, heads, D_MODEL[sizes]))
-    return cells
+    size_set = _size_set(sizes)
+    return [
+        Cell(sweep, batch, tokens, heads, size_set.d_model)
+        for sweep, axes in size_set.sweeps.items()
+        for batch, tokens, heads in itertools.product(axes["batch"], axes["tokens"], axes["heads"])
+    ]
+
+
+def _measure_into(
+    doc: dict[str, Any],
+    sizes: str,
+    variants: list[str],
+    device: torch.device,
+    timing: TimingSettings,
+    progress: Callable[[], None] = lambda: None,
+) -> None:
+    """Append the size set's decode rows, then every cell's rows, to ``doc`` (whose dtypes and ceiling they use)."""
+    size_set = SIZE_SETS[sizes]
+    heads = 8 if size_set.d_model % 8 == 0 else 1
+    for prefix in size_set.decode_prefixes:
+        doc["decode"].append(measure_decode(prefix, size_set.d_model, heads, device, timing))
+        progress()
+    for cell in plan(sizes):
+        doc["cells"].extend(measure_cell(cell, variants, doc["config"]["dtypes"], device, doc["ceiling"], timing))
+        progress()
 
 
 def run_plan(
-    cells: list[Cell],
+    sizes: str,
     device: torch.device,
     dtypes: list[str],
     command: str,
     variants: list[str] | None = None,
-    repeats: int = 5,
-    min_block_s: float = 0.05,
-    ceiling_n: int = 2048,
-    clock: str = "wall",
+    timing: TimingSettings = TimingSettings(),
     on_progress: Callable[[dict[str, Any]], None] | None = None,
-    decode_prefixes: list[int] | None = None,
-    decode_d_model: int = 512,
-    warmup: str = "two calls",
     kernels: KernelSweep | None = None,
     half_on_cpu: bool = False,
 ) -> dict[str, Any]:
-    """Measure the matmul ceiling, the decode rows, every cell, then the kernel sweep; returns the results document.
+    """Measure the ceiling, the decode rows, every cell of ``sizes``, then the kernel sweep; returns the results document.
 
     Float32 products run in full float32 throughout (:func:`mha_site.precision.full_float32`),
     and the document records the settings. ``on_progress`` (if given) receives the partial
-    document after each cell, so a long run can keep what it measured. ``decode_prefixes``
-    adds one :func:`measure_decode` row per prefix length (8 heads, ``decode_d_model`` wide);
-    ``kernels`` adds the attention-kernel sweep (:mod:`mha_site.bench.kernels`) as the
-    document's ``kernels`` section. ``half_on_cpu`` lets a CPU measure float16 and bfloat16:
-    only the GPU command's dry run does, at sizes where speed does not matter.
+    document after each cell, so a long run can keep what it measured. ``kernels`` adds the
+    attention-kernel sweep (:mod:`mha_site.bench.kernels`) as the document's ``kernels``
+    section. ``half_on_cpu`` lets a CPU measure float16 and bfloat16: only the GPU command's
+    dry run does, at sizes where speed does not matter.
 
-    >>> doc = run_plan([Cell("seq", 1, 8, 2, 8)], torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
-    ...                repeats=1, min_block_s=0.001, ceiling_n=16)
+    >>> doc = run_plan("tiny", torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
+    ...                timing=TimingSettings(1, 0.001))
     >>> validate_results(doc)  # passes: no output
-    >>> doc["complete"], doc["variant_labels"], [cell["status"] for cell in doc["cells"]]
-    (True, {'batched': 'batched, explicit softmax'}, ['ok'])
-    >>> run_plan([], torch.device("cpu"), ["float16"], "doctest")
+    >>> doc["complete"], doc["variant_labels"], {cell["status"] for cell in doc["cells"]}, len(doc["decode"])
+    (True, {'batched': 'batched, explicit softmax'}, {'ok'}, 2)
+    >>> run_plan("tiny", torch.device("cpu"), ["float16"], "doctest")
     Traceback (most recent call last):
     ...
     ValueError: on CPU only float32 is measured, got ['float16']
@@ -379,125 +342,77 @@ def run_plan(
     if device.type == "cpu" and set(dtypes) != {"float32"} and not half_on_cpu:
         raise ValueError(f"on CPU only float32 is measured, got {dtypes}")
     names = list(VARIANTS) if variants is None else variants
-    bad = sorted(set(names) - set(VARIANTS))
-    if bad:
-        raise ValueError(f"unknown variants {bad}; choose from {sorted(VARIANTS)}")
+    _check_variants(names)
+    ceiling_n = _size_set(sizes).ceiling_n
     started = time.perf_counter()
-    timing = {"repeats": repeats, "min_block_s": min_block_s, "clock": clock, "warmup": warmup}
     with full_float32():
-        doc = _start(device, dtypes, command, names, ceiling_n, timing)
-        _measure_into(doc, cells, device, timing, on_progress, decode_prefixes or [], decode_d_model, kernels)
+        doc = {
+            "schema": SCHEMA_VERSION,
+            "complete": False,
+            "provenance": provenance(device, command),
+            "config": {**asdict(timing), "dtypes": dtypes, "variants": names, "error_bounds": ERROR_BOUNDS},
+            "variant_labels": {name: VARIANTS[name][0] for name in names},
+            "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, timing) for d in dtypes},
+            "cells": [],
+            "decode": [],
+        }
+
+        def progress() -> None:
+            if on_progress is not None:
+                on_progress(doc)
+
+        _measure_into(doc, sizes, names, device, timing, progress)
+        if kernels is not None:
+
+            def kernel_progress(rows: list[dict[str, Any]]) -> None:
+                doc["kernels_so_far"] = rows  # the scratch file shows them; the finished document moves them
+                progress()
+
+            doc["kernels"] = run_kernels(kernels, device, doc["provenance"]["device_name"], kernel_progress)
+            doc.pop("kernels_so_far", None)
+    doc["complete"] = True
+    doc["provenance"]["load_average_1min_end"] = load_average()
+    if device.type == "cuda":  # the clocks after minutes of load, beside those at the start
+        doc["provenance"]["gpu_clocks_end"] = gpu_clocks(cuda_index(device))
     doc["wall_s"] = round(time.perf_counter() - started, 1)
     return doc
 
 
-def _start(
-    device: torch.device, dtypes: list[str], command: str, names: list[str], ceiling_n: int, timing: dict[str, Any]
-) -> dict[str, Any]:
-    """A new results document: provenance, settings, labels and the matmul ceiling; no cells yet."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "complete": False,
-        "provenance": provenance(device, command),
-        "config": {**timing, "dtypes": dtypes, "variants": names, "error_bounds": ERROR_BOUNDS},
-        "variant_labels": {name: VARIANTS[name][0] for name in names},
-        "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, **timing) for d in dtypes},
-        "cells": [],
-        "decode": [],
-    }
-
-
-def _measure_into(
-    doc: dict[str, Any],
-    cells: list[Cell],
-    device: torch.device,
-    timing: dict[str, Any],
-    on_progress: Callable[[dict[str, Any]], None] | None,
-    decode_prefixes: list[int],
-    decode_d_model: int,
-    kernels: KernelSweep | None,
-) -> None:
-    """Fill ``doc`` with the decode rows, the cells and the kernel sweep, then mark it complete."""
-    names = doc["config"]["variants"]
-    dtypes = doc["config"]["dtypes"]
-
-    def progress() -> None:
-        if on_progress is not None:
-            on_progress(doc)
-
-    for prefix in decode_prefixes:
-        heads = 8 if decode_d_model % 8 == 0 else 1
-        doc["decode"].append(measure_decode(prefix, decode_d_model, heads, device, **timing))
-        progress()
-    for cell in cells:
-        doc["cells"].extend(measure_cell(cell, names, dtypes, device, doc["ceiling"], **timing))
-        progress()
-    if kernels is not None:
-
-        def kernel_progress(rows: list[dict[str, Any]]) -> None:
-            doc["kernels_so_far"] = rows  # the scratch file shows them; the finished document moves them
-            progress()
-
-        doc["kernels"] = run_kernels(kernels, device, doc["provenance"]["device_name"], kernel_progress)
-        doc.pop("kernels_so_far", None)
-    doc["complete"] = True
-    doc["provenance"]["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    if device.type == "cuda":  # the clocks after minutes of load, beside those at the start
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        doc["provenance"]["gpu_clocks_end"] = gpu_clocks(index)
-
-
 def supplement(
-    doc: dict[str, Any],
-    variants: list[str],
-    cells: list[Cell],
-    decode_prefixes: list[int],
-    device: torch.device,
-    command: str,
-    decode_d_model: int = 512,
+    doc: dict[str, Any], variants: list[str], sizes: str, device: torch.device, command: str
 ) -> dict[str, Any]:
-    """``doc`` with ``variants`` measured (again) on ``cells`` and decode rows added, from a separate run.
+    """``doc`` with ``variants`` measured (again) on the cells of ``sizes``, and their decode rows added, by a later run.
 
     A variant already in ``doc`` has its rows for those cells replaced (after a change to
     its code); a new one is appended to the variant list. Uses ``doc``'s repeats, block
     time, clock and ceiling, and records the run's own provenance under ``supplements``,
     so the page can say which numbers came later.
 
-    >>> cell = Cell("seq", 1, 8, 2, 16)
-    >>> base = run_plan([cell], torch.device("cpu"), ["float32"], "doctest", variants=["batched", "loop"],
-    ...                 repeats=1, min_block_s=0.001, ceiling_n=16)
-    >>> more = supplement(base, ["loop", "tiled"], [cell], [8], torch.device("cpu"), "doctest", decode_d_model=16)
+    >>> base = run_plan("tiny", torch.device("cpu"), ["float32"], "doctest", variants=["batched", "loop"],
+    ...                 timing=TimingSettings(1, 0.001))
+    >>> more = supplement(base, ["loop", "tiled"], "tiny", torch.device("cpu"), "doctest")
     >>> validate_results(more)
-    >>> more["config"]["variants"], [c["variant"] for c in more["cells"]], len(more["decode"])
-    (['batched', 'loop', 'tiled'], ['batched', 'loop', 'tiled'], 1)
+    >>> more["config"]["variants"], [c["variant"] for c in more["cells"]][:3], len(more["decode"])
+    (['batched', 'loop', 'tiled'], ['batched', 'loop', 'tiled'], 4)
     """
     config = doc["config"]
-    unknown = sorted(set(variants) - set(VARIANTS))
-    if unknown:
-        raise ValueError(f"unknown variants {unknown}; choose from {sorted(VARIANTS)}")
+    _check_variants(variants)
     new = [name for name in variants if name not in config["variants"]]
     # The document keeps its schema version: its older rows are in that version's form (new rows add keys).
     out = {**doc, "decode": list(doc.get("decode", []))}
     out["config"] = {**config, "variants": config["variants"] + new}
     out["variant_labels"] = {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}}
     warmup = config.get("warmup", "two calls")  # version 2 documents were all warmed up with two calls
+    timing = TimingSettings(config["repeats"], config["min_block_s"], config["clock"], warmup)
+    added: dict[str, Any] = {"config": config, "ceiling": doc["ceiling"], "cells": [], "decode": []}
     with full_float32():
         info = provenance(device, command)
-        measured = []
-        for cell in cells:
-            measured.extend(
-                measure_cell(cell, variants, config["dtypes"], device, doc["ceiling"], config["repeats"],
-                             config["min_block_s"], clock=config["clock"], warmup=warmup)
-            )
-        decoded = [
-            measure_decode(prefix, decode_d_model, 8 if decode_d_model % 8 == 0 else 1, device, config["repeats"],
-                           config["min_block_s"], config["clock"], warmup=warmup)
-            for prefix in decode_prefixes
-        ]
+        _measure_into(added, sizes, variants, device, timing)
 
     def key(row: dict[str, Any]) -> tuple:
         return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))
 
+    measured = added["cells"]
     replaced = {key(row) for row in measured}
     kept = [row for row in doc["cells"] if key(row) not in replaced]
     order = {name: i for i, name in enumerate(out["config"]["variants"])}
@@ -506,8 +421,9 @@ def supplement(
         kept + measured,
         key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"], order[r["variant"]]),
     )
-    out["decode"].extend(decoded)
-    info["load_average_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    record = {"variants": variants, "cells": len(cells), "decode_prefixes": decode_prefixes, "provenance": info}
+    out["decode"].extend(added["decode"])
+    info["load_average_1min_end"] = load_average()
+    record = {"variants": variants, "cells": len(plan(sizes)), "decode_prefixes": SIZE_SETS[sizes].decode_prefixes,
+              "provenance": info}
     out["supplements"] = list(doc.get("supplements", [])) + [record]
     return out

@@ -7,16 +7,12 @@ module and must not pay for torch or matplotlib.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = [
-    "DECODE_TOLERANCE",
-    "ERROR_BOUNDS",
-    "KERNEL_STATUSES",
-    "SCHEMA_VERSION",
-    "kernel_problems",
-    "require_complete",
-    "validate_results",
+    "DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_results",
+    "kernel_flops", "kernel_problems", "require_complete", "validate_results",
 ]
 
 #: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
@@ -32,54 +28,62 @@ READABLE_VERSIONS = (2, 3)
 #: weights and a T-long softmax sum, while an indexing or scaling bug lands far above them.
 ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
-_CELL_KEYS = {
-    "sweep",
-    "variant",
-    "dtype",
-    "batch",
-    "tokens",
-    "heads",
-    "d_model",
-    "status",
-    "flops_attention",
-    "flops_projection",
-}
-_OK_KEYS = {
-    "max_rel_error",
-    "error_bound",
-    "times_s",
-    "median_s",
-    "peak_bytes",
-    "achieved_flops_per_s",
-    "ceiling_fraction",
-}
+#: The attention-kernel sweep's FLOPs: a kernel that skips the masked half does half the work.
+FLOP_CONVENTION = "4*B*h*T_q*T_k*d per forward call (two matrix products), halved when causal"
+
+
+def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: bool) -> int:
+    """Forward FLOPs of attention by the field's convention (:data:`FLOP_CONVENTION`).
+
+    >>> kernel_flops(1, 16, 16384, 128, causal=False) / 1e12, kernel_flops(1, 16, 16384, 128, causal=True) / 1e12
+    (2.199023255552, 1.099511627776)
+    """
+    dense = 4 * batch * heads * tokens * tokens * head_dim
+    return dense // 2 if causal else dense
+
+
+_TOP_KEYS = {"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"}
+_CELL_KEYS = {"sweep", "variant", "dtype", "batch", "tokens", "heads", "d_model", "status", "flops_attention",
+              "flops_projection"}
+_OK_KEYS = {"max_rel_error", "error_bound", "times_s", "median_s", "peak_bytes", "achieved_flops_per_s",
+            "ceiling_fraction"}
 #: What version 3 adds to every timed row of the layer sweeps.
 _OK_KEYS_V3 = {"flops_counted", "calls_per_block", "warmup_calls"}
-_DECODE_KEYS = {
-    "prefix",
-    "batch",
-    "heads",
-    "d_model",
-    "dtype",
-    "max_abs_diff",
-    "cached_median_s",
-    "recompute_median_s",
-    "recompute_over_cached",
-    "cache_bytes",
-}
+_DECODE_KEYS = {"prefix", "batch", "heads", "d_model", "dtype", "max_abs_diff", "cached_median_s",
+                "recompute_median_s", "recompute_over_cached", "cache_bytes"}
 #: Largest accepted difference between the cached step's output and the recomputed one (float32).
 DECODE_TOLERANCE = 1e-4
-_PROVENANCE_KEYS = {
-    "command",
-    "date_utc",
-    "git_commit",
-    "torch_version",
-    "cuda_version",
-    "device_name",
-    "device_type",
-    "threads",
-    "cpu_model",
-}
+_PROVENANCE_KEYS = {"command", "date_utc", "git_commit", "torch_version", "cuda_version", "device_name", "device_type",
+                    "threads", "cpu_model"}
+_KERNEL_ROW_KEYS = {"tokens", "batch", "heads", "head_dim", "causal", "dtype", "variant", "status", "flops"}
+_KERNEL_TIMED_KEYS = {"max_rel_error", "error_bound", "flops_counted", "times_s", "median_s", "calls_per_block",
+                      "warmup_calls", "peak_bytes", "tflops", "peak_fraction"}
+_KERNEL_CONFIG_KEYS = {"tokens_per_cell", "width", "dtypes", "variants", "repeats", "min_block_s", "warmup",
+                       "flop_convention"}
+KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
+
+
+def _row_problems(where: str, row: dict[str, Any], statuses: tuple[str, ...], labels: dict[str, Any]) -> list[str]:
+    """What a layer cell and a kernel row share: a known status, a labelled variant, a reason for no number,
+    and an ``"ok"`` row below its dtype's error bound (so no wrong result can be plotted as fast)."""
+    problems = []
+    status = row["status"]
+    if status not in statuses:
+        problems.append(f"{where} has unknown status {status!r}")
+    if row["variant"] not in labels:
+        problems.append(f"{where} names a variant with no label")
+    if status in statuses and status not in ("ok", "wrong") and not row.get("reason"):
+        problems.append(f"{where} is {status} without a reason")
+    if status == "ok" and not (row["max_rel_error"] is not None
+                               and row["max_rel_error"] < row["error_bound"] <= ERROR_BOUNDS.get(row["dtype"], 0)):
+        problems.append(f"{where} is 'ok' with error {row['max_rel_error']} not below its bound")
+    return problems
+
+
+def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str]) -> list[str]:
+    """``keys`` every row holds, ``timed`` those of a timed (``"ok"`` or ``"wrong"``) row too."""
+    missing = keys - set(row) | (timed - set(row) if row.get("status") in ("ok", "wrong") else set())
+    return [f"{where} lacks {sorted(missing)}"] if missing else []
 
 
 def validate_results(doc: Any) -> None:
@@ -100,11 +104,9 @@ def validate_results(doc: Any) -> None:
       missing top-level key 'provenance'
       missing top-level key 'variant_labels'
     """
-    problems: list[str] = []
     if not isinstance(doc, dict):
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
-    for key in sorted({"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"} - set(doc)):
-        problems.append(f"missing top-level key {key!r}")
+    problems = [f"missing top-level key {key!r}" for key in sorted(_TOP_KEYS - set(doc))]
     if doc.get("schema") not in READABLE_VERSIONS:
         problems.append(f"schema must be one of {READABLE_VERSIONS}, got {doc.get('schema')!r}")
     for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
@@ -112,41 +114,31 @@ def validate_results(doc: Any) -> None:
     for dtype, ceiling in doc.get("ceiling", {}).items():
         if not ceiling.get("flops_per_s", 0) > 0:
             problems.append(f"ceiling for {dtype} has no positive flops_per_s")
+    timed = _OK_KEYS | (_OK_KEYS_V3 if doc.get("schema") == 3 else set())
     for i, cell in enumerate(doc.get("cells", [])):
         where = f"cell {i} ({cell.get('sweep')}, {cell.get('variant')}, {cell.get('dtype')}, T={cell.get('tokens')})"
-        timed = _OK_KEYS | (_OK_KEYS_V3 if doc.get("schema") == 3 else set())
-        missing = _CELL_KEYS - set(cell) | (timed - set(cell) if cell.get("status") in ("ok", "wrong") else set())
+        missing = _missing(where, cell, _CELL_KEYS, timed)
+        problems += missing or _row_problems(where, cell, ("ok", "wrong", "skipped"), doc.get("variant_labels", {}))
         if missing:
-            problems.append(f"{where} lacks {sorted(missing)}")
             continue
-        if cell["status"] not in ("ok", "wrong", "skipped"):
-            problems.append(f"{where} has unknown status {cell['status']!r}")
-        if cell["variant"] not in doc.get("variant_labels", {}):
-            problems.append(f"{where} names a variant with no label")
         if cell["flops_attention"] != 4 * cell["batch"] * cell["tokens"] ** 2 * cell["d_model"]:
             problems.append(f"{where} flops_attention disagrees with 4*B*T^2*d_model")
         if cell["flops_projection"] != 8 * cell["batch"] * cell["tokens"] * cell["d_model"] ** 2:
             problems.append(f"{where} flops_projection disagrees with 8*B*T*d_model^2")
-        if cell["status"] == "skipped" and not cell.get("reason"):
-            problems.append(f"{where} is skipped without a reason")
-        if cell["status"] == "ok":
-            if not cell["max_rel_error"] < cell["error_bound"] <= ERROR_BOUNDS.get(cell["dtype"], 0):
-                problems.append(f"{where} is 'ok' with error {cell['max_rel_error']} not below its bound")
-            if not cell["median_s"] > 0 or cell["peak_bytes"] < 0:
-                problems.append(f"{where} has a non-positive time or negative memory")
+        if cell["status"] == "ok" and (not cell["median_s"] > 0 or cell["peak_bytes"] < 0):
+            problems.append(f"{where} has a non-positive time or negative memory")
     for i, row in enumerate(doc.get("decode", [])):
         where = f"decode row {i} (prefix={row.get('prefix')})"
-        missing = _DECODE_KEYS - set(row)
+        missing = _missing(where, row, _DECODE_KEYS, set())
+        problems += missing
         if missing:
-            problems.append(f"{where} lacks {sorted(missing)}")
             continue
         if not row["max_abs_diff"] <= DECODE_TOLERANCE:
             problems.append(f"{where}: the cached step differs from recomputing by {row['max_abs_diff']}")
         if not (row["cached_median_s"] > 0 and row["recompute_median_s"] > 0):
             problems.append(f"{where} has a non-positive time")
-        elif abs(row["recompute_over_cached"] - row["recompute_median_s"] / row["cached_median_s"]) > 1e-9 * max(
-            1.0, row["recompute_over_cached"]
-        ):
+        elif not math.isclose(row["recompute_over_cached"], row["recompute_median_s"] / row["cached_median_s"],
+                              rel_tol=1e-9, abs_tol=1e-9):
             problems.append(f"{where}: recompute_over_cached is not recompute_median_s / cached_median_s")
     if doc.get("schema") == SCHEMA_VERSION and doc.get("provenance", {}).get("device_type") == "cuda" and "kernels" not in doc:
         problems.append("a CUDA run lacks the attention-kernel sweep ('kernels')")
@@ -161,59 +153,46 @@ def validate_results(doc: Any) -> None:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
 
 
-_KERNEL_ROW_KEYS = {"tokens", "batch", "heads", "head_dim", "causal", "dtype", "variant", "status", "flops"}
-_KERNEL_TIMED_KEYS = {
-    "max_rel_error", "error_bound", "flops_counted", "times_s", "median_s", "calls_per_block", "warmup_calls",
-    "peak_bytes", "tflops", "peak_fraction",
-}
-KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
-
-
 def kernel_problems(section: Any) -> list[str]:
     """Every way a ``kernels`` section departs from what :func:`mha_site.bench.kernels.run_kernels` writes."""
     if not isinstance(section, dict) or not {"config", "variant_labels", "peak", "rows"} <= set(section):
         return ["kernels must hold config, variant_labels, peak and rows"]
-    problems = []
     config, peak = section["config"], section["peak"]
-    for key in sorted({"tokens_per_cell", "width", "dtypes", "variants", "repeats", "min_block_s", "warmup",
-                       "flop_convention"} - set(config)):
-        problems.append(f"kernels config lacks {key!r}")
+    problems = [f"kernels config lacks {key!r}" for key in sorted(_KERNEL_CONFIG_KEYS - set(config))]
     if peak is not None and not peak.get("flops_per_s", 0) > 0:
         problems.append("kernels peak has no positive flops_per_s")
     for i, row in enumerate(section["rows"]):
         where = (f"kernel row {i} ({row.get('variant')}, {row.get('dtype')}, T={row.get('tokens')}, "
                  f"d={row.get('head_dim')}, causal={row.get('causal')})")
-        status = row.get("status")
-        missing = _KERNEL_ROW_KEYS - set(row) | (_KERNEL_TIMED_KEYS - set(row) if status in ("ok", "wrong") else set())
+        missing = _missing(where, row, _KERNEL_ROW_KEYS, _KERNEL_TIMED_KEYS)
+        problems += missing or _row_problems(where, row, KERNEL_STATUSES, section["variant_labels"])
         if missing:
-            problems.append(f"{where} lacks {sorted(missing)}")
             continue
-        if status not in KERNEL_STATUSES:
-            problems.append(f"{where} has unknown status {status!r}")
-        if row["variant"] not in section["variant_labels"]:
-            problems.append(f"{where} names a variant with no label")
         if row["batch"] * row["tokens"] != config.get("tokens_per_cell") or row["heads"] * row["head_dim"] != config.get("width"):
             problems.append(f"{where} does not hold tokens_per_cell tokens of width {config.get('width')}")
-        dense = 4 * row["batch"] * row["heads"] * row["tokens"] ** 2 * row["head_dim"]
-        if row["flops"] != (dense // 2 if row["causal"] else dense):
+        if row["flops"] != kernel_flops(row["batch"], row["heads"], row["tokens"], row["head_dim"], row["causal"]):
             problems.append(f"{where} flops disagrees with 4*B*h*T^2*d (halved when causal)")
-        if status in ("unsupported", "oom") and not row.get("reason"):
-            problems.append(f"{where} is {status} without a reason")
-        if status not in ("ok", "wrong"):
+        if row["status"] not in ("ok", "wrong"):
             continue
-        if status == "ok" and not (row["max_rel_error"] is not None
-                                   and row["max_rel_error"] < row["error_bound"] <= ERROR_BOUNDS.get(row["dtype"], 0)):
-            problems.append(f"{where} is 'ok' with error {row['max_rel_error']} not below its bound")
         if not row["median_s"] > 0:
             problems.append(f"{where} has a non-positive time")
             continue
-        if abs(row["tflops"] - row["flops"] / row["median_s"] / 1e12) > 1e-9 * row["tflops"]:
+        if not math.isclose(row["tflops"], row["flops"] / row["median_s"] / 1e12, rel_tol=1e-9):
             problems.append(f"{where}: tflops is not flops / median_s / 1e12")
         expected = None if peak is None else row["flops"] / row["median_s"] / peak["flops_per_s"]
         if (expected is None) != (row["peak_fraction"] is None) or (
                 expected is not None and abs(row["peak_fraction"] - expected) > 1e-9 * expected):
             problems.append(f"{where}: peak_fraction is not the achieved FLOP/s over the table's peak")
     return problems
+
+
+def check_results(doc: Any, source: object) -> None:
+    """:func:`validate_results`, its message naming ``source``, then :func:`require_complete`."""
+    try:
+        validate_results(doc)
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
+    require_complete(doc, source)
 
 
 def require_complete(doc: dict[str, Any], source: object) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from mha_site.bench import formats
-from mha_site.bench.labels import device_label, figure_alt
+from mha_site.bench.labels import SWEEPS, device_label, figure_alt
 
-__all__ = ["decode_table", "figure_markdown", "provenance_table", "results_table"]
+__all__ = ["collapsible", "decode_table", "figure_markdown", "image_markdown", "provenance_table", "results_table"]
 
 
 def decode_table(doc: dict[str, Any]) -> str:
@@ -43,10 +43,8 @@ def decode_table(doc: dict[str, Any]) -> str:
 
 
 def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> str:
-    """A Markdown table of every row of one sweep and dtype, skipped and wrong rows included.
-    """
-    axis = {"seq": "T", "batch": "B", "heads": "h"}[sweep]
-    key = {"seq": "tokens", "batch": "batch", "heads": "heads"}[sweep]
+    """A Markdown table of every row of one sweep and dtype, skipped and wrong rows included."""
+    axis, key, _ = SWEEPS[sweep]
     labels = doc["variant_labels"]
     order = doc["config"]["variants"]
     rows = sorted(
@@ -78,8 +76,7 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
 
 
 def provenance_table(doc: dict[str, Any]) -> str:
-    """A two-column Markdown table of where and how ``doc`` was measured.
-    """
+    """A two-column Markdown table of where and how ``doc`` was measured."""
     p = doc["provenance"]
     rows = [
         ("Device", device_label(doc)),
@@ -144,6 +141,20 @@ def _precision_words(settings: dict[str, Any] | None) -> str:
     return f"{'TF32 allowed' if tf32 else 'full float32, TF32 off'} ({shown})"
 
 
+def image_markdown(alt: str, name: str) -> str:
+    """A figure of assets/bench/ as a Markdown image with its alt text, sized by the page's ``bench-figure`` rule."""
+    return f"![{alt}](assets/bench/{name}){{ .bench-figure }}"
+
+
 def figure_markdown(device: str, kind: str, doc: dict[str, Any]) -> str:
-    """One benchmark figure as a Markdown image with its alt text, sized by the page's ``bench-figure`` rule."""
-    return f"![{figure_alt(kind, doc)}](assets/bench/{device}-{kind}.svg){{ .bench-figure }}"
+    """One layer figure of ``device`` as a Markdown image."""
+    return image_markdown(figure_alt(kind, doc), f"{device}-{kind}.svg")
+
+
+def collapsible(title: str, body: str) -> list[str]:
+    """Lines of a closed ``??? info`` block holding ``body``, then a blank line.
+
+    >>> collapsible("Raw numbers", "| a |\\n\\n| b |")
+    ['??? info "Raw numbers"', '', '    | a |', '', '    | b |', '']
+    """
+    return [f'??? info "{title}"', ""] + ["    " + line if line else "" for line in body.splitlines()] + [""]
