@@ -53,10 +53,6 @@ def _count(scores: list[list[float]], at_least: float) -> int:
     return sum(1 for row in scores for value in row if value >= at_least)
 
 
-def _best(scores: list[list[float]]) -> tuple[int, int, float]:
-    return top_heads(scores, 1)[0]
-
-
 def _span(values: list[float]) -> str:
     low, high = min(values), max(values)
     return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}"
@@ -85,7 +81,7 @@ def _model_values(prefix: str, doc: dict) -> dict[str, str]:
 def _best_values(prefix: str, doc: dict) -> dict[str, str]:
     out = {}
     for name, scores in doc["scores"].items():
-        layer, head, value = _best(scores)
+        layer, head, value = top_heads(scores, 1)[0]
         out[f"{prefix}_{name}_head"] = head_name(layer, head)
         out[f"{prefix}_{name}_score"] = f"{value:.2f}"
         out[f"{prefix}_{name}_strong"] = str(_count(scores, STRONG))
@@ -103,11 +99,7 @@ def _smol_values(doc: dict) -> dict[str, str]:
     return {
         "smol_kv_heads": str(doc["num_kv_heads"]),
         "smol_rope_theta": f"{doc['rope_theta']:,.0f}",
-        "smol_half": str(half),
-        "smol_batch": str(inputs["batch"]),
-        "smol_low": str(inputs["low"]),
-        "smol_high": str(inputs["high"]),
-        "smol_seed": str(inputs["seed"]),
+        **{f"smol_{key}": str(inputs[key]) for key in ("half", "batch", "low", "high", "seed")},
         "smol_tokens": str(1 + 2 * half),
         "smol_scored_queries": str(half),
         "smol_half_less": str(half - 1),
