@@ -64,15 +64,15 @@ def _loss_experiment(spec: ModelSpec, model, tokens: torch.Tensor, half: int, in
 def heads_document(spec: ModelSpec, model, tokenizer, source: dict) -> dict[str, Any]:
     """One model's heads.json."""
     config = model.config
-    inputs = spec.inputs(tokenizer, config)
-    measured, reproduction = measure(spec, model, tokenizer, inputs.batches)
+    batches, record = spec.inputs(tokenizer, config)
+    measured, reproduction = measure(spec, model, tokenizer, batches)
     scores = {name: value.tolist() for name, value in measured.items()}  # top heads are chosen unrounded
     doc = {**spec.about, "source": source, "num_layers": len(spec.layers(model)),
-           "num_heads": config.num_attention_heads, **spec.facts(config), "inputs": inputs.record,
+           "num_heads": config.num_attention_heads, **spec.facts(config), "inputs": record,
            "scores": _rounded(scores), "reproduction": {**reproduction, **_versions()},
            "views": views(spec, model, tokenizer, scores)}
     if spec.ablate:
-        doc.update(_loss_experiment(spec, model, inputs.batches[0], inputs.record["half"], scores["induction"]))
+        doc.update(_loss_experiment(spec, model, batches[0], record["half"], scores["induction"]))
     return doc
 
 

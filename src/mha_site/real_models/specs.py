@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["MINILM", "SENTENCES", "SMOLLM2", "SPECS", "ModelSpec", "Inputs"]
+__all__ = ["MINILM", "SENTENCES", "SMOLLM2", "SPECS", "ModelSpec"]
 
 #: [bos] + r + r, r = HALF token ids uniform in [LOW, HIGH): BATCH rows, seeded; VIEW_HALF for the model view.
 HALF, LOW, HIGH, BATCH, SEED, VIEW_HALF = 50, 1000, 20000, 8, 0, 6
@@ -38,14 +37,6 @@ SENTENCES = [
 
 
 @dataclass(frozen=True)
-class Inputs:
-    """What a model is measured on: ``batches`` of token ids ``(B, T)``, recorded as ``record``."""
-
-    batches: list[Any]
-    record: dict
-
-
-@dataclass(frozen=True)
 class ModelSpec:
     """One model of the page (see the module docstring); the callables take the loaded model's parts."""
 
@@ -63,12 +54,12 @@ class ModelSpec:
     weights: Callable  #: layer -> AttentionWeights
     attend: Callable  #: (x, AttentionWeights, config) -> (output, weights), by mha_ref
     facts: Callable  #: config -> the sizes heads.json records
-    inputs: Callable  #: (tokenizer, config) -> Inputs
+    inputs: Callable  #: (tokenizer, config) -> (batches of token ids (B, T), how heads.json records them)
     patterns: Callable  #: (one row's token ids, tokenizer) -> {score name: (T, T) pattern}
     scores: dict[str, str]  #: score name -> title in figures and tables, in drawing order
     encode: Callable  #: (tokenizer, config, text) -> token ids
     token_text: Callable  #: (tokenizer, ids) -> token labels
-    view_input: Callable  #: (tokenizer, config) -> (token ids, labels, note) of the model view
+    view_input: Callable  #: (tokenizer, config) -> (token ids, labels (None: token_text's), note) of the model view
     view_texts: list[str]  #: the head view's inputs
     view_heads: tuple[str, ...]  #: the scores whose top head the head view records ...
     drawn_heads: tuple[str, ...]  #: ... and the ones it draws
@@ -134,7 +125,7 @@ SMOLLM2 = ModelSpec(
     weights=_smol_weights, attend=_smol_attend,
     facts=lambda c: {"num_kv_heads": c.num_key_value_heads, "d_model": c.hidden_size, "positions": "rotary",
                      "rope_theta": float(c.rope_parameters["rope_theta"])},
-    inputs=lambda tokenizer, c: Inputs([_repeated(c, HALF, BATCH, SEED)], {
+    inputs=lambda tokenizer, c: ([_repeated(c, HALF, BATCH, SEED)], {
         "form": "[bos] + r + r", "half": HALF, "low": LOW, "high": HIGH, "batch": BATCH, "seed": SEED,
         "bos": int(c.bos_token_id)}),
     patterns=_smol_patterns,
@@ -199,7 +190,7 @@ def _minilm_patterns(ids, tokenizer):
 def _sentence_batches(tokenizer, config):
     import torch
 
-    return Inputs([torch.tensor([tokenizer(s)["input_ids"]]) for s in SENTENCES], {"sentences": SENTENCES})
+    return [torch.tensor([tokenizer(s)["input_ids"]]) for s in SENTENCES], {"sentences": SENTENCES}
 
 
 MINILM = ModelSpec(
@@ -218,9 +209,7 @@ MINILM = ModelSpec(
             "punctuation": "punctuation", "self": "itself"},
     encode=lambda tokenizer, c, text: tokenizer(text)["input_ids"],
     token_text=lambda tokenizer, ids: tokenizer.convert_ids_to_tokens(ids),
-    view_input=lambda tokenizer, c: (tokenizer(SENTENCES[0])["input_ids"],
-                                     tokenizer.convert_ids_to_tokens(tokenizer(SENTENCES[0])["input_ids"]),
-                                     "the first sentence"),
+    view_input=lambda tokenizer, c: (tokenizer(SENTENCES[0])["input_ids"], None, "the first sentence"),
     view_texts=SENTENCES[:3],
     view_heads=("cls", "sep", "previous_token", "next_token"), drawn_heads=("previous_token", "next_token"),
     figure_titles={

@@ -31,6 +31,7 @@ def views(spec: ModelSpec, model, tokenizer, scores: dict[str, list[list[float]]
     of ``spec.view_heads`` on ``spec.view_texts``).
     """
     ids, labels, note = spec.view_input(tokenizer, model.config)
+    labels = labels or spec.token_text(tokenizer, ids)
     grid = [[encode_weights(p[0, h]) for h in range(p.shape[1])] for p in _attentions(model, ids)]
     chosen = {name: top_heads(scores[name], 1)[0][:2] for name in spec.view_heads}
     inputs = []
