@@ -15,8 +15,8 @@ Two kinds of head solve it together (Elhage et al. 2021; Olsson et al. 2022):
   earlier position whose *previous* token was ``A`` and copies the token found
   there, which is the one that followed ``A`` last time.
 
-The scores below measure those heads on ``[x, x]`` rows (a random block ``x``
-written twice). The training run, ablation and pruning live in
+:func:`head_scores` measures those heads on ``[x, x]`` rows (a random block ``x``
+written twice) with :mod:`mha_ref.scores`. The training run, ablation and pruning live in
 ``mha_site.tiny_model.training``; this module is what the page shows.
 
 The "Heads that learn" page shows parts of this file, copied in when the site is built.
@@ -32,19 +32,16 @@ from torch.nn import functional as F
 
 from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.module import MultiHeadAttention
+from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, score
 from mha_ref.validation import check_int, checked_by, has_values, head_dim
 
 __all__ = [
     "AttentionOnlyTransformer",
     "attend",
     "check_generator",
-    "check_weights",
     "full_head_mask",
     "head_scores",
-    "induction_scores",
     "masked_loss",
-    "offset_scores",
-    "previous_token_scores",
     "repeated_segment_batch",
     "repeated_tokens",
     "second_copy_targets",
@@ -323,7 +320,6 @@ AttentionOnlyTransformer.__init__ = checked_by(_check_model_sizes)(AttentionOnly
 AttentionOnlyTransformer.forward = checked_by(_check_model_input)(AttentionOnlyTransformer.forward)
 
 
-
 def full_head_mask(model: AttentionOnlyTransformer) -> Tensor:
     """All ones, ``(num_layers, num_heads)``: every head switched on.
 
@@ -337,92 +333,13 @@ def full_head_mask(model: AttentionOnlyTransformer) -> Tensor:
     return torch.ones(len(model.layers), model.layers[0].num_heads)
 
 
-# --8<-- [start:scores]
-def previous_token_scores(weights: Tensor) -> Tensor:
-    """Mean attention from each token to the one just before it, per head.
-
-    ``weights`` is ``(B, h, T, T)``; returns ``(h,)``. A perfect previous-token
-    head scores 1; a head that spreads evenly over ``t + 1`` visible tokens
-    scores about ``1 / (t + 1)``.
-
-    >>> rows = [[1.0, 0, 0], [1, 0, 0], [0, 1, 0]]
-    >>> weights = torch.tensor(rows)[None, None]  # (1, 1, 3, 3)
-    >>> previous_token_scores(weights)
-    tensor([1.])
-    """
-    check_weights(weights)
-    # entries (t, t-1)
-    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, -1))
-
-
-def induction_scores(weights: Tensor, half: int) -> Tensor:
-    """Mean attention from each token of the second copy of ``[x, x]`` to the
-    token that followed its earlier copy, per head: query ``t`` looks at
-    ``t - half + 1``.
-
-    ``weights`` is ``(B, h, 2 * half, 2 * half)``; returns ``(h,)``.
-
-    >>> weights = torch.zeros(1, 1, 4, 4)  # [x, x] with half = 2
-    >>> # queries 2 and 3 each look at what followed their earlier copy
-    >>> weights[0, 0, 2, 1] = weights[0, 0, 3, 2] = 1.0
-    >>> induction_scores(weights, half=2)
-    tensor([1.])
-    """
-    check_weights(weights)
-    check_int("half", half)
-    if weights.shape[-1] != 2 * half:
-        raise ValueError(
-            f"weights cover {weights.shape[-1]} tokens, "
-            f"but [x, x] with half={half} has {2 * half}"
-        )
-    # (B, h, half + 1): entry (t, t - half + 1) for t = half - 1 .. 2*half - 1
-    diagonal = weights.diagonal(offset=-(half - 1), dim1=-2, dim2=-1)
-    return diagonal[..., 1:].mean(dim=(0, -1))  # queries half..2*half-1
-# --8<-- [end:scores]
-
-
-def offset_scores(weights: Tensor, max_offset: int) -> Tensor:
-    """Mean attention from each query to the key ``k`` positions back, for ``k = 0 .. max_offset``.
-
-    ``weights`` is ``(B, h, T, T)``; returns ``(h, max_offset + 1)``. Column 1 is the
-    previous-token score; a head whose mass sits in another column looks a fixed
-    distance back.
-
-    >>> weights = torch.zeros(1, 1, 5, 5)  # one head in which query t looks 2 back (query 0 and 1: at token 0)
-    >>> for t in range(5):
-    ...     weights[0, 0, t, max(t - 2, 0)] = 1.0
-    >>> offset_scores(weights, max_offset=3)
-    tensor([[0.2000, 0.2500, 1.0000, 0.0000]])
-    """
-    check_weights(weights)
-    check_int("max_offset", max_offset, 0)
-    if max_offset >= weights.shape[-1]:
-        raise ValueError(f"max_offset={max_offset} must be below the {weights.shape[-1]} tokens")
-    columns = [weights.diagonal(offset=-k, dim1=-2, dim2=-1).mean(dim=(0, -1)) for k in range(max_offset + 1)]
-    return torch.stack(columns, dim=-1)  # (h, max_offset + 1)
-
-
-def check_weights(weights: object) -> None:
-    """Refuse anything but floating-point attention weights of shape ``(B, h, T, T)``, ``T >= 2``.
-
-    >>> check_weights(torch.full((1, 2, 3, 3), 1 / 3))  # (B, h, T, T): accepted
-    >>> check_weights(torch.full((2, 3, 3), 1 / 3))
-    Traceback (most recent call last):
-    ...
-    ValueError: weights must have shape (B, h, T, T) with T >= 2, got (2, 3, 3)
-    """
-    if not isinstance(weights, Tensor) or not weights.is_floating_point():
-        got = weights.dtype if isinstance(weights, Tensor) else type(weights).__name__
-        raise TypeError(f"weights must be a floating-point torch.Tensor, got {got}")
-    if weights.ndim != 4 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] < 2:
-        raise ValueError(f"weights must have shape (B, h, T, T) with T >= 2, got {tuple(weights.shape)}")
-
-
 @torch.no_grad()
 def head_scores(model: AttentionOnlyTransformer, tokens: Tensor) -> dict[str, list[list[float]]]:
     """Previous-token and induction scores of every head on ``[x, x]`` tokens ``(B, 2 * half)``.
 
-    Returns ``{"previous_token": [[layer 0 heads], [layer 1 heads], ...], "induction": [...]}``.
+    Both by :func:`mha_ref.scores.score`; the induction stripe is the block's copy
+    (:func:`mha_ref.scores.copy_positions`): query ``t`` of the second copy to key
+    ``t - half + 1``. Returns ``{"previous_token": [[layer 0 heads], [layer 1 heads], ...], "induction": [...]}``.
 
     >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=8)
     >>> scores = head_scores(model, repeated_tokens(3, 4, 10, torch.Generator().manual_seed(0)))
@@ -435,12 +352,11 @@ def head_scores(model: AttentionOnlyTransformer, tokens: Tensor) -> dict[str, li
         raise TypeError(f"tokens must be a torch.Tensor, got {type(tokens).__name__}")
     if tokens.ndim != 2 or tokens.shape[1] % 2:
         raise ValueError(f"tokens must be [x, x] of shape (B, 2 * half), got {tuple(tokens.shape)}")
-    half = tokens.shape[1] // 2
-    _, patterns = model(tokens)
-    return {
-        "previous_token": [previous_token_scores(w).tolist() for w in patterns],
-        "induction": [induction_scores(w, half).tolist() for w in patterns],
-    }
+    length = tokens.shape[1]
+    _, weights = model(tokens)
+    patterns = {"previous_token": offset_pattern(length, 1),
+                "induction": induction_pattern(copy_positions(length // 2))}
+    return {name: [score(w, pattern).tolist() for w in weights] for name, pattern in patterns.items()}
 
 
 def masked_loss(logits: Tensor, tokens: Tensor, targets: Tensor | None = None) -> Tensor:

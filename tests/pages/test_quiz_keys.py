@@ -28,7 +28,8 @@ from torch.nn import functional as F
 
 from mha_ref import causal_mask, head_dim, multi_head_attention
 from mha_ref.cache import kv_cache_bytes_per_token
-from mha_ref.induction import AttentionOnlyTransformer, induction_scores, repeated_tokens
+from mha_ref.induction import AttentionOnlyTransformer, repeated_tokens
+from mha_ref.scores import copy_positions, induction_pattern, score
 from mha_site.tiny_model import ASSETS, RESULTS
 from mha_site.tiny_model import export as lh
 from mha_site.bench.claims import find_cell, seq_tokens
@@ -279,7 +280,7 @@ def _induction_with(off: tuple[int, int] | None) -> torch.Tensor:
         keep[off] = 0
     with torch.no_grad():
         _, patterns = model(tokens, keep)
-    return induction_scores(patterns[1], half=half)
+    return score(patterns[1], induction_pattern(copy_positions(half)))
 
 
 def test_cutting_the_previous_token_head_collapses_the_induction_scores():
@@ -352,16 +353,17 @@ def test_start_token_parking_counts():
 
 
 def test_induction_score_query_count():
-    from mha_site.real_models.compute import induction
+    from mha_site.real_models.specs import SMOLLM2
 
     half = smol()["inputs"]["half"]
     tokens = 1 + 2 * half  # [bos] + r + r
     weights = torch.zeros(1, 1, tokens, tokens)
     weights[0, 0, tokens - 1, tokens - half] = 1.0  # the last query on its target, every other query 0
-    scored = round(1 / float(induction(weights, half)))
+    pattern = SMOLLM2.patterns(list(range(tokens)), None)["induction"]
+    scored = round(1 / float(score(weights, pattern)))
     answer, wrong = numbers("quiz-rm-queries")
-    assert answer == scored == half - 1
-    assert wrong == {half, tokens}  # first token included; every token of the row
+    assert answer == scored == half
+    assert wrong == {half - 1, tokens}  # first token left out; every token of the row
 
 
 def test_ablation_control_reading():

@@ -169,19 +169,26 @@ def test_minilm_model_view_alt_text(mini):
     assert len(cls) > 20 and not sep
 
 
-def test_tiny_model_numbers_name_their_induction_definition(values):
-    """The comparison table keeps the two induction definitions apart, and says which is which."""
+def test_the_tiny_model_and_smollm2_share_one_induction_definition():
+    """'Both scores are the ones defined above': SmolLM2's stripe is the tiny model's, after its start token."""
+    import torch
+
+    from mha_ref.scores import copy_positions, induction_pattern
+    from mha_site.real_models.specs import SMOLLM2
+
+    half = 6
+    tiny = induction_pattern(copy_positions(half))
+    smol = SMOLLM2.patterns(list(range(1 + 2 * half)), None)["induction"]
+    assert torch.equal(smol[1:, 1:], tiny) and not smol[0].any() and not smol[:, 0].any()
     section = PAGE[PAGE.index("{ #tiny }"):PAGE.index("{ #reproduce }")]
-    assert "{{ rm.tiny_ind_span }} | second copy, from its first token" in section
-    assert "{{ rm.smol_induction_score }} ({{ rm.smol_induction_head }}) | second copy, from its second token" in section
-    assert values["tiny_half"] == "32"
+    assert "both scores are the ones defined" in section and "second token" not in section
 
 
 def test_the_model_view_band_is_the_one_drawn():
-    """The prose and alt text name layers 14 to 19; the figure draws MODEL_VIEW_LAYERS."""
-    from mha_site.real_models.figures import MODEL_VIEW_LAYERS
+    """The prose and alt text name layers 14 to 19; the figure draws SmolLM2's model_view_layers."""
+    from mha_site.real_models.specs import SMOLLM2
 
-    first, stop = MODEL_VIEW_LAYERS
+    first, stop = SMOLLM2.model_view_layers
     assert (first, stop - 1) == (14, 19)
     assert f"layers {first} to {stop - 1}" in PAGE
 

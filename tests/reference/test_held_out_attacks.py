@@ -49,7 +49,7 @@ from mha_ref import (
     tiled_attention,
 )
 from mha_ref import causal as causal_module
-from mha_ref import demo_heads, induction, variants, worked_example
+from mha_ref import demo_heads, induction, scores, variants, worked_example
 from mha_ref.cache import kv_cache_bytes_per_token
 
 F64 = torch.float64
@@ -99,6 +99,10 @@ def _model() -> induction.AttentionOnlyTransformer:
 def _layer() -> MultiHeadAttention:
     torch.manual_seed(0)
     return MultiHeadAttention(8, 2)
+
+
+def _stripe(size: int) -> torch.Tensor:
+    return scores.offset_pattern(size, 1)
 
 
 def _params() -> variants.Params:
@@ -461,18 +465,36 @@ ATTACKS: list[Attack] = [
       ValueError, r"head_mask must have shape \(num_layers, num_heads\) = \(1, 2\), got \(1, 3\)"),
     A("induction.full_head_mask", "model a string", "model", lambda: induction.full_head_mask("model"),
       TypeError, r"model must be an AttentionOnlyTransformer, got str"),
-    A("induction.previous_token_scores", "weights of rank 3", "weights",
-      lambda: induction.previous_token_scores(torch.full((2, 3, 3), 1 / 3)),
-      ValueError, r"weights must have shape \(B, h, T, T\) with T >= 2, got \(2, 3, 3\)"),
-    A("induction.induction_scores", "half a bool", "half",
-      lambda: induction.induction_scores(torch.full((1, 1, 2, 2), 0.5), True),
-      TypeError, r"half must be an int, got bool \(True\)"),
-    A("induction.offset_scores", "max_offset past the tokens", "max_offset",
-      lambda: induction.offset_scores(torch.full((1, 1, 3, 3), 1 / 3), 5),
-      ValueError, r"max_offset=5 must be below the 3 tokens"),
-    A("induction.check_weights", "integer weights", "weights",
-      lambda: induction.check_weights(torch.ones(1, 2, 3, 3, dtype=torch.int64)),
+    # ---- scores ----
+    A("scores.score", "weights of rank 2", "weights", lambda: scores.score(torch.full((3, 3), 1 / 3), _stripe(3)),
+      ValueError, r"weights must have shape \(\.\.\., h, T, T\), got \(3, 3\)"),
+    A("scores.score", "integer weights", "weights",
+      lambda: scores.score(torch.ones(1, 2, 3, 3, dtype=torch.int64), _stripe(3)),
       TypeError, r"weights must be a floating-point torch\.Tensor, got torch\.int64"),
+    A("scores.score", "a pattern of the wrong size", "pattern",
+      lambda: scores.score(torch.full((1, 1, 3, 3), 1 / 3), _stripe(4)),
+      ValueError, r"pattern must have shape \(3, 3\) for weights over 3 tokens, got \(4, 4\)"),
+    A("scores.score", "a float pattern", "pattern",
+      lambda: scores.score(torch.full((1, 1, 3, 3), 1 / 3), torch.eye(3)),
+      TypeError, r"pattern must be a boolean torch\.Tensor, got torch\.float32"),
+    A("scores.score", "a pattern with no key", "pattern",
+      lambda: scores.score(torch.full((1, 1, 3, 3), 1 / 3), torch.zeros(3, 3, dtype=torch.bool)),
+      ValueError, r"pattern marks no key for any query"),
+    A("scores.offset_pattern", "offset past the tokens", "offset", lambda: scores.offset_pattern(3, 5),
+      ValueError, r"offset=5 leaves no query a key among 3 tokens"),
+    A("scores.offset_pattern", "offset a bool", "offset", lambda: scores.offset_pattern(3, True),
+      TypeError, r"offset must be an int, got bool \(True\)"),
+    A("scores.induction_pattern", "float tokens", "tokens", lambda: scores.induction_pattern(torch.zeros(4)),
+      TypeError, r"tokens must hold integer token ids, got torch\.float32"),
+    A("scores.induction_pattern", "tokens of rank 2", "tokens",
+      lambda: scores.induction_pattern(torch.zeros(2, 4, dtype=torch.long)),
+      ValueError, r"tokens must have shape \(T,\) with T >= 2, got \(2, 4\)"),
+    A("scores.key_pattern", "a key past the tokens", "keys", lambda: scores.key_pattern(3, 3),
+      ValueError, r"keys must lie in \[-3, 2\] for 3 tokens, got 3"),
+    A("scores.key_pattern", "first_query past the tokens", "first_query",
+      lambda: scores.key_pattern(3, 0, first_query=3), ValueError, r"first_query=3 must be below the 3 tokens"),
+    A("scores.copy_positions", "half=1: no second token to score", "half", lambda: scores.copy_positions(1),
+      ValueError, r"half must be at least 2, got 1"),
     A("induction.head_scores", "tokens a list", "tokens", lambda: induction.head_scores(_model(), [[0, 1, 0, 1]]),
       TypeError, r"tokens must be a torch\.Tensor, got list"),
     A("induction.masked_loss", "float targets", "targets",
@@ -548,7 +570,7 @@ def test_there_are_at_least_forty_cases_with_unique_names() -> None:
 
 #: Modules of the reference whose public callables the suite must attack. ``validation``
 #: holds the checks themselves; of it only ``head_dim`` is part of the package's API.
-MODULES = ("attention", "cache", "causal", "demo_heads", "induction", "module", "rotary", "tiled",
+MODULES = ("attention", "cache", "causal", "demo_heads", "induction", "module", "rotary", "scores", "tiled",
            "variants", "weights", "worked_example")
 
 

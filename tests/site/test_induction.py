@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from mha_ref.induction import (
     AttentionOnlyTransformer,
     full_head_mask,
-    induction_scores,
     masked_loss,
-    previous_token_scores,
     repeated_segment_batch,
     repeated_tokens,
     second_copy_targets,
 )
+from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, score
 from mha_site.tiny_model.training import TrainConfig, ablation_losses, greedy_pruning, phase_change_step, train
 from mha_site.tiny_model.report import heads_removable, page_values, seed_summary
 
@@ -126,28 +125,39 @@ def _pattern(size: int, column_of_row) -> torch.Tensor:
 
 def test_a_perfect_previous_token_head_scores_one_and_uniform_scores_the_mean_of_1_over_t():
     perfect = _pattern(10, lambda t: max(t - 1, 0))
-    assert previous_token_scores(perfect).tolist() == [1.0]
+    assert score(perfect, offset_pattern(10, 1)).tolist() == [1.0]
     uniform = torch.tril(torch.ones(10, 10))
     uniform = (uniform / uniform.sum(-1, keepdim=True))[None, None]
     expected = sum(1 / (t + 1) for t in range(1, 10)) / 9
-    assert previous_token_scores(uniform).item() == pytest.approx(expected)
+    assert score(uniform, offset_pattern(10, 1)).item() == pytest.approx(expected)
 
 
 def test_a_perfect_induction_head_scores_one_and_a_previous_token_head_scores_zero():
     half = 6
+    stripe = induction_pattern(copy_positions(half))
     induction = _pattern(2 * half, lambda t: t - half + 1 if t >= half else 0)
-    assert induction_scores(induction, half).tolist() == [1.0]
+    assert score(induction, stripe).tolist() == [1.0]
     previous = _pattern(2 * half, lambda t: max(t - 1, 0))
-    assert induction_scores(previous, half).tolist() == [0.0]
+    assert score(previous, stripe).tolist() == [0.0]
 
 
-def test_scores_reject_weights_of_the_wrong_shape():
-    with pytest.raises(ValueError, match=r"\(B, h, T, T\)"):
-        previous_token_scores(torch.ones(3, 3))
-    with pytest.raises(ValueError, match="half=4 has 8"):
-        induction_scores(torch.ones(1, 1, 6, 6), 4)
+def test_the_induction_stripe_of_x_x_is_the_block_copy_whatever_x_repeats():
+    half = 5
+    stripe = induction_pattern(copy_positions(half))
+    queries, keys = stripe.nonzero().T
+    assert queries.tolist() == list(range(half, 2 * half)) and (keys == queries - half + 1).all()
+    # a token that repeats inside x adds keys when the pattern is built from the tokens themselves
+    tokens = torch.tensor([3, 3, 4, 5, 6] * 2)
+    assert induction_pattern(tokens).sum() > stripe.sum()
+
+
+def test_scores_reject_weights_and_patterns_of_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"\(\.\.\., h, T, T\)"):
+        score(torch.ones(3, 3), offset_pattern(3, 1))
+    with pytest.raises(ValueError, match=r"pattern must have shape \(6, 6\)"):
+        score(torch.ones(1, 1, 6, 6), induction_pattern(copy_positions(4)))
     with pytest.raises(TypeError, match="floating-point"):
-        previous_token_scores(torch.ones(1, 1, 3, 3, dtype=torch.long))
+        score(torch.ones(1, 1, 3, 3, dtype=torch.long), offset_pattern(3, 1))
 
 
 def test_phase_change_step_is_none_when_no_head_crosses():

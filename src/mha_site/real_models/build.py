@@ -54,7 +54,7 @@ def check_reproduction(doc: dict, model_id: str) -> list[str]:
 
 def recompute_files(root: Path, threads: int | None = None) -> dict[Path, bytes]:
     """Recompute both files with the models; ValueError if a reproduction error exceeds its tolerance."""
-    from mha_site.real_models.compute import recompute
+    from mha_site.real_models.document import recompute
 
     docs = recompute(threads)
     problems = [line for model_id, doc in docs.items() for line in check_reproduction(doc, model_id)]

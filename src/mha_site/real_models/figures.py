@@ -17,7 +17,9 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import top_heads
+from mha_site.real_models.specs import SPECS, ModelSpec
 from mha_site.style import (
     PALETTE,
     SMALL_FONT_PT,
@@ -30,31 +32,15 @@ from mha_site.style import (
     weight_heatmap,
 )
 
-__all__ = ["FIGURE_TITLES", "LABELLED", "MODEL_VIEW_LAYERS", "SCORE_TITLES", "all_figures", "decode_rows", "quantise"]
+__all__ = ["FIGURE_TITLES", "LABELLED", "all_figures", "decode_rows", "quantise"]
 
 #: How many top heads of each score are numbered in the score heatmaps.
 LABELLED = 3
-#: The band of SmolLM2's layers drawn in its model view (all 30 x 9 thumbnails would not fit a column).
-MODEL_VIEW_LAYERS = (14, 20)
 #: The model views' thumbnails show weights in this many steps (a finer scale would not be seen at their size).
 SHADES = 8
-#: Panel titles of the score heatmaps, per model, in drawing order.
-SCORE_TITLES = {
-    "smollm2-135m": {"induction": "induction", "previous_token": "previous token", "first_token": "first token"},
-    "minilm-l6": {"cls": "[CLS]", "sep": "[SEP]", "previous_token": "previous token",
-                  "next_token": "next token", "punctuation": "punctuation", "self": "itself"},
-}
 #: Each SVG's <title>; the page's alt text says what the figure shows.
-FIGURE_TITLES = {
-    "smollm2-scores.svg": "SmolLM2-135M: induction, previous-token and first-token score of every head",
-    "minilm-scores.svg": "all-MiniLM-L6-v2: six scores of every head",
-    "smollm2-model-view.svg": "SmolLM2-135M: attention weights of every head in layers 14 to 19 on one repeated input",
-    "minilm-model-view.svg": "all-MiniLM-L6-v2: attention weights of every head on one sentence",
-    "smollm2-head-view.svg": "SmolLM2-135M: the top induction head and previous-token head on three inputs",
-    "minilm-head-view.svg": "all-MiniLM-L6-v2: the top previous-token and next-token heads on three sentences",
-    "smollm2-loss.svg": "SmolLM2-135M: loss per position on the first and the second copy of a random sequence",
-    "smollm2-ablation.svg": "SmolLM2-135M: second-copy loss with the top induction heads zeroed, against random heads",
-}
+FIGURE_TITLES = {f"{spec.prefix}-{kind}.svg": title for spec in SPECS.values()
+                 for kind, title in spec.figure_titles.items()}
 
 
 def decode_rows(rows: list[str]) -> list[list[float]]:
@@ -64,10 +50,6 @@ def decode_rows(rows: list[str]) -> list[list[float]]:
     [[1.0, 0.0], [0.5019607843137255, 0.4980392156862745]]
     """
     return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
-
-
-def _label(layer: int, head: int) -> str:
-    return f"L{layer}H{head}"
 
 
 def _number_top(ax, scores: list[list[float]]) -> None:
@@ -95,22 +77,15 @@ def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_
 
 
 @styled
-def scores_figure(doc: dict, model_id: str) -> Figure:
+def scores_figure(doc: dict, spec: ModelSpec) -> Figure:
     """One L x H heatmap per score; the top three heads of each carry their rank."""
-    names = list(SCORE_TITLES[model_id])
-    if model_id == "smollm2-135m":
-        fig = new_figure(6.4, 6.6)
-        axes = fig.subplots(1, len(names), sharey=True)
-        fig.subplots_adjust(left=0.09, right=0.86, top=0.9, bottom=0.08, wspace=0.12)
-        step = 2
-    else:
-        fig = new_figure(6.8, 4.4)
-        axes = fig.subplots(2, 3, sharey=True).ravel()
-        fig.subplots_adjust(left=0.08, right=0.87, top=0.88, bottom=0.1, wspace=0.1, hspace=0.5)
-        step = 1
-    for index, (ax, name) in enumerate(zip(axes, names)):
-        mesh = _score_panel(ax, doc["scores"][name], SCORE_TITLES[model_id][name],
-                            ylabel=ax.get_subplotspec().is_first_col(), layer_step=step)
+    layout = spec.score_layout
+    fig = new_figure(*layout["size"])
+    axes = fig.subplots(*layout["grid"], sharey=True).ravel()
+    fig.subplots_adjust(**layout["margins"])
+    for ax, (name, title) in zip(axes, spec.scores.items()):
+        mesh = _score_panel(ax, doc["scores"][name], title, ylabel=ax.get_subplotspec().is_first_col(),
+                            layer_step=layout["step"])
     weight_colorbar(fig, mesh, cax=fig.add_axes((0.9, 0.25, 0.02, 0.5)), label="score")
     fig.suptitle(f"{doc['model']}: each head's score (numbers: the top {LABELLED} of each)", fontsize=10)
     return fig
@@ -149,7 +124,7 @@ GAP = 2
 
 
 @styled
-def model_view_figure(doc: dict, model_id: str) -> Figure:
+def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Every head's weights on one input as thumbnails, one row per layer (SmolLM2: a band of layers).
 
     All thumbnails are one mesh in one axes (a mesh per head would be hundreds of SVG groups):
@@ -157,7 +132,7 @@ def model_view_figure(doc: dict, model_id: str) -> Figure:
     1 / :data:`SHADES` are drawn, in :data:`SHADES` steps.
     """
     patterns = doc["views"]["model_view"]["patterns"]
-    first, stop = MODEL_VIEW_LAYERS if model_id == "smollm2-135m" else (0, len(patterns))
+    first, stop = spec.model_view_layers or (0, len(patterns))
     layers = list(range(first, stop))
     heads = len(patterns[0])
     size = len(patterns[0][0])
@@ -189,7 +164,7 @@ def model_view_figure(doc: dict, model_id: str) -> Figure:
                   fontsize=SMALL_FONT_PT)
     ax.tick_params(length=0)
     note = doc["views"]["model_view"]["note"]
-    band = f"layers {first} to {stop - 1}, " if model_id == "smollm2-135m" else ""
+    band = f"layers {first} to {stop - 1}, " if spec.model_view_layers else ""
     fig.suptitle(f"{doc['model']}: every head, {band}{note}", fontsize=10, y=1 - 0.08 / height)
     return fig
 
@@ -200,10 +175,10 @@ def _token(text: str) -> str:
 
 
 @styled
-def head_view_figure(doc: dict, model_id: str) -> Figure:
+def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Two chosen heads (columns) on three inputs (rows), token labels on both axes."""
     view = doc["views"]["head_view"]
-    names = ["induction", "previous_token"] if model_id == "smollm2-135m" else ["previous_token", "next_token"]
+    names = spec.drawn_heads
     inputs = view["inputs"]
     fig = new_figure(6.8, 3.1 * len(inputs))
     axes = fig.subplots(len(inputs), len(names), squeeze=False)
@@ -218,7 +193,7 @@ def head_view_figure(doc: dict, model_id: str) -> Figure:
             ax.set_yticks(ticks, tokens, fontsize=SMALL_FONT_PT)
             ax.tick_params(length=2)
             layer, head = view["heads"][name]
-            ax.set_title(f"{_label(layer, head)}, {name.replace('_', '-')} head", fontsize=10)
+            ax.set_title(f"{head_name(layer, head)}, {name.replace('_', '-')} head", fontsize=10)
     weight_colorbar(fig, mesh, cax=fig.add_axes((0.87, 0.35, 0.02, 0.3)))
     fig.suptitle(f"{doc['model']}: rows are queries, columns keys", fontsize=10)
     return fig
@@ -251,7 +226,7 @@ def loss_figure(doc: dict) -> Figure:
 def ablation_figure(doc: dict) -> Figure:
     """Second-copy loss: the full model, each top induction head zeroed, all of them, five random heads."""
     ab = doc["ablation"]
-    labels = ["none"] + [_label(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
+    labels = ["none"] + [head_name(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
     values = [ab["base"]] + ab["single"] + [ab["together"], ab["control"]]
     colours = ([PALETTE["sky"]] + [PALETTE["blue"]] * len(ab["single"]) + [PALETTE["vermillion"], PALETTE["orange"]])
     hatches = [""] + [""] * len(ab["single"]) + ["///", ".."]
@@ -273,15 +248,13 @@ def ablation_figure(doc: dict) -> Figure:
 
 def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     """Every figure of the page as deterministic SVG bytes, keyed by file name."""
-    smol, mini = docs["smollm2-135m"], docs["minilm-l6"]
-    figures = {
-        "smollm2-scores.svg": scores_figure(smol, "smollm2-135m"),
-        "minilm-scores.svg": scores_figure(mini, "minilm-l6"),
-        "smollm2-model-view.svg": model_view_figure(smol, "smollm2-135m"),
-        "minilm-model-view.svg": model_view_figure(mini, "minilm-l6"),
-        "smollm2-head-view.svg": head_view_figure(smol, "smollm2-135m"),
-        "minilm-head-view.svg": head_view_figure(mini, "minilm-l6"),
-        "smollm2-loss.svg": loss_figure(smol),
-        "smollm2-ablation.svg": ablation_figure(smol),
-    }
+    figures = {}
+    for model_id, spec in SPECS.items():
+        doc = docs[model_id]
+        figures[f"{spec.prefix}-scores.svg"] = scores_figure(doc, spec)
+        figures[f"{spec.prefix}-model-view.svg"] = model_view_figure(doc, spec)
+        figures[f"{spec.prefix}-head-view.svg"] = head_view_figure(doc, spec)
+        if spec.ablate:
+            figures[f"{spec.prefix}-loss.svg"] = loss_figure(doc)
+            figures[f"{spec.prefix}-ablation.svg"] = ablation_figure(doc)
     return {name: compact_rectangles(figure_to_svg(fig, FIGURE_TITLES[name])) for name, fig in figures.items()}

@@ -4,11 +4,6 @@ The page writes the placeholder ``rm.NAME`` in double curly braces and the MkDoc
 ``hooks/site.py`` replaces it with ``page_values(docs, tiny)[NAME]``, where
 ``docs`` are the two heads.json files (:func:`mha_site.real_models.build.committed`) and
 ``tiny`` is the "Heads that learn" results file. JSON only: no torch, no matplotlib.
-
-Two induction scores appear on the page and are never mixed: the real models' (the
-``induction`` of heads.json) averages the queries of the second copy from its *second*
-token on; the tiny model's (``mha_ref.induction.induction_scores``) averages every
-query of the second copy, its first token included. The keys say which: ``tiny_ind_*``.
 """
 
 from __future__ import annotations
@@ -17,16 +12,12 @@ import re
 from typing import Any
 
 from mha_site.real_models.schema import top_heads
+from mha_site.real_models.specs import MINILM, SMOLLM2, ModelSpec
 
 __all__ = ["STRONG", "head_name", "page_values", "sci"]
 
 #: A head "does" a job on this page when its score for that job is at least this.
 STRONG = 0.5
-
-_SCORE_NAMES = {
-    "induction": "induction", "previous_token": "previous token", "first_token": "first token",
-    "cls": "[CLS]", "sep": "[SEP]", "next_token": "next token", "punctuation": "punctuation", "self": "itself",
-}
 
 
 def head_name(layer: int, head: int) -> str:
@@ -49,21 +40,17 @@ def sci(value: float) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-def _top_table(doc: dict, names: list[str], count: int = 3) -> str:
+def _top_table(doc: dict, spec: ModelSpec, count: int = 3) -> str:
     header = "| score | " + " | ".join(["1st", "2nd", "3rd"][:count]) + " |"
     rows = [header, "|---|" + "---|" * count]
-    for name in names:
+    for name, title in spec.scores.items():
         cells = [f"{head_name(layer, head)} ({value:.2f})" for layer, head, value in top_heads(doc["scores"][name], count)]
-        rows.append(f"| {_SCORE_NAMES[name]} | " + " | ".join(cells) + " |")
+        rows.append(f"| {title} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def _count(scores: list[list[float]], at_least: float) -> int:
     return sum(1 for row in scores for value in row if value >= at_least)
-
-
-def _best(scores: list[list[float]]) -> tuple[int, int, float]:
-    return top_heads(scores, 1)[0]
 
 
 def _span(values: list[float]) -> str:
@@ -75,13 +62,9 @@ def _model_values(prefix: str, doc: dict) -> dict[str, str]:
     rep = doc["reproduction"]
     return {
         f"{prefix}_model": doc["model"],
-        f"{prefix}_package": doc["source"]["package"],
-        f"{prefix}_version": doc["source"]["version"],
-        f"{prefix}_file": doc["source"]["file"],
-        f"{prefix}_sha256": doc["source"]["sha256"],
+        **{f"{prefix}_{key}": doc["source"][key] for key in ("package", "version", "file", "sha256")},
+        **{f"{prefix}_{key}": doc["original"][key] for key in ("by", "license")},
         f"{prefix}_original": doc["original"]["name"],
-        f"{prefix}_by": doc["original"]["by"],
-        f"{prefix}_license": doc["original"]["license"],
         f"{prefix}_layers": str(doc["num_layers"]),
         f"{prefix}_heads": str(doc["num_heads"]),
         f"{prefix}_all_heads": str(doc["num_layers"] * doc["num_heads"]),
@@ -91,15 +74,14 @@ def _model_values(prefix: str, doc: dict) -> dict[str, str]:
         f"{prefix}_weight_err": sci(rep["max_abs_error"]["weights"]),
         f"{prefix}_tolerance": sci(rep["tolerance"]),
         f"{prefix}_cross_check": sci(rep["score_cross_check"]),
-        f"{prefix}_torch": rep["torch"],
-        f"{prefix}_transformers": rep["transformers"],
+        **{f"{prefix}_{key}": rep[key] for key in ("torch", "transformers")},
     }
 
 
 def _best_values(prefix: str, doc: dict) -> dict[str, str]:
     out = {}
     for name, scores in doc["scores"].items():
-        layer, head, value = _best(scores)
+        layer, head, value = top_heads(scores, 1)[0]
         out[f"{prefix}_{name}_head"] = head_name(layer, head)
         out[f"{prefix}_{name}_score"] = f"{value:.2f}"
         out[f"{prefix}_{name}_strong"] = str(_count(scores, STRONG))
@@ -117,14 +99,11 @@ def _smol_values(doc: dict) -> dict[str, str]:
     return {
         "smol_kv_heads": str(doc["num_kv_heads"]),
         "smol_rope_theta": f"{doc['rope_theta']:,.0f}",
-        "smol_half": str(half),
-        "smol_batch": str(inputs["batch"]),
-        "smol_low": str(inputs["low"]),
-        "smol_high": str(inputs["high"]),
-        "smol_seed": str(inputs["seed"]),
+        **{f"smol_{key}": str(inputs[key]) for key in ("half", "batch", "low", "high", "seed")},
         "smol_tokens": str(1 + 2 * half),
-        "smol_scored_queries": str(half - 1),
-        "smol_top_table": _top_table(doc, ["induction", "previous_token", "first_token"]),
+        "smol_scored_queries": str(half),
+        "smol_half_less": str(half - 1),
+        "smol_top_table": _top_table(doc, SMOLLM2),
         "smol_ind_layers": ", ".join(str(layer) for layer in layers_with),
         "smol_first_mean": f"{sum(first) / len(first):.1f}",
         "smol_second_first": f"{second[0]:.1f}",
@@ -179,7 +158,7 @@ def _minilm_values(doc: dict) -> dict[str, str]:
         "mini_min_tokens": str(min(rough)),
         "mini_max_tokens": str(max(rough)),
         "mini_first_sentence": doc["inputs"]["sentences"][0],
-        "mini_top_table": _top_table(doc, ["cls", "sep", "previous_token", "next_token", "punctuation", "self"]),
+        "mini_top_table": _top_table(doc, MINILM),
         "mini_sep_max": f"{sep_max:.2f}",
         "mini_cls_layer0_mean": f"{cls_layers[0]:.2f}",
         "mini_cls_top_layer_mean": f"{max(cls_layers):.2f}",
@@ -191,8 +170,6 @@ def _tiny_values(tiny: dict) -> dict[str, str]:
     finals = [record["history"][-1] for record in tiny["seeds"]]
     return {
         "tiny_seeds": str(len(finals)),
-        "tiny_half": str(tiny["config"]["score_half"]),
-        "tiny_half_less": str(tiny["config"]["score_half"] - 1),
         "tiny_prev_span": _span([max(final["previous_token"][0]) for final in finals]),
         "tiny_ind_span": _span([max(final["induction"][-1]) for final in finals]),
         "tiny_layers": str(tiny["config"]["num_layers"]),
@@ -202,12 +179,11 @@ def _tiny_values(tiny: dict) -> dict[str, str]:
 
 def page_values(docs: dict[str, dict[str, Any]], tiny: dict) -> dict[str, str]:
     """Every placeholder value of the page, as display strings (tables as Markdown)."""
-    smol, mini = docs["smollm2-135m"], docs["minilm-l6"]
     values = {"strong": f"{STRONG:g}"}
-    for prefix, doc in (("smol", smol), ("mini", mini)):
-        values.update(_model_values(prefix, doc))
-        values.update(_best_values(prefix, doc))
-    values.update(_smol_values(smol))
-    values.update(_minilm_values(mini))
+    for spec in (SMOLLM2, MINILM):
+        values.update(_model_values(spec.page_key, docs[spec.id]))
+        values.update(_best_values(spec.page_key, docs[spec.id]))
+    values.update(_smol_values(docs[SMOLLM2.id]))
+    values.update(_minilm_values(docs[MINILM.id]))
     values.update(_tiny_values(tiny))
     return values

