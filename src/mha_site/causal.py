@@ -27,27 +27,11 @@ from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
 from mha_site.files import json_bytes, settled_json
-from mha_site.style import (
-    HEAD_STYLES,
-    PALETTE,
-    SMALL_FONT_PT,
-    figure_to_svg,
-    new_figure,
-    styled,
-    weight_colorbar,
-    weight_heatmap,
-)
+from mha_site.style import (HEAD_STYLES, PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, weight_colorbar,
+                             weight_heatmap)
 
-__all__ = [
-    "DIGITS",
-    "TOLERANCE",
-    "causal_results",
-    "demo_patterns_float64",
-    "heads_figure",
-    "change_figure",
-    "alt_texts",
-    "build_files",
-]
+__all__ = ["DIGITS", "TOLERANCE", "causal_results", "demo_patterns_float64", "heads_figure", "change_figure",
+           "alt_texts", "build_files"]
 
 #: Decimal places kept in causal.json (the page prints at most two).
 DIGITS = 4

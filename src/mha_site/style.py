@@ -40,25 +40,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
-    "HEAD_STYLES",
-    "MAX_WIDTH_IN",
-    "MIN_FONT_PT",
-    "MIN_TEXT_PX",
-    "PAGE_WIDTH_PX",
-    "SMALL_FONT_PT",
-    "PALETTE",
-    "STYLE",
-    "TEXT_COLOUR",
-    "WEIGHT_CMAP",
-    "figure_to_svg",
-    "flatten_groups",
-    "inline_uses",
-    "merge_mesh_cells",
-    "new_figure",
-    "plain_tick_labels",
-    "styled",
-    "weight_colorbar",
-    "weight_heatmap",
+    "HEAD_STYLES", "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
+    "TEXT_COLOUR", "WEIGHT_CMAP", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells", "new_figure",
+    "plain_tick_labels", "styled", "weight_colorbar", "weight_heatmap",
 ]
 
 #: Width in CSS px at which a page shows a figure at natural size: Material's narrowest
@@ -104,17 +88,10 @@ TEXT_COLOUR = "#222222"
 #: uniform, readable in greyscale and under colour-vision deficiencies.
 WEIGHT_CMAP = "cividis"
 
-#: One colour and one non-colour cue per demo head, so figures never rely on colour alone.
-#: ``label`` names the colour (for figures drawn in it); ``name`` does not (for figures that are not).
+#: What a figure drawn in the weight colour map, not in per-head colours, calls each demo head.
 HEAD_STYLES = {
-    "previous": {"colour": PALETTE["blue"], "label": "previous token (blue)", "name": "previous-token head",
-                 "dash": "solid", "marker": "o"},
-    "subject": {"colour": PALETTE["orange"], "label": "subject (amber)", "name": "subject head",
-                "dash": "dashed", "marker": "s"},
-    "verb": {"colour": PALETTE["green"], "label": "verb (green)", "name": "verb head",
-             "dash": "dotted", "marker": "^"},
-    "coreference": {"colour": PALETTE["vermillion"], "label": "coreference (red)", "name": "coreference head",
-                    "dash": "dashdot", "marker": "D"},
+    "previous": {"name": "previous-token head"}, "subject": {"name": "subject head"},
+    "verb": {"name": "verb head"}, "coreference": {"name": "coreference head"},
 }
 
 P = ParamSpec("P")
@@ -389,6 +366,12 @@ def _style(*styles: bytes) -> bytes:
     return b"; ".join(b"%s: %s" % item for item in merged.items())
 
 
+def _path(d: bytes, transform: bytes, clip: bytes, style: bytes) -> bytes:
+    """A ``<path>`` element, with each of the other attributes only if it is not empty."""
+    attrs = [(b"transform", transform), (b"clip-path", clip), (b"style", style)]
+    return b'<path d="%s"%s/>' % (d, b"".join(b' %s="%s"' % (name, value) for name, value in attrs if value))
+
+
 def inline_uses(svg: bytes) -> bytes:
     """Replace every run of ``<use>`` of an outline by one ``<path>`` per look; drop unused outlines.
 
@@ -431,17 +414,7 @@ def inline_uses(svg: bytes) -> bytes:
             if not groups or groups[-1][0] != key:
                 groups.append((key, []))
             groups[-1][1].append(_relative(parsed[ident], offset))
-        paths = []
-        for (linear, style, clip), ds in groups:
-            attrs = b' d="%s"' % b" ".join(ds)
-            transform = _linear_transform(linear)
-            if transform:
-                attrs += b' transform="%s"' % transform
-            if clip:
-                attrs += b' clip-path="%s"' % clip
-            if style:
-                attrs += b' style="%s"' % style
-            paths.append(b"<path%s/>" % attrs)
+        paths = [_path(b" ".join(ds), _linear_transform(linear), clip, style) for (linear, style, clip), ds in groups]
         trailing = run.group(0)[len(run.group(0).rstrip()):]
         return b"".join(paths) + trailing
 
@@ -502,13 +475,7 @@ def flatten_groups(svg: bytes) -> bytes:
             transform = b" ".join(t for t in (_linear_transform(tuple(v / k for v in linear)), own) if t)
         else:
             transform = _linear_transform(linear)
-        attrs = b' d="%s"' % moved
-        if transform:
-            attrs += b' transform="%s"' % transform
-        style = _style(outer_style or b"", own_style or b"")
-        if style:
-            attrs += b' style="%s"' % style
-        return b"<path%s/>" % attrs
+        return _path(moved, transform, b"", _style(outer_style or b"", own_style or b""))
 
     def join(run: re.Match) -> bytes:
         rest = run.group(2)

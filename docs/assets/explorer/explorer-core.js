@@ -17,17 +17,48 @@
     merged: "#555555" };
   var PARAMS = ["ex-data", "ex-query", "ex-heads", "ex-isolate", "ex-merge"];
 
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
+  /* `node` with `attrs` set and `content` in it: a text, or a list of nodes and texts. */
+  function made(node, attrs, content) {
     Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (text !== undefined) node.textContent = text;
+    if (Array.isArray(content)) node.append.apply(node, content);
+    else if (content !== undefined) node.textContent = content;
+    return node;
+  }
+  function el(tag, attrs, content) { return made(document.createElement(tag), attrs, content); }
+  function svgEl(tag, attrs, content) { return made(document.createElementNS(SVG_NS, tag), attrs, content); }
+
+  /* Arrow keys, Home and End inside `box` move the focus along nodes(), clamped at the ends
+     (round, with `wrap`), calling move(index) before the focus moves. */
+  function roveFocus(box, nodes, wrap, move) {
+    box.addEventListener("keydown", function (event) {
+      var list = nodes(), current = list.indexOf(document.activeElement), last = list.length - 1;
+      var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
+        Home: 0, End: last }[event.key];
+      if (current < 0 || next === undefined) return;
+      event.preventDefault();
+      next = wrap ? (next + list.length) % list.length : Math.max(0, Math.min(last, next));
+      move(next);
+      list[next].focus();
+    });
+  }
+
+  /* `node` listening to each event named in `handlers`. */
+  function listen(node, handlers) {
+    Object.keys(handlers).forEach(function (name) { node.addEventListener(name, handlers[name]); });
     return node;
   }
 
-  function svgEl(tag, attrs) {
-    var node = document.createElementNS(SVG_NS, tag);
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    return node;
+  /* `node`, whose hovering calls hot(link, event), and leaving it hot(null). */
+  function hover(node, link, hot) {
+    return listen(node, { mouseenter: function (event) { hot(link, event); }, mouseleave: function () { hot(null); } });
+  }
+
+  /* An arrowhead marker whose path has `pathAttrs` (a colour class, or a fill). */
+  function arrowMarker(id, pathAttrs) {
+    var marker = svgEl("marker", { id: id, viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4",
+      markerHeight: "4", orient: "auto-start-reverse" });
+    marker.appendChild(svgEl("path", Object.assign({ d: "M0,0 L10,5 L0,10 z" }, pathAttrs)));
+    return marker;
   }
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
@@ -98,7 +129,8 @@
   function swatch(h) {
     var node = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
     node.appendChild(svgEl("line", {
-      x1: "1", y1: "5", x2: "35", y2: "5", class: "mha-stroke--" + h.name, "stroke-dasharray": DASHES[h.dash],
+      x1: "1", y1: "5", x2: "35", y2: "5", style: "stroke: var(--mha-" + h.name + ")",
+      "stroke-dasharray": DASHES[h.dash],
     }));
     return node;
   }
@@ -264,33 +296,12 @@
     return lines;
   }
 
-  var ex = window.mhaExplorer = window.mhaExplorer || {};
-  ex.SVG_NS = SVG_NS;
-  ex.DASHES = DASHES;
-  ex.LIGHT = LIGHT;
-  ex.el = el;
-  ex.svgEl = svgEl;
-  ex.clear = clear;
-  ex.quoted = quoted;
-  ex.percent = percent;
-  ex.number = number;
-  ex.listWords = listWords;
-  ex.reducedMotion = reducedMotion;
-  ex.softmax = softmax;
-  ex.mergeHeads = mergeHeads;
-  ex.colourMap = colourMap;
-  ex.isMergedIn = isMergedIn;
-  ex.arcsFor = arcsFor;
-  ex.arcLabel = arcLabel;
-  ex.swatch = swatch;
-  ex.fitBox = fitBox;
-  ex.describeHead = describeHead;
-  ex.rowWords = rowWords;
-  ex.captionText = captionText;
-  ex.readUrl = readUrl;
-  ex.applyWanted = applyWanted;
-  ex.writeUrl = writeUrl;
-  ex.vector = vector;
-  ex.features = features;
-  ex.wrapText = wrapText;
+  Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
+    SVG_NS: SVG_NS, DASHES: DASHES, LIGHT: LIGHT, el: el, svgEl: svgEl, clear: clear, quoted: quoted, percent: percent,
+    number: number, listWords: listWords, reducedMotion: reducedMotion, softmax: softmax, mergeHeads: mergeHeads,
+    colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor, arcLabel: arcLabel, swatch: swatch, fitBox: fitBox,
+    describeHead: describeHead, rowWords: rowWords, captionText: captionText, readUrl: readUrl,
+    applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features, wrapText: wrapText,
+    roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,
+  });
 })();
