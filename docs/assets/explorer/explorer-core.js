@@ -12,9 +12,6 @@
 
   var SVG_NS = "http://www.w3.org/2000/svg";
   var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4", dashdotdot: "12 3 2 3 2 3" };
-  // Colours of the standalone SVG download (the page's light scheme; mha_site.explorer.HEAD_COLOURS).
-  var LIGHT = { previous: "#0072b2", subject: "#9a6a00", verb: "#009e73", coreference: "#922b5f", induction: "#9a6a00",
-    merged: "#555555" };
   var PARAMS = ["ex-data", "ex-query", "ex-heads", "ex-isolate", "ex-merge"];
 
   /* `node` with `attrs` set and `content` in it: a text, or a list of nodes and texts. */
@@ -85,7 +82,7 @@
       return row.map(function (s, k) { return (s + b.scores[q][k]) * Math.SQRT1_2; });
     });
     return {
-      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour_name: "grey",
+      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour: "#555555", colour_name: "grey",
       dash: "dashdotdot", dash_name: "dash-dot-dot", scores: scores, weights: scores.map(softmax), parts: [a, b],
     };
   }
@@ -125,14 +122,11 @@
   /* Whether `name` is one of the two heads the state merges (then drawn only as part of the merge). */
   function isMergedIn(state, name) { return Boolean(state.merge) && state.merge.indexOf(name) >= 0; }
 
-  /* A head's sample line, in its colour (a CSS class, so it follows light and dark) and its dash. */
+  /* A head's sample line, in its colour (a CSS property, so it follows light and dark) and its dash. */
   function swatch(h) {
-    var node = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
-    node.appendChild(svgEl("line", {
-      x1: "1", y1: "5", x2: "35", y2: "5", style: "stroke: var(--mha-" + h.name + ")",
-      "stroke-dasharray": DASHES[h.dash],
-    }));
-    return node;
+    return svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" }, [
+      svgEl("line", { x1: "1", y1: "5", x2: "35", y2: "5", style: "stroke: var(--mha-" + h.name + ")",
+        "stroke-dasharray": DASHES[h.dash] })]);
   }
 
   /* A box that scrolls sideways takes keyboard focus, as a region named `name`, only while it has to scroll. */
@@ -297,7 +291,7 @@
   }
 
   Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
-    SVG_NS: SVG_NS, DASHES: DASHES, LIGHT: LIGHT, el: el, svgEl: svgEl, clear: clear, quoted: quoted, percent: percent,
+    SVG_NS: SVG_NS, DASHES: DASHES, el: el, svgEl: svgEl, clear: clear, quoted: quoted, percent: percent,
     number: number, listWords: listWords, reducedMotion: reducedMotion, softmax: softmax, mergeHeads: mergeHeads,
     colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor, arcLabel: arcLabel, swatch: swatch, fitBox: fitBox,
     describeHead: describeHead, rowWords: rowWords, captionText: captionText, readUrl: readUrl,

@@ -13,7 +13,7 @@
   if (!ex || typeof ex.captionText !== "function") {
     throw new Error("explorer-draw.js needs explorer-core.js loaded first: window.mhaExplorer has no captionText");
   }
-  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, LIGHT = ex.LIGHT, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
+  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
   var quoted = ex.quoted, swatch = ex.swatch, fitBox = ex.fitBox, describeHead = ex.describeHead, vector = ex.vector;
   var features = ex.features, wrapText = ex.wrapText, hover = ex.hover, arrowMarker = ex.arrowMarker;
 
@@ -193,8 +193,8 @@
 
   /* ---- the current view as a standalone SVG file ---- */
 
-  /* The view as SVG text in the page's light colours: legend, arcs, tokens and `text` (the
-     caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
+  /* The view as SVG text in the page's light colours (each head's `colour`, from heads.json): legend, arcs,
+     tokens and `text` (the caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
   function exportSvg(ds, state, view, heads, text) {
     var width = Math.max(view.tokenRow.scrollWidth, 320), arcHeight = Number(view.svg.getAttribute("height"));
     var defs = svgEl("defs");
@@ -207,11 +207,12 @@
     var y = 20;
     out.appendChild(svgEl("text", { x: "8", y: String(y), class: "title" },
       ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]))));
+    var colours = {};
     heads.forEach(function (h) {
+      colours[h.name] = h.colour;
       y += 17;
-      var colour = LIGHT[h.name];
-      defs.appendChild(arrowMarker("arrow-" + h.name, { fill: colour }));
-      out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: colour,
+      defs.appendChild(arrowMarker("arrow-" + h.name, { fill: h.colour }));
+      out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: h.colour,
         "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
       out.appendChild(svgEl("text", { x: "52", y: String(y), class: "legend" }, describeHead(h)));
     });
@@ -219,7 +220,7 @@
     var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
     view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
       var head = path.getAttribute("data-head");
-      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: LIGHT[head], "stroke-linecap": "round",
+      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
         "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
         "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
         "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
@@ -230,7 +231,7 @@
     view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
       var head = line.getAttribute("data-head");
       drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
-        y2: line.getAttribute("y2"), stroke: LIGHT[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
+        y2: line.getAttribute("y2"), stroke: colours[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
     });
     view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
       drawing.appendChild(svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" },

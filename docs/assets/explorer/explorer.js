@@ -286,13 +286,8 @@
           "data-weight": arc.weight.toFixed(4),
           role: "img", "aria-label": arcLabel(ds, head, arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
         });
-        layer.appendChild(hit);
-        layer.appendChild(path);
-        var link = { head: arc.head, query: arc.query, key: arc.key, weight: arc.weight };
-        hover(hit, link, setHot);
-        hover(path, link, setHot);
-        path.addEventListener("focus", function () { setHot(link, null, path); });
-        path.addEventListener("blur", function () { setHot(null); });
+        layer.append(hover(hit, arc, setHot), hover(path, arc, setHot)); // an arc is its own {head, query, key, weight}
+        listen(path, { focus: function () { setHot(arc, null, path); }, blur: function () { setHot(null); } });
         if (!state.isolated && heaviest[arc.head] === arc) {
           var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label",
             "aria-hidden": "true" }, arc.head);
