@@ -8,16 +8,11 @@ draws where that layer sits: one pre-LN transformer block, its stages listed in
 :data:`BLOCK_STAGES` (the order the lesson's block example checks against PyTorch's
 own block, and ``tests/pages/test_lesson_path_facts.py`` holds the lesson's prose
 to). :func:`build_files` renders both to bytes for
-:func:`mha_site.files.write_or_check`. Command line::
-
-    python -m mha_site.lesson_figures           # write docs/assets/lesson/*.svg
-    python -m mha_site.lesson_figures --check   # exit 1 naming stale or missing files
+:func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import torch
@@ -26,11 +21,10 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
 from mha_ref.validation import check_int, head_dim
-from mha_site.files import run_write_or_check
 from mha_site.style import PALETTE, TEXT_COLOUR, figure_to_svg, new_figure, styled
 
 __all__ = [
-    "BLOCK_STAGES", "FLOW_SIZES", "Step", "build_files", "main", "shape_flow", "shape_flow_alt", "shape_flow_figure",
+    "BLOCK_STAGES", "FLOW_SIZES", "Step", "build_files", "shape_flow", "shape_flow_alt", "shape_flow_figure",
     "transformer_block_alt", "transformer_block_figure",
 ]
 
@@ -276,15 +270,3 @@ def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
         Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps)),
         Path(out_dir) / "transformer-block.svg": figure_to_svg(transformer_block_figure(), transformer_block_alt()),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write (or with ``--check`` verify) the lesson's figures under ``docs/assets/lesson/``."""
-    parser = argparse.ArgumentParser(description="Build the lesson page's figures under docs/assets/lesson/.")
-    parser.add_argument("--check", action="store_true", help="verify the committed files instead of writing them")
-    args = parser.parse_args(argv)
-    return run_write_or_check(build_files(OUT_DIR), args.check, "python -m mha_site.lesson_figures")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
