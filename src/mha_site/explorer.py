@@ -39,8 +39,8 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 
 from mha_ref.attention import project, split_heads
-from mha_ref.demo_heads import (D_K, DEFAULT_QUERY, FEATURE_NAMES, HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS,
-                                attention_patterns, head_weights, token_features)
+from mha_ref.demo_heads import D_K, DEFAULT_QUERY, FEATURE_NAMES, HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS
+from mha_site.causal import demo_inputs_float64, demo_patterns_float64
 from mha_site.files import json_bytes
 from mha_site.heads import RESULTS as TINY_RESULTS
 from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
@@ -135,12 +135,6 @@ def _head_entry(name: str, label: str, weights: list[list[float]], detail: str =
     }
 
 
-def _float64_layer(device: str) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The demo layer's input ``(1, T, d_model)`` and weights, in float64 on ``device``."""
-    x = token_features().to(device=device, dtype=torch.float64)
-    return x, {name: w.to(device=device, dtype=torch.float64) for name, w in head_weights().items()}
-
-
 def demo_patterns(device: str = "cpu") -> torch.Tensor:
     """The demo heads' ``(4, T, T)`` weights computed in float64 on ``device``, returned on the CPU.
 
@@ -148,7 +142,7 @@ def demo_patterns(device: str = "cpu") -> torch.Tensor:
     >>> patterns.dtype, tuple(patterns.shape)
     (torch.float64, (4, 11, 11))
     """
-    return attention_patterns(*_float64_layer(device)).cpu()  # (h, T, T)
+    return demo_patterns_float64(False, device).cpu()  # (h, T, T)
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -163,7 +157,7 @@ def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, 
     >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns()))
     True
     """
-    x, weights = _float64_layer(device)  # x: (1, T, d_model)
+    x, weights = demo_inputs_float64(device)  # x: (1, T, d_model)
     q = split_heads(project(x, weights["w_q"]), NUM_HEADS)[0]  # (h, T, d_k)
     k = split_heads(project(x, weights["w_k"]), NUM_HEADS)[0]  # (h, T, d_k)
     return x[0].cpu(), q.cpu(), k.cpu()
