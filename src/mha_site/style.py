@@ -191,8 +191,9 @@ _MESH_CELL = re.compile(rb'\s*<path d="([^"]*)" clip-path="(url\(#[^)]*\))" styl
 _DECIMAL = re.compile(rb"-?\d+\.\d+")
 
 
-def _two_places(match: re.Match) -> bytes:
-    return (f"{float(match.group(0)):.2f}".rstrip("0").rstrip(".") or "0").encode()
+def _decimal(value: float, places: int) -> bytes:
+    """``value`` to ``places`` decimals, without trailing zeros."""
+    return (f"{value:.{places}f}".rstrip("0").rstrip(".") or "0").encode()
 
 
 def merge_mesh_cells(svg: bytes) -> bytes:
@@ -213,7 +214,8 @@ def merge_mesh_cells(svg: bytes) -> bytes:
             return group.group(0)
         by_look: dict[tuple[bytes, bytes], list[bytes]] = {}
         for d, clip, style in _MESH_CELL.findall(body):
-            by_look.setdefault((clip, style), []).append(b" ".join(_DECIMAL.sub(_two_places, d).split()))
+            d = _DECIMAL.sub(lambda number: _decimal(float(number.group(0)), 2), d)
+            by_look.setdefault((clip, style), []).append(b" ".join(d.split()))
         paths = b"".join(b'<path d="%s" clip-path="%s" style="%s"/>' % (b" ".join(ds), clip, style)
                          for (clip, style), ds in by_look.items())
         return group.group(1) + paths + group.group(3)
@@ -291,14 +293,14 @@ def _linear_transform(linear: tuple[float, float, float, float]) -> bytes:
     a, b, c, d = linear
     if b == c == 0:
         if a == d:
-            return b"" if a == 1 else b"scale(%s)" % _float(a)
-        return b"scale(%s %s)" % (_float(a), _float(d))
-    return b"matrix(%s %s %s %s 0 0)" % (_float(a), _float(b), _float(c), _float(d))
+            return b"" if a == 1 else b"scale(%s)" % _decimal(a, 9)
+        return b"scale(%s %s)" % (_decimal(a, 9), _decimal(d, 9))
+    return b"matrix(%s %s %s %s 0 0)" % (_decimal(a, 9), _decimal(b, 9), _decimal(c, 9), _decimal(d, 9))
 
 
 def _number(units: int) -> bytes:
-    text = f"{units / 10**_PLACES:.{_PLACES}f}".rstrip("0").rstrip(".")
-    return (text if text not in ("", "-0") else "0").encode()
+    text = _decimal(units / 10**_PLACES, _PLACES)
+    return b"0" if text == b"-0" else text
 
 
 def _commands(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
@@ -490,10 +492,6 @@ def flatten_groups(svg: bytes) -> bytes:
         svg = _PLACED_PATH.sub(place, svg)
         svg = _WRAPPED_PATHS.sub(rb"\1", svg)
     return _SIBLING_PATHS.sub(join, svg)
-
-
-def _float(value: float) -> bytes:
-    return (f"{value:.9f}".rstrip("0").rstrip(".") or "0").encode()
 
 
 def figure_to_svg(fig: Figure, title: str) -> bytes:

@@ -50,12 +50,10 @@
     return listen(node, { mouseenter: function (event) { hot(link, event); }, mouseleave: function () { hot(null); } });
   }
 
-  /* An arrowhead marker whose path has `pathAttrs` (a colour class, or a fill). */
+  /* An arrowhead marker whose path has `pathAttrs` (its colour: a fill, or a style). */
   function arrowMarker(id, pathAttrs) {
-    var marker = svgEl("marker", { id: id, viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4",
-      markerHeight: "4", orient: "auto-start-reverse" });
-    marker.appendChild(svgEl("path", Object.assign({ d: "M0,0 L10,5 L0,10 z" }, pathAttrs)));
-    return marker;
+    return svgEl("marker", { id: id, viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4", markerHeight: "4",
+      orient: "auto-start-reverse" }, [svgEl("path", Object.assign({ d: "M0,0 L10,5 L0,10 z" }, pathAttrs))]);
   }
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
