@@ -4,7 +4,7 @@
  * each with its tokens and per-head attention weights); see explorer.js for the widget.
  * Nothing here keeps state: each function takes the dataset (ds), the view's state
  * ({query, enabled, isolated, preview, merge}) or a head, and returns a value or a new node.
- * The functions go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
+ * The functions the other two use go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
  * after this file, in that order: mha_site.build.page_assets) read.
  */
 (function () {
@@ -289,11 +289,10 @@
   }
 
   Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
-    SVG_NS: SVG_NS, DASHES: DASHES, el: el, svgEl: svgEl, clear: clear, quoted: quoted, percent: percent,
-    number: number, listWords: listWords, reducedMotion: reducedMotion, softmax: softmax, mergeHeads: mergeHeads,
-    colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor, arcLabel: arcLabel, swatch: swatch, fitBox: fitBox,
-    describeHead: describeHead, rowWords: rowWords, captionText: captionText, readUrl: readUrl,
-    applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features, wrapText: wrapText,
-    roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,
+    SVG_NS: SVG_NS, DASHES: DASHES, el: el, svgEl: svgEl, clear: clear, quoted: quoted, number: number,
+    reducedMotion: reducedMotion, mergeHeads: mergeHeads, colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor,
+    arcLabel: arcLabel, swatch: swatch, fitBox: fitBox, describeHead: describeHead, captionText: captionText,
+    readUrl: readUrl, applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features,
+    wrapText: wrapText, roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,
   });
 })();
