@@ -41,26 +41,9 @@ from mha_ref.attention import multi_head_attention
 from mha_ref.validation import check_int, check_tensor, head_dim
 
 __all__ = [
-    "SENTENCE",
-    "TOKENS",
-    "HEAD_NAMES",
-    "DEFAULT_QUERY",
-    "TOKEN_TAGS",
-    "FEATURE_NAMES",
-    "NUM_FREQUENCIES",
-    "POSITION_PERIOD",
-    "D_MODEL",
-    "NUM_HEADS",
-    "D_K",
-    "LOGIT_GAP",
-    "position_features",
-    "token_features",
-    "head_weights",
-    "attention_patterns",
-    "check_patterns",
-    "top_keys",
-    "top_weights",
-    "arc_keys",
+    "SENTENCE", "TOKENS", "HEAD_NAMES", "DEFAULT_QUERY", "TOKEN_TAGS", "FEATURE_NAMES", "NUM_FREQUENCIES",
+    "POSITION_PERIOD", "D_MODEL", "NUM_HEADS", "D_K", "LOGIT_GAP", "position_features", "token_features",
+    "head_weights", "attention_patterns", "check_patterns", "top_keys", "top_weights", "arc_keys",
 ]
 
 #: The fixed sentence: "it" sits six words after its antecedent "cat".
@@ -139,9 +122,7 @@ def position_features(num_tokens: int) -> Tensor:
     return pairs.reshape(num_tokens, 2 * NUM_FREQUENCIES).float()  # (T, 2F): cos_1, sin_1, cos_2, ...
 
 
-def token_features(
-    tokens: Sequence[str] = TOKENS, tags: Mapping[str, Sequence[int]] = TOKEN_TAGS
-) -> Tensor:
+def token_features(tokens: Sequence[str] = TOKENS, tags: Mapping[str, Sequence[int]] = TOKEN_TAGS) -> Tensor:
     """The layer's input ``x``, ``(1, T, D_MODEL)``: one documented feature vector per token.
 
     Columns follow :data:`FEATURE_NAMES`: the position code, ``first`` (1 on
@@ -246,12 +227,7 @@ def _coreference_head() -> tuple[Tensor, Tensor]:
     return w_q / _POSITION_MARGIN, w_k
 
 
-_HEAD_BUILDERS = {
-    "previous": _previous_head,
-    "subject": _subject_head,
-    "verb": _verb_head,
-    "coreference": _coreference_head,
-}
+_HEAD_BUILDERS = dict(zip(HEAD_NAMES, (_previous_head, _subject_head, _verb_head, _coreference_head)))
 
 
 def head_weights(logit_gap: float = LOGIT_GAP) -> dict[str, Tensor]:

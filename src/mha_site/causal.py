@@ -27,27 +27,11 @@ from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
 from mha_site.files import json_bytes, settled_json
-from mha_site.style import (
-    HEAD_STYLES,
-    PALETTE,
-    SMALL_FONT_PT,
-    figure_to_svg,
-    new_figure,
-    styled,
-    weight_colorbar,
-    weight_heatmap,
-)
+from mha_site.style import (HEAD_STYLES, PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, weight_colorbar,
+                             weight_heatmap)
 
-__all__ = [
-    "DIGITS",
-    "TOLERANCE",
-    "causal_results",
-    "demo_patterns_float64",
-    "heads_figure",
-    "change_figure",
-    "alt_texts",
-    "build_files",
-]
+__all__ = ["DIGITS", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64", "heads_figure",
+           "change_figure", "alt_texts", "build_files"]
 
 #: Decimal places kept in causal.json (the page prints at most two).
 DIGITS = 4
@@ -62,6 +46,12 @@ def _rounded(values: Tensor) -> list[Any]:
     return (np.round(values.detach().cpu().double().numpy(), DIGITS) + 0.0).tolist()
 
 
+def demo_inputs_float64(device: torch.device | str = "cpu") -> tuple[Tensor, dict[str, Tensor]]:
+    """The demo layer's input ``x`` ``(1, T, d_model)`` and its weights, in float64 on ``device``."""
+    x = token_features().to(device=device, dtype=torch.float64)
+    return x, {name: weight.to(device=device, dtype=torch.float64) for name, weight in head_weights().items()}
+
+
 def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> Tensor:
     """:func:`mha_ref.causal.demo_patterns` computed in float64 on ``device``: ``(h, T, T)``.
 
@@ -72,8 +62,7 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
     >>> float((demo_patterns_float64(True) - demo_patterns(True).double()).abs().max()) < 1e-6
     True
     """
-    x = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
-    w = {name: weight.to(device=device, dtype=torch.float64) for name, weight in head_weights().items()}
+    x, w = demo_inputs_float64(device)  # x: (1, T, d_model)
     mask = causal_mask(x.shape[1], device=device) if causal else None  # (T, T)
     _, weights = multi_head_attention(
         x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask, return_weights=True

@@ -11,7 +11,8 @@ Two datasets feed the explorer:
     twice, copied from that committed file.
 
 The work is split in two steps so that the files check as current on any machine:
-:func:`explorer_data` computes the JSON (compare it with :data:`JSON_TOLERANCE`),
+:func:`explorer_data` computes the JSON (current within :data:`JSON_TOLERANCE`:
+:func:`mha_site.files.json_differences` with :data:`DIGITS`),
 and :func:`explorer_figures` draws every SVG from that JSON alone (compare byte
 for byte). :func:`explorer_files` runs both and is what the build scripts call.
 
@@ -38,43 +39,16 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 
 from mha_ref.attention import project, split_heads
-from mha_ref.demo_heads import (
-    D_K,
-    DEFAULT_QUERY,
-    FEATURE_NAMES,
-    HEAD_NAMES,
-    NUM_HEADS,
-    SENTENCE,
-    TOKENS,
-    attention_patterns,
-    head_weights,
-    token_features,
-)
+from mha_ref.demo_heads import D_K, DEFAULT_QUERY, FEATURE_NAMES, HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS
+from mha_site.causal import demo_inputs_float64, demo_patterns_float64
 from mha_site.files import json_bytes
 from mha_site.tiny_model import RESULTS as TINY_RESULTS
 from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
 
 __all__ = [
-    "ARC_MIN_WEIGHT",
-    "DIGITS",
-    "EXPLORER_ASSETS",
-    "HEAD_COLOURS",
-    "HEAD_DASHES",
-    "JSON_TOLERANCE",
-    "REPO_ROOT",
-    "RESULTS",
-    "token_symbol",
-    "demo_patterns",
-    "demo_queries_keys",
-    "sentence_dataset",
-    "trained_dataset",
-    "explorer_data",
-    "arcs_for_query",
-    "arc_figure",
-    "heatmap_grid_figure",
-    "explorer_figures",
-    "explorer_files",
-    "compare_data",
+    "ARC_MIN_WEIGHT", "DIGITS", "EXPLORER_ASSETS", "HEAD_COLOURS", "HEAD_DASHES", "JSON_TOLERANCE", "REPO_ROOT",
+    "RESULTS", "token_symbol", "demo_patterns", "demo_queries_keys", "sentence_dataset", "trained_dataset",
+    "explorer_data", "arcs_for_query", "arc_figure", "heatmap_grid_figure", "explorer_figures", "explorer_files",
 ]
 
 #: The repository this module belongs to: every default path below is resolved from it.
@@ -168,9 +142,7 @@ def demo_patterns(device: str = "cpu") -> torch.Tensor:
     >>> patterns.dtype, tuple(patterns.shape)
     (torch.float64, (4, 11, 11))
     """
-    features = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
-    weights = {name: w.to(device=device, dtype=torch.float64) for name, w in head_weights().items()}
-    return attention_patterns(features, weights).cpu()  # (h, T, T)
+    return demo_patterns_float64(False, device).cpu()  # (h, T, T)
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -185,8 +157,7 @@ def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, 
     >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns()))
     True
     """
-    x = token_features().to(device=device, dtype=torch.float64)  # (1, T, d_model)
-    weights = {name: w.to(device=device, dtype=torch.float64) for name, w in head_weights().items()}
+    x, weights = demo_inputs_float64(device)  # x: (1, T, d_model)
     q = split_heads(project(x, weights["w_q"]), NUM_HEADS)[0]  # (h, T, d_k)
     k = split_heads(project(x, weights["w_k"]), NUM_HEADS)[0]  # (h, T, d_k)
     return x[0].cpu(), q.cpu(), k.cpu()
@@ -534,28 +505,3 @@ def explorer_files(out_dir: str | PathLike[str] = EXPLORER_ASSETS, *, device: st
         files[out / name] = content
     return files
 
-
-def compare_data(committed: Any, fresh: Any, tolerance: float = JSON_TOLERANCE, where: str = "") -> list[str]:
-    """Where two JSON values differ: numbers by more than ``tolerance``, anything else at all.
-
-    >>> compare_data({"w": [0.1234, 1]}, {"w": [0.1235, 1]})
-    []
-    >>> compare_data({"w": [0.1234], "t": "a"}, {"w": [0.1237], "t": "b"})
-    ["t: 'a' != 'b'", 'w[0]: 0.1234 != 0.1237 (tolerance 0.0001)']
-    """
-    number = (int, float)
-    if isinstance(committed, number) and isinstance(fresh, number) and not isinstance(committed, bool) \
-            and not isinstance(fresh, bool):
-        if abs(committed - fresh) > tolerance + 1e-12:
-            return [f"{where}: {committed!r} != {fresh!r} (tolerance {tolerance:g})"]
-        return []
-    if isinstance(committed, dict) and isinstance(fresh, dict):
-        if sorted(committed) != sorted(fresh):
-            return [f"{where or 'top'}: keys {sorted(committed)} != {sorted(fresh)}"]
-        return [p for key in sorted(committed)
-                for p in compare_data(committed[key], fresh[key], tolerance, f"{where}.{key}" if where else key)]
-    if isinstance(committed, list) and isinstance(fresh, list):
-        if len(committed) != len(fresh):
-            return [f"{where}: length {len(committed)} != {len(fresh)}"]
-        return [p for i, (a, b) in enumerate(zip(committed, fresh)) for p in compare_data(a, b, tolerance, f"{where}[{i}]")]
-    return [] if committed == fresh else [f"{where}: {committed!r} != {fresh!r}"]

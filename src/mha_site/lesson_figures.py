@@ -8,16 +8,11 @@ draws where that layer sits: one pre-LN transformer block, its stages listed in
 :data:`BLOCK_STAGES` (the order the lesson's block example checks against PyTorch's
 own block, and ``tests/pages/test_lesson_path_facts.py`` holds the lesson's prose
 to). :func:`build_files` renders both to bytes for
-:func:`mha_site.files.write_or_check`. Command line::
-
-    python -m mha_site.lesson_figures           # write docs/assets/lesson/*.svg
-    python -m mha_site.lesson_figures --check   # exit 1 naming stale or missing files
+:func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import torch
@@ -26,20 +21,11 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
 from mha_ref.validation import check_int, head_dim
-from mha_site.files import run_write_or_check
 from mha_site.style import PALETTE, TEXT_COLOUR, figure_to_svg, new_figure, styled
 
 __all__ = [
-    "BLOCK_STAGES",
-    "FLOW_SIZES",
-    "Step",
-    "build_files",
-    "main",
-    "shape_flow",
-    "shape_flow_alt",
-    "shape_flow_figure",
-    "transformer_block_alt",
-    "transformer_block_figure",
+    "BLOCK_STAGES", "FLOW_SIZES", "Step", "build_files", "shape_flow", "shape_flow_alt", "shape_flow_figure",
+    "transformer_block_alt", "transformer_block_figure",
 ]
 
 #: The example sizes the figure prints next to the symbols: a batch of 2 sentences of
@@ -56,6 +42,7 @@ OUT_DIR = Path(__file__).resolve().parents[2] / "docs" / "assets" / "lesson"
 WIDTH_IN = 7.0
 ROW_IN = 0.62
 FONT_PT = 10
+_INK = "#444444"  # arrows and lines
 
 
 @torch.no_grad()
@@ -105,6 +92,13 @@ _DRAWN = {
 }
 
 
+def _rounded_box(ax, corner: tuple[float, float], width: float, height: float, highlight: bool, **style) -> None:
+    """A rounded box, pale blue with a blue edge when ``highlight``, else grey."""
+    ax.add_patch(FancyBboxPatch(corner, width, height, boxstyle="round,pad=0.02,rounding_size=0.06",
+                                facecolor="#e8f1f8" if highlight else "#f2f2f2",
+                                edgecolor=PALETTE["blue"] if highlight else "#555555", **style))
+
+
 def _fmt(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(size) for size in shape) + ")"
 
@@ -140,34 +134,16 @@ def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> 
         # Mathtext sets sub- and superscripts at about two thirds: 13 pt keeps them above 11 px at the page width.
         size = 13 if "$" in drawn else FONT_PT
         ax.text(0.05, y, drawn, ha="left", va="center", fontsize=size, color=TEXT_COLOUR, linespacing=1.15)
-        box = FancyBboxPatch(
-            (3.2, y - 0.17),
-            1.7,
-            0.34,
-            boxstyle="round,pad=0.02,rounding_size=0.06",
-            facecolor="#e8f1f8" if per_head else "#f2f2f2",
-            edgecolor=PALETTE["blue"] if per_head else "#555555",
-            linewidth=1.4 if per_head else 1.0,
-            linestyle="solid" if per_head else "dashed",
-        )
-        ax.add_patch(box)
+        _rounded_box(ax, (3.2, y - 0.17), 1.7, 0.34, per_head, linewidth=1.4 if per_head else 1.0,
+                     linestyle="solid" if per_head else "dashed")
         ax.text(4.05, y, symbol, ha="center", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
         ax.text(6.95, y, _fmt(shape), ha="right", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
         if i + 1 < rows:
-            ax.add_patch(
-                FancyArrowPatch(
-                    (4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), arrowstyle="-|>", mutation_scale=10, color="#444444", linewidth=1.0
-                )
-            )
-    ax.text(
-        0.05,
-        -(rows - 0.5) * ROW_IN - 0.2,
-        "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.",
-        ha="left",
-        va="center",
-        fontsize=9,
-        color=TEXT_COLOUR,
-    )
+            ax.add_patch(FancyArrowPatch((4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), arrowstyle="-|>",
+                                         mutation_scale=10, color=_INK, linewidth=1.0))
+    ax.text(0.05, -(rows - 0.5) * ROW_IN - 0.2,
+            "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.",
+            ha="left", va="center", fontsize=9, color=TEXT_COLOUR)
     return fig
 
 
@@ -198,22 +174,11 @@ BLOCK_WIDTH_IN = 3.3
 _STREAM_X = 0.5  # the residual stream's line
 _BOX_X = 1.0  # left edge of the sublayer boxes
 _BOX_W = 2.15
-_INK = "#444444"
 
 
 def _box(ax, y_top: float, height: float, lines: tuple[str, ...], highlight: bool) -> None:
     """A sublayer box from ``y_top`` down, its lines of text centred (the first bold when highlighted)."""
-    ax.add_patch(
-        FancyBboxPatch(
-            (_BOX_X, y_top - height),
-            _BOX_W,
-            height,
-            boxstyle="round,pad=0.02,rounding_size=0.06",
-            facecolor="#e8f1f8" if highlight else "#f2f2f2",
-            edgecolor=PALETTE["blue"] if highlight else "#555555",
-            linewidth=2.0 if highlight else 1.0,
-        )
-    )
+    _rounded_box(ax, (_BOX_X, y_top - height), _BOX_W, height, highlight, linewidth=2.0 if highlight else 1.0)
     centre = _BOX_X + _BOX_W / 2
     step = 0.2
     first = y_top - height / 2 + step * (len(lines) - 1) / 2
@@ -305,15 +270,3 @@ def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
         Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps)),
         Path(out_dir) / "transformer-block.svg": figure_to_svg(transformer_block_figure(), transformer_block_alt()),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write (or with ``--check`` verify) the lesson's figures under ``docs/assets/lesson/``."""
-    parser = argparse.ArgumentParser(description="Build the lesson page's figures under docs/assets/lesson/.")
-    parser.add_argument("--check", action="store_true", help="verify the committed files instead of writing them")
-    args = parser.parse_args(argv)
-    return run_write_or_check(build_files(OUT_DIR), args.check, "python -m mha_site.lesson_figures")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -40,25 +40,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
-    "HEAD_STYLES",
-    "MAX_WIDTH_IN",
-    "MIN_FONT_PT",
-    "MIN_TEXT_PX",
-    "PAGE_WIDTH_PX",
-    "SMALL_FONT_PT",
-    "PALETTE",
-    "STYLE",
-    "TEXT_COLOUR",
-    "WEIGHT_CMAP",
-    "figure_to_svg",
-    "flatten_groups",
-    "inline_uses",
-    "merge_mesh_cells",
-    "new_figure",
-    "plain_tick_labels",
-    "styled",
-    "weight_colorbar",
-    "weight_heatmap",
+    "HEAD_STYLES", "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
+    "TEXT_COLOUR", "WEIGHT_CMAP", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells", "new_figure",
+    "plain_tick_labels", "styled", "weight_colorbar", "weight_heatmap",
 ]
 
 #: Width in CSS px at which a page shows a figure at natural size: Material's narrowest
@@ -104,17 +88,10 @@ TEXT_COLOUR = "#222222"
 #: uniform, readable in greyscale and under colour-vision deficiencies.
 WEIGHT_CMAP = "cividis"
 
-#: One colour and one non-colour cue per demo head, so figures never rely on colour alone.
-#: ``label`` names the colour (for figures drawn in it); ``name`` does not (for figures that are not).
+#: What a figure drawn in the weight colour map, not in per-head colours, calls each demo head.
 HEAD_STYLES = {
-    "previous": {"colour": PALETTE["blue"], "label": "previous token (blue)", "name": "previous-token head",
-                 "dash": "solid", "marker": "o"},
-    "subject": {"colour": PALETTE["orange"], "label": "subject (amber)", "name": "subject head",
-                "dash": "dashed", "marker": "s"},
-    "verb": {"colour": PALETTE["green"], "label": "verb (green)", "name": "verb head",
-             "dash": "dotted", "marker": "^"},
-    "coreference": {"colour": PALETTE["vermillion"], "label": "coreference (red)", "name": "coreference head",
-                    "dash": "dashdot", "marker": "D"},
+    "previous": {"name": "previous-token head"}, "subject": {"name": "subject head"},
+    "verb": {"name": "verb head"}, "coreference": {"name": "coreference head"},
 }
 
 P = ParamSpec("P")
@@ -214,8 +191,9 @@ _MESH_CELL = re.compile(rb'\s*<path d="([^"]*)" clip-path="(url\(#[^)]*\))" styl
 _DECIMAL = re.compile(rb"-?\d+\.\d+")
 
 
-def _two_places(match: re.Match) -> bytes:
-    return (f"{float(match.group(0)):.2f}".rstrip("0").rstrip(".") or "0").encode()
+def _decimal(value: float, places: int) -> bytes:
+    """``value`` to ``places`` decimals, without trailing zeros."""
+    return (f"{value:.{places}f}".rstrip("0").rstrip(".") or "0").encode()
 
 
 def merge_mesh_cells(svg: bytes) -> bytes:
@@ -236,7 +214,8 @@ def merge_mesh_cells(svg: bytes) -> bytes:
             return group.group(0)
         by_look: dict[tuple[bytes, bytes], list[bytes]] = {}
         for d, clip, style in _MESH_CELL.findall(body):
-            by_look.setdefault((clip, style), []).append(b" ".join(_DECIMAL.sub(_two_places, d).split()))
+            d = _DECIMAL.sub(lambda number: _decimal(float(number.group(0)), 2), d)
+            by_look.setdefault((clip, style), []).append(b" ".join(d.split()))
         paths = b"".join(b'<path d="%s" clip-path="%s" style="%s"/>' % (b" ".join(ds), clip, style)
                          for (clip, style), ds in by_look.items())
         return group.group(1) + paths + group.group(3)
@@ -314,14 +293,14 @@ def _linear_transform(linear: tuple[float, float, float, float]) -> bytes:
     a, b, c, d = linear
     if b == c == 0:
         if a == d:
-            return b"" if a == 1 else b"scale(%s)" % _float(a)
-        return b"scale(%s %s)" % (_float(a), _float(d))
-    return b"matrix(%s %s %s %s 0 0)" % (_float(a), _float(b), _float(c), _float(d))
+            return b"" if a == 1 else b"scale(%s)" % _decimal(a, 9)
+        return b"scale(%s %s)" % (_decimal(a, 9), _decimal(d, 9))
+    return b"matrix(%s %s %s %s 0 0)" % (_decimal(a, 9), _decimal(b, 9), _decimal(c, 9), _decimal(d, 9))
 
 
 def _number(units: int) -> bytes:
-    text = f"{units / 10**_PLACES:.{_PLACES}f}".rstrip("0").rstrip(".")
-    return (text if text not in ("", "-0") else "0").encode()
+    text = _decimal(units / 10**_PLACES, _PLACES)
+    return b"0" if text == b"-0" else text
 
 
 def _commands(d: bytes) -> list[tuple[bytes, list[tuple[int, int]]]] | None:
@@ -389,6 +368,12 @@ def _style(*styles: bytes) -> bytes:
     return b"; ".join(b"%s: %s" % item for item in merged.items())
 
 
+def _path(d: bytes, transform: bytes, clip: bytes, style: bytes) -> bytes:
+    """A ``<path>`` element, with each of the other attributes only if it is not empty."""
+    attrs = [(b"transform", transform), (b"clip-path", clip), (b"style", style)]
+    return b'<path d="%s"%s/>' % (d, b"".join(b' %s="%s"' % (name, value) for name, value in attrs if value))
+
+
 def inline_uses(svg: bytes) -> bytes:
     """Replace every run of ``<use>`` of an outline by one ``<path>`` per look; drop unused outlines.
 
@@ -431,17 +416,7 @@ def inline_uses(svg: bytes) -> bytes:
             if not groups or groups[-1][0] != key:
                 groups.append((key, []))
             groups[-1][1].append(_relative(parsed[ident], offset))
-        paths = []
-        for (linear, style, clip), ds in groups:
-            attrs = b' d="%s"' % b" ".join(ds)
-            transform = _linear_transform(linear)
-            if transform:
-                attrs += b' transform="%s"' % transform
-            if clip:
-                attrs += b' clip-path="%s"' % clip
-            if style:
-                attrs += b' style="%s"' % style
-            paths.append(b"<path%s/>" % attrs)
+        paths = [_path(b" ".join(ds), _linear_transform(linear), clip, style) for (linear, style, clip), ds in groups]
         trailing = run.group(0)[len(run.group(0).rstrip()):]
         return b"".join(paths) + trailing
 
@@ -502,13 +477,7 @@ def flatten_groups(svg: bytes) -> bytes:
             transform = b" ".join(t for t in (_linear_transform(tuple(v / k for v in linear)), own) if t)
         else:
             transform = _linear_transform(linear)
-        attrs = b' d="%s"' % moved
-        if transform:
-            attrs += b' transform="%s"' % transform
-        style = _style(outer_style or b"", own_style or b"")
-        if style:
-            attrs += b' style="%s"' % style
-        return b"<path%s/>" % attrs
+        return _path(moved, transform, b"", _style(outer_style or b"", own_style or b""))
 
     def join(run: re.Match) -> bytes:
         rest = run.group(2)
@@ -523,10 +492,6 @@ def flatten_groups(svg: bytes) -> bytes:
         svg = _PLACED_PATH.sub(place, svg)
         svg = _WRAPPED_PATHS.sub(rb"\1", svg)
     return _SIBLING_PATHS.sub(join, svg)
-
-
-def _float(value: float) -> bytes:
-    return (f"{value:.9f}".rstrip("0").rstrip(".") or "0").encode()
 
 
 def figure_to_svg(fig: Figure, title: str) -> bytes:

@@ -23,13 +23,13 @@ import pytest
 from mha_ref.demo_heads import D_K, D_MODEL, HEAD_NAMES, NUM_HEADS, TOKENS, top_keys, top_weights
 from mha_site.explorer import (
     ARC_MIN_WEIGHT,
+    DIGITS,
     EXPLORER_ASSETS,
     HEAD_COLOURS,
     HEAD_DASHES,
     JSON_TOLERANCE,
     arc_figure,
     arcs_for_query,
-    compare_data,
     demo_patterns,
     explorer_data,
     explorer_figures,
@@ -38,12 +38,18 @@ from mha_site.explorer import (
     trained_dataset,
 )
 
+from mha_site.files import json_differences
 from mha_site.placeholders import namespace_values
 from sitekit import ROOT
 
 ASSETS = ROOT / "docs" / "assets" / "explorer"
 PAGE = ROOT / "docs" / "_includes" / "explorer.md"
 SVG_NAMES = ["arcs-it.svg", "heatmaps.svg", "trained-arcs.svg", *(f"pattern-{h}.svg" for h in HEAD_NAMES)]
+
+
+def compare_data(committed: object, fresh: object) -> list[str]:
+    """Where the committed data differs from fresh data by more than JSON_TOLERANCE: the check build_assets runs."""
+    return json_differences(committed, fresh, DIGITS)
 
 
 def committed_data() -> dict:
@@ -85,10 +91,11 @@ def test_json_comparison_has_a_stated_tolerance() -> None:
     assert compare_data(data, nudged) == []
     nudged["datasets"][0]["heads"][0]["weights"][3][2] += 2 * JSON_TOLERANCE
     problems = compare_data(data, nudged)
-    assert problems and problems[0].startswith("datasets[0].heads[0].weights[3][2]:")
+    assert problems and problems[0].startswith("$.datasets[0].heads[0].weights[3][2]:")
     nudged = json.loads(json.dumps(data))
     nudged["datasets"][1]["symbols"][0] = "xx"
-    assert compare_data(data, nudged) == [f"datasets[1].symbols[0]: {data['datasets'][1]['symbols'][0]!r} != 'xx'"]
+    symbol = data["datasets"][1]["symbols"][0]
+    assert compare_data(data, nudged) == [f"$.datasets[1].symbols[0]: committed {symbol!r}, now 'xx'"]
 
 
 def test_other_kernel_paths_and_thread_counts_agree(fresh: dict) -> None:

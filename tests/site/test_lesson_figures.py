@@ -25,7 +25,7 @@ from sitekit import DOCS
 
 def test_committed_lesson_figures_are_current():
     assert OUT_DIR == DOCS / "assets" / "lesson"
-    # Raises StaleOutputs naming each missing or stale file; regenerate with `python -m mha_site.lesson_figures`.
+    # Raises StaleOutputs naming each missing or stale file; regenerate with `python scripts/build_assets.py lesson`.
     assert write_or_check(build_files(OUT_DIR), check=True) == []
 
 

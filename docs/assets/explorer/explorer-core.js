@@ -4,7 +4,7 @@
  * each with its tokens and per-head attention weights); see explorer.js for the widget.
  * Nothing here keeps state: each function takes the dataset (ds), the view's state
  * ({query, enabled, isolated, preview, merge}) or a head, and returns a value or a new node.
- * The functions go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
+ * The functions the other two use go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
  * after this file, in that order: mha_site.build.page_assets) read.
  */
 (function () {
@@ -12,22 +12,48 @@
 
   var SVG_NS = "http://www.w3.org/2000/svg";
   var DASHES = { solid: "", dashed: "9 5", dotted: "2 5", dashdot: "11 4 2 4", dashdotdot: "12 3 2 3 2 3" };
-  // Colours of the standalone SVG download (the page's light scheme; mha_site.explorer.HEAD_COLOURS).
-  var LIGHT = { previous: "#0072b2", subject: "#9a6a00", verb: "#009e73", coreference: "#922b5f", induction: "#9a6a00",
-    merged: "#555555" };
   var PARAMS = ["ex-data", "ex-query", "ex-heads", "ex-isolate", "ex-merge"];
 
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
+  /* `node` with `attrs` set and `content` in it: a text, or a list of nodes and texts. */
+  function made(node, attrs, content) {
     Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (text !== undefined) node.textContent = text;
+    if (Array.isArray(content)) node.append.apply(node, content);
+    else if (content !== undefined) node.textContent = content;
+    return node;
+  }
+  function el(tag, attrs, content) { return made(document.createElement(tag), attrs, content); }
+  function svgEl(tag, attrs, content) { return made(document.createElementNS(SVG_NS, tag), attrs, content); }
+
+  /* Arrow keys, Home and End inside `box` move the focus along nodes(), clamped at the ends
+     (round, with `wrap`), calling move(index) before the focus moves. */
+  function roveFocus(box, nodes, wrap, move) {
+    box.addEventListener("keydown", function (event) {
+      var list = nodes(), current = list.indexOf(document.activeElement), last = list.length - 1;
+      var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
+        Home: 0, End: last }[event.key];
+      if (current < 0 || next === undefined) return;
+      event.preventDefault();
+      next = wrap ? (next + list.length) % list.length : Math.max(0, Math.min(last, next));
+      move(next);
+      list[next].focus();
+    });
+  }
+
+  /* `node` listening to each event named in `handlers`. */
+  function listen(node, handlers) {
+    Object.keys(handlers).forEach(function (name) { node.addEventListener(name, handlers[name]); });
     return node;
   }
 
-  function svgEl(tag, attrs) {
-    var node = document.createElementNS(SVG_NS, tag);
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    return node;
+  /* `node`, whose hovering calls hot(link, event), and leaving it hot(null). */
+  function hover(node, link, hot) {
+    return listen(node, { mouseenter: function (event) { hot(link, event); }, mouseleave: function () { hot(null); } });
+  }
+
+  /* An arrowhead marker whose path has `pathAttrs` (its colour: a fill, or a style). */
+  function arrowMarker(id, pathAttrs) {
+    return svgEl("marker", { id: id, viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4", markerHeight: "4",
+      orient: "auto-start-reverse" }, [svgEl("path", Object.assign({ d: "M0,0 L10,5 L0,10 z" }, pathAttrs))]);
   }
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
@@ -54,7 +80,7 @@
       return row.map(function (s, k) { return (s + b.scores[q][k]) * Math.SQRT1_2; });
     });
     return {
-      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour_name: "grey",
+      name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour: "#555555", colour_name: "grey",
       dash: "dashdotdot", dash_name: "dash-dot-dot", scores: scores, weights: scores.map(softmax), parts: [a, b],
     };
   }
@@ -94,13 +120,11 @@
   /* Whether `name` is one of the two heads the state merges (then drawn only as part of the merge). */
   function isMergedIn(state, name) { return Boolean(state.merge) && state.merge.indexOf(name) >= 0; }
 
-  /* A head's sample line, in its colour (a CSS class, so it follows light and dark) and its dash. */
+  /* A head's sample line, in its colour (a CSS property, so it follows light and dark) and its dash. */
   function swatch(h) {
-    var node = svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" });
-    node.appendChild(svgEl("line", {
-      x1: "1", y1: "5", x2: "35", y2: "5", class: "mha-stroke--" + h.name, "stroke-dasharray": DASHES[h.dash],
-    }));
-    return node;
+    return svgEl("svg", { class: "mha-explorer__swatch", viewBox: "0 0 36 10", "aria-hidden": "true", focusable: "false" }, [
+      svgEl("line", { x1: "1", y1: "5", x2: "35", y2: "5", style: "stroke: var(--mha-" + h.name + ")",
+        "stroke-dasharray": DASHES[h.dash] })]);
   }
 
   /* A box that scrolls sideways takes keyboard focus, as a region named `name`, only while it has to scroll. */
@@ -264,33 +288,11 @@
     return lines;
   }
 
-  var ex = window.mhaExplorer = window.mhaExplorer || {};
-  ex.SVG_NS = SVG_NS;
-  ex.DASHES = DASHES;
-  ex.LIGHT = LIGHT;
-  ex.el = el;
-  ex.svgEl = svgEl;
-  ex.clear = clear;
-  ex.quoted = quoted;
-  ex.percent = percent;
-  ex.number = number;
-  ex.listWords = listWords;
-  ex.reducedMotion = reducedMotion;
-  ex.softmax = softmax;
-  ex.mergeHeads = mergeHeads;
-  ex.colourMap = colourMap;
-  ex.isMergedIn = isMergedIn;
-  ex.arcsFor = arcsFor;
-  ex.arcLabel = arcLabel;
-  ex.swatch = swatch;
-  ex.fitBox = fitBox;
-  ex.describeHead = describeHead;
-  ex.rowWords = rowWords;
-  ex.captionText = captionText;
-  ex.readUrl = readUrl;
-  ex.applyWanted = applyWanted;
-  ex.writeUrl = writeUrl;
-  ex.vector = vector;
-  ex.features = features;
-  ex.wrapText = wrapText;
+  Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
+    SVG_NS: SVG_NS, DASHES: DASHES, el: el, svgEl: svgEl, clear: clear, quoted: quoted, number: number,
+    reducedMotion: reducedMotion, mergeHeads: mergeHeads, colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor,
+    arcLabel: arcLabel, swatch: swatch, fitBox: fitBox, describeHead: describeHead, captionText: captionText,
+    readUrl: readUrl, applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features,
+    wrapText: wrapText, roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,
+  });
 })();

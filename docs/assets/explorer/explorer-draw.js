@@ -13,19 +13,9 @@
   if (!ex || typeof ex.captionText !== "function") {
     throw new Error("explorer-draw.js needs explorer-core.js loaded first: window.mhaExplorer has no captionText");
   }
-  var SVG_NS = ex.SVG_NS;
-  var DASHES = ex.DASHES;
-  var LIGHT = ex.LIGHT;
-  var el = ex.el;
-  var svgEl = ex.svgEl;
-  var clear = ex.clear;
-  var quoted = ex.quoted;
-  var swatch = ex.swatch;
-  var fitBox = ex.fitBox;
-  var describeHead = ex.describeHead;
-  var vector = ex.vector;
-  var features = ex.features;
-  var wrapText = ex.wrapText;
+  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
+  var quoted = ex.quoted, swatch = ex.swatch, fitBox = ex.fitBox, describeHead = ex.describeHead, vector = ex.vector;
+  var features = ex.features, wrapText = ex.wrapText, hover = ex.hover, arrowMarker = ex.arrowMarker;
 
   /* Keeps each label inside the drawing's width (a label over the first or last token is
      wider than the token), then moves a label that overlaps one placed before it up a line,
@@ -66,7 +56,7 @@
         var leader = svgEl("line", {
           x1: String(Math.min(Math.max(label.x, box.x), box.x + box.width)), y1: String(fromY),
           x2: String(label.x), y2: String(label.y),
-          class: "mha-arc-leader mha-stroke--" + label.head, "stroke-dasharray": label.dash,
+          class: "mha-arc-leader", style: "stroke: var(--mha-" + label.head + ")", "stroke-dasharray": label.dash,
           "data-head": label.head, "aria-hidden": "true",
         });
         layer.insertBefore(leader, text);
@@ -107,7 +97,6 @@
     var rotate = longest > 1; // keys longer than one character would collide side by side
     var top = rotate ? left : fontSize + 0.3;
     heads.forEach(function (h) {
-      var figure = el("figure", { class: "mha-explorer__grid", "data-head": h.name });
       var svg = svgEl("svg", {
         viewBox: -left + " " + -top + " " + (n + left + 0.1) + " " + (n + top + 0.1), role: "img",
         "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
@@ -115,32 +104,25 @@
       var labels = svgEl("g", { class: "mha-grid-labels", "font-size": String(fontSize), "aria-hidden": "true" });
       ds.symbols.forEach(function (symbol, i) {
         var current = !state.isolated && i === state.query;
-        var row = svgEl("text", {
+        labels.appendChild(svgEl("text", {
           x: "-0.2", y: String(i + 0.5), "text-anchor": "end", "dominant-baseline": "central",
           class: "mha-grid-label mha-grid-label--query" + (current ? " is-current" : ""),
-        });
-        row.textContent = symbol;
-        var col = svgEl("text", rotate ? {
+        }, symbol));
+        labels.appendChild(svgEl("text", rotate ? {
           x: "0", y: "0", "text-anchor": "start", "dominant-baseline": "central",
           transform: "translate(" + (i + 0.5) + " -0.2) rotate(-90)",
           class: "mha-grid-label mha-grid-label--key",
         } : {
           x: String(i + 0.5), y: "-0.2", "text-anchor": "middle", class: "mha-grid-label mha-grid-label--key",
-        });
-        col.textContent = symbol;
-        labels.appendChild(row);
-        labels.appendChild(col);
+        }, symbol));
       });
       svg.appendChild(labels);
       h.weights.forEach(function (row, q) {
         row.forEach(function (w, k) {
-          var cell = svgEl("rect", {
+          var cell = hover(svgEl("rect", {
             x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
             "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
-          });
-          var link = { head: h.name, query: q, key: k, weight: w };
-          cell.addEventListener("mouseenter", function (event) { on.hot(link, event); });
-          cell.addEventListener("mouseleave", function () { on.hot(null); });
+          }), { head: h.name, query: q, key: k, weight: w }, on.hot);
           cell.addEventListener("click", function () { on.pick(q); });
           svg.appendChild(cell);
         });
@@ -151,17 +133,13 @@
         }));
       }
       // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
-      var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" });
-      hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__outer" }));
-      hot.appendChild(svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__inner" }));
+      var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" }, ["outer", "inner"].map(function (ring) {
+        return svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__" + ring });
+      }));
       svg.appendChild(hot);
       cells[h.name] = hot;
-      figure.appendChild(svg);
-      var caption = el("figcaption");
-      caption.appendChild(swatch(h));
-      caption.appendChild(el("span", {}, h.label + ": rows are queries, columns keys"));
-      figure.appendChild(caption);
-      grids.appendChild(figure);
+      grids.appendChild(el("figure", { class: "mha-explorer__grid", "data-head": h.name }, [svg,
+        el("figcaption", {}, [swatch(h), el("span", {}, h.label + ": rows are queries, columns keys")])]));
     });
     return cells;
   }
@@ -177,119 +155,87 @@
       return;
     }
     panel.setAttribute("data-query", String(q));
-    var intro = el("p");
-    ["Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W", ["Q"],
-      " to get q, and every key\u2019s features by its W", ["K"], " to get k. A key\u2019s score is q\u00b7k divided by " +
-      "\u221ad\u2096 (d\u2096 = " + ds.d_k + ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) +
-      "); the softmax over the keys turns the scores into the weights. In the vectors, 0\u00d7n stands for n zeros."].forEach(function (part) {
-      intro.appendChild(typeof part === "string" ? document.createTextNode(part) : el("sup", {}, part[0]));
-    });
-    panel.appendChild(intro);
-    panel.appendChild(el("p", { class: "mha-explorer__features" }, features(ds, q)));
+    panel.append(el("p", {}, [
+      "Query " + quoted(ds.symbols[q]) + ". Each head multiplies the query\u2019s features x by its own W",
+      el("sup", {}, "Q"), " to get q, and every key\u2019s features by its W", el("sup", {}, "K"),
+      " to get k. A key\u2019s score is q\u00b7k divided by \u221ad\u2096 (d\u2096 = " + ds.d_k +
+      ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) + "); the softmax over the keys turns the scores into the weights. " +
+      "In the vectors, 0\u00d7n stands for n zeros."]),
+      el("p", { class: "mha-explorer__features" }, features(ds, q)));
     heads.forEach(function (h) {
       var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
-      var section = el("section", { class: "mha-explorer__made-head", "data-head": h.name });
-      var title = el("p", { class: "mha-explorer__made-title" });
-      title.appendChild(swatch(h));
-      title.appendChild(el("span", {}, describeHead(h)));
-      section.appendChild(title);
-      section.appendChild(el("p", { class: "mha-explorer__vector" }, merged
-        ? "q = [q of the " + h.parts[0].label + " head | q of the " + h.parts[1].label + " head], " + width +
-          " numbers; each k likewise. q\u00b7k = q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082."
-        : "q = " + vector(h.q[q])));
-      var table = el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) });
-      table.appendChild(el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"));
-      var headRow = el("tr");
-      ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]).forEach(function (name) {
-        headRow.appendChild(el("th", { scope: "col" }, name));
-      });
-      var thead = el("thead");
-      thead.appendChild(headRow);
-      table.appendChild(thead);
-      var tbody = el("tbody");
-      var scores = h.scores[q], weights = merged ? h.weights[q] : h.weights[q];
-      scores.forEach(function (score, k) {
-        var tr = el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" });
-        tr.appendChild(el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")));
-        if (!merged) tr.appendChild(el("td", { class: "mha-explorer__k" }, vector(h.k[k])));
+      var columns = ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]);
+      var weights = h.weights[q];
+      var rows = h.scores[q].map(function (score, k) {
         var exact = score.toFixed(4);
-        tr.appendChild(el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)));
-        tr.appendChild(el("td", { "data-score": exact }, score.toFixed(2)));
-        tr.appendChild(el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4)));
-        tbody.appendChild(tr);
+        return el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" }, [
+          el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : ""))].concat(
+          merged ? [] : [el("td", { class: "mha-explorer__k" }, vector(h.k[k]))], [
+            el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)),
+            el("td", { "data-score": exact }, score.toFixed(2)),
+            el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4))]));
       });
-      table.appendChild(tbody);
-      var box = el("div", { class: "mha-explorer__table-box" });
-      box.appendChild(table);
-      section.appendChild(box);
-      panel.appendChild(section);
+      var box = el("div", { class: "mha-explorer__table-box" }, [
+        el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) }, [
+          el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"),
+          el("thead", {}, [el("tr", {}, columns.map(function (name) { return el("th", { scope: "col" }, name); }))]),
+          el("tbody", {}, rows)])]);
+      panel.appendChild(el("section", { class: "mha-explorer__made-head", "data-head": h.name }, [
+        el("p", { class: "mha-explorer__made-title" }, [swatch(h), el("span", {}, describeHead(h))]),
+        el("p", { class: "mha-explorer__vector" }, merged
+          ? "q = [q of the " + h.parts[0].label + " head | q of the " + h.parts[1].label + " head], " + width +
+            " numbers; each k likewise. q\u00b7k = q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082."
+          : "q = " + vector(h.q[q])),
+        box]));
       fitBox(box, "Scores of the " + h.label + " head (scrolls sideways)");
     });
   }
 
   /* ---- the current view as a standalone SVG file ---- */
 
-  /* The view as SVG text in the page's light colours: legend, arcs, tokens and `text` (the
-     caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
+  /* The view as SVG text in the page's light colours (each head's `colour`, from heads.json): legend, arcs,
+     tokens and `text` (the caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
   function exportSvg(ds, state, view, heads, text) {
     var width = Math.max(view.tokenRow.scrollWidth, 320), arcHeight = Number(view.svg.getAttribute("height"));
-    var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" });
-    var style = svgEl("style");
-    style.textContent = "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
+    var defs = svgEl("defs");
+    var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" }, [svgEl("style", {}, "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
       ".title { font-size: 14px; font-weight: bold; } .legend, .caption { font-size: 11px; }\n" +
       ".token { font-size: 13px; text-anchor: middle; } .query { font-weight: bold; }\n" +
-      ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }";
-    out.appendChild(style);
-    var title = svgEl("title");
-    title.textContent = "Attention explorer: " + ds.title;
-    out.appendChild(title);
-    var desc = svgEl("desc");
-    desc.textContent = text;
-    out.appendChild(desc);
-    var defs = svgEl("defs");
-    out.appendChild(defs);
-    var background = svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" });
-    out.appendChild(background);
+      ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }"),
+      svgEl("title", {}, "Attention explorer: " + ds.title), svgEl("desc", {}, text), defs,
+      svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" })]);
     var y = 20;
-    var heading = svgEl("text", { x: "8", y: String(y), class: "title" });
-    heading.textContent = ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]));
-    out.appendChild(heading);
+    out.appendChild(svgEl("text", { x: "8", y: String(y), class: "title" },
+      ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]))));
+    var colours = {};
     heads.forEach(function (h) {
+      colours[h.name] = h.colour;
       y += 17;
-      var colour = LIGHT[h.name];
-      var marker = svgEl("marker", { id: "arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
-        markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" });
-      marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: colour }));
-      defs.appendChild(marker);
-      out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: colour,
+      defs.appendChild(arrowMarker("arrow-" + h.name, { fill: h.colour }));
+      out.appendChild(svgEl("line", { x1: "8", y1: String(y - 4), x2: "44", y2: String(y - 4), stroke: h.colour,
         "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
-      var label = svgEl("text", { x: "52", y: String(y), class: "legend" });
-      label.textContent = describeHead(h);
-      out.appendChild(label);
+      out.appendChild(svgEl("text", { x: "52", y: String(y), class: "legend" }, describeHead(h)));
     });
     var top = y + 10;
     var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
     view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
       var head = path.getAttribute("data-head");
-      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: LIGHT[head], "stroke-linecap": "round",
+      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
         "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
         "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
         "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
-        "data-weight": path.getAttribute("data-weight") });
-      var tip = svgEl("title");
-      tip.textContent = path.getAttribute("aria-label");
-      copy.appendChild(tip);
+        "data-weight": path.getAttribute("data-weight"),
+      }, [svgEl("title", {}, path.getAttribute("aria-label"))]);
       drawing.appendChild(copy);
     });
     view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
       var head = line.getAttribute("data-head");
       drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
-        y2: line.getAttribute("y2"), stroke: LIGHT[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
+        y2: line.getAttribute("y2"), stroke: colours[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
     });
     view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
-      var copy = svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" });
-      copy.textContent = text.textContent;
-      drawing.appendChild(copy);
+      drawing.appendChild(svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" },
+        text.textContent));
     });
     var rowTop = arcHeight + 2;
     view.tokens.forEach(function (button, i) {
@@ -298,17 +244,13 @@
         drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
           height: "22", rx: "4", class: "query-box" }));
       }
-      var text = svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
-        "data-token-index": String(i) });
-      text.textContent = ds.symbols[i];
-      drawing.appendChild(text);
+      drawing.appendChild(svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
+        "data-token-index": String(i) }, ds.symbols[i]));
     });
     out.appendChild(drawing);
     y = top + rowTop + 44;
     wrapText(text, Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
-      var text = svgEl("text", { x: "8", y: String(y), class: "caption" });
-      text.textContent = line;
-      out.appendChild(text);
+      out.appendChild(svgEl("text", { x: "8", y: String(y), class: "caption" }, line));
       y += 15;
     });
     var height = y;
@@ -328,10 +270,6 @@
     setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
   }
 
-  ex.placeLabels = placeLabels;
-  ex.showQuery = showQuery;
-  ex.drawGrids = drawGrids;
-  ex.drawMade = drawMade;
-  ex.exportSvg = exportSvg;
-  ex.downloadSvg = downloadSvg;
+  Object.assign(ex, { placeLabels: placeLabels, showQuery: showQuery, drawGrids: drawGrids, drawMade: drawMade,
+    exportSvg: exportSvg, downloadSvg: downloadSvg });
 })();

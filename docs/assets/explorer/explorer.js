@@ -1,7 +1,6 @@
 /* Head explorer for the multi-head attention lesson, part 3 of 3: the widget.
  *
- * Reads heads.json (written by mha_site.explorer: two datasets, each with its
- * tokens and per-head attention weights) and, for the chosen query token, draws an
+ * For the chosen query token of a dataset in heads.json (see explorer-core.js), draws an
  * arc to every key a head gives at least `arc_min_weight`, wider and darker with
  * more weight (a loop when the key is the query itself). The query's full row of
  * weights is printed as a table, and every head's weights as a grid; hovering or
@@ -31,29 +30,13 @@
     throw new Error("explorer.js needs explorer-core.js, then explorer-draw.js, loaded first: " +
       "window.mhaExplorer has no drawGrids");
   }
-  var DASHES = ex.DASHES;
-  var el = ex.el;
-  var svgEl = ex.svgEl;
-  var clear = ex.clear;
-  var quoted = ex.quoted;
-  var number = ex.number;
-  var reducedMotion = ex.reducedMotion;
-  var mergeHeads = ex.mergeHeads;
-  var colourMap = ex.colourMap;
-  var isMergedIn = ex.isMergedIn;
-  var arcsFor = ex.arcsFor;
-  var arcLabel = ex.arcLabel;
-  var swatch = ex.swatch;
-  var fitBox = ex.fitBox;
+  var DASHES = ex.DASHES, el = ex.el, svgEl = ex.svgEl, clear = ex.clear, quoted = ex.quoted, number = ex.number;
+  var reducedMotion = ex.reducedMotion, mergeHeads = ex.mergeHeads, colourMap = ex.colourMap;
+  var isMergedIn = ex.isMergedIn, arcsFor = ex.arcsFor, arcLabel = ex.arcLabel, swatch = ex.swatch, fitBox = ex.fitBox;
   var captionText = ex.captionText;
-  var readUrl = ex.readUrl;
-  var applyWanted = ex.applyWanted;
-  var writeUrl = ex.writeUrl;
-  var placeLabels = ex.placeLabels;
-  var showQuery = ex.showQuery;
-  var drawGrids = ex.drawGrids;
-  var drawMade = ex.drawMade;
-  var downloadSvg = ex.downloadSvg;
+  var readUrl = ex.readUrl, applyWanted = ex.applyWanted, writeUrl = ex.writeUrl, placeLabels = ex.placeLabels;
+  var showQuery = ex.showQuery, drawGrids = ex.drawGrids, drawMade = ex.drawMade, downloadSvg = ex.downloadSvg;
+  var roveFocus = ex.roveFocus, listen = ex.listen, hover = ex.hover, arrowMarker = ex.arrowMarker;
   var instances = 0;
 
   function build(root, data) {
@@ -69,24 +52,19 @@
     var app = el("div", { class: "mha-explorer__app" });
 
     // Dataset switch: radios, one per dataset.
-    var picker = el("fieldset", { class: "mha-explorer__data" });
-    picker.appendChild(el("legend", {}, "Data"));
     var radios = data.datasets.map(function (dataset, index) {
-      var label = el("label", { class: "mha-explorer__choice" });
       var radio = el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name });
       radio.addEventListener("change", function () { if (radio.checked) mount(index, null); });
-      label.appendChild(radio);
-      label.appendChild(el("span", {}, dataset.title));
-      picker.appendChild(label);
       return radio;
     });
-    app.appendChild(picker);
+    var picker = el("fieldset", { class: "mha-explorer__data" }, [el("legend", {}, "Data")].concat(
+      radios.map(function (radio, index) {
+        return el("label", { class: "mha-explorer__choice" }, [radio, el("span", {}, data.datasets[index].title)]);
+      })));
     var description = el("p", { class: "mha-explorer__description" });
-    app.appendChild(description);
     var body = el("div", { class: "mha-explorer__body" });
-    app.appendChild(body);
     var tip = el("div", { class: "mha-explorer__tip", hidden: "" });
-    app.appendChild(tip);
+    app.append(picker, description, body, tip);
 
     root.insertBefore(app, captionNode || null);
     root.setAttribute("data-explorer-ready", "");
@@ -134,58 +112,26 @@
         "aria-label": "Tokens: pick the query (arrow keys move it)",
       });
       view.tokens = ds.symbols.map(function (symbol, i) {
-        var button = el("button", {
+        var on = function () { preview(i); }, off = function () { preview(null); };
+        return listen(el("button", {
           type: "button", class: "mha-explorer__token", "data-token-index": String(i),
           title: ds.name === "trained" ? "token " + ds.tokens[i] + ", position " + i : "position " + i,
-        }, symbol);
-        button.addEventListener("click", function () { setQuery(i); });
-        button.addEventListener("mouseenter", function () { preview(i); });
-        button.addEventListener("mouseleave", function () { preview(null); });
-        button.addEventListener("focus", function () { preview(i); });
-        button.addEventListener("blur", function () { preview(null); });
-        tokenRow.appendChild(button);
-        return button;
+        }, symbol), { click: function () { setQuery(i); }, mouseenter: on, mouseleave: off, focus: on, blur: off });
       });
-      tokenRow.addEventListener("keydown", function (event) {
-        var current = view.tokens.indexOf(document.activeElement);
-        if (current < 0) return;
-        var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
-          Home: 0, End: view.tokens.length - 1 }[event.key];
-        if (next === undefined) return;
-        event.preventDefault();
-        next = Math.max(0, Math.min(view.tokens.length - 1, next));
-        setQuery(next);
-        view.tokens[next].focus();
-      });
+      tokenRow.append.apply(tokenRow, view.tokens);
+      roveFocus(tokenRow, function () { return view.tokens; }, false, setQuery);
       stage.appendChild(tokenRow);
 
       var svg = svgEl("svg", {
         class: "mha-explorer__arcs", role: "group",
         "aria-label": "Arcs (arrow keys move between them)",
       });
-      var defs = svgEl("defs");
-      ds.heads.concat(ds.d_k ? [{ name: "merged" }] : []).forEach(function (h) {
-        var marker = svgEl("marker", {
-          id: id + "-arrow-" + h.name, viewBox: "0 0 10 10", refX: "8", refY: "5",
-          markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse",
-        });
-        marker.appendChild(svgEl("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-fill--" + h.name }));
-        defs.appendChild(marker);
-      });
-      svg.appendChild(defs);
       view.arcLayer = svgEl("g");
-      svg.appendChild(view.arcLayer);
-      svg.addEventListener("keydown", function (event) {
-        var arcs = view.arcs || [];
-        var current = arcs.indexOf(document.activeElement);
-        if (current < 0) return;
-        var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
-          Home: 0, End: arcs.length - 1 }[event.key];
-        if (next === undefined) return;
-        event.preventDefault();
-        next = (next + arcs.length) % arcs.length;
-        arcs.forEach(function (a, i) { a.setAttribute("tabindex", i === next ? "0" : "-1"); });
-        arcs[next].focus();
+      svg.append(svgEl("defs", {}, ds.heads.concat(ds.d_k ? [{ name: "merged" }] : []).map(function (h) {
+        return arrowMarker(id + "-arrow-" + h.name, { style: "fill: var(--mha-" + h.name + ")" });
+      })), view.arcLayer);
+      roveFocus(svg, function () { return view.arcs || []; }, true, function (next) {
+        view.arcs.forEach(function (a, i) { a.setAttribute("tabindex", i === next ? "0" : "-1"); });
       });
       stage.appendChild(svg);
       view.svg = svg;
@@ -198,13 +144,10 @@
       body.appendChild(view.scrollHint);
 
       // Heads: a toggle and an Isolate button each.
-      var controls = el("fieldset", { class: "mha-explorer__heads" });
-      controls.appendChild(el("legend", {}, "Heads"));
+      var controls = el("fieldset", { class: "mha-explorer__heads" }, [el("legend", {}, "Heads")]);
       view.toggles = {};
       view.isolators = {};
       ds.heads.forEach(function (h) {
-        var row = el("div", { class: "mha-explorer__head" });
-        var label = el("label", { class: "mha-explorer__toggle" });
         var box = el("input", { type: "checkbox", "data-head-toggle": h.name });
         box.checked = true;
         box.addEventListener("change", function () {
@@ -212,14 +155,11 @@
           if (!box.checked && state.isolated === h.name) state.isolated = null;
           render(false);
         });
-        label.appendChild(box);
-        label.appendChild(swatch(h));
-        label.appendChild(el("span", {}, h.label + " (" + (h.detail ? h.detail + "; " : "") + h.colour_name + ", " +
-          h.dash_name + ")"));
+        var label = el("label", { class: "mha-explorer__toggle" }, [box, swatch(h), el("span", {}, h.label + " (" +
+          (h.detail ? h.detail + "; " : "") + h.colour_name + ", " + h.dash_name + ")")]);
         var isolate = el("button", {
           type: "button", class: "mha-explorer__isolate", "data-head-isolate": h.name, "aria-pressed": "false",
-        }, "Isolate");
-        isolate.appendChild(el("span", { class: "mha-sr-only" }, " the " + h.label + " head"));
+        }, ["Isolate", el("span", { class: "mha-sr-only" }, " the " + h.label + " head")]);
         isolate.addEventListener("click", function () {
           if (!state.enabled[h.name]) return; // an unticked head is never drawn
           state.isolated = state.isolated === h.name ? null : h.name;
@@ -227,12 +167,8 @@
         });
         view.toggles[h.name] = box;
         view.isolators[h.name] = isolate;
-        row.appendChild(label);
-        row.appendChild(isolate);
-        controls.appendChild(row);
+        controls.appendChild(el("div", { class: "mha-explorer__head" }, [label, isolate]));
       });
-      controls.appendChild(mergeControl());
-      var actions = el("div", { class: "mha-explorer__actions" });
       var reset = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
         "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)");
       reset.addEventListener("click", function () {
@@ -243,35 +179,28 @@
         ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
         render(moved);
       });
-      actions.appendChild(reset);
       var download = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
         "Download this view (SVG)");
       download.addEventListener("click", function () { downloadSvg(ds, state, view, shownHeads(), caption()); });
-      actions.appendChild(download);
-      controls.appendChild(actions);
+      controls.append(mergeControl(), el("div", { class: "mha-explorer__actions" }, [reset, download]));
       body.appendChild(controls);
 
       // How the query's weights are made. Drawn only while open (nothing of it at start-up).
       view.made = el("details", { class: "mha-explorer__made", "data-explorer-made": "" });
       view.made.open = madeOpen;
-      view.made.appendChild(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"));
       view.madeBody = el("div", { class: "mha-explorer__made-body" });
-      view.made.appendChild(view.madeBody);
+      view.made.append(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"),
+        view.madeBody);
       view.made.addEventListener("toggle", function () { if (view.made.open) drawMadePanel(); else clear(view.madeBody); });
       body.appendChild(view.made);
 
-      // The query's full row, as numbers (one column per shown head).
-      var weights = el("div", { class: "mha-explorer__weights" });
+      // The query's full row, as numbers (one column per shown head), in a box that scrolls sideways when the
+      // reader's font sets the table wider than a phone (then focusable, so the keyboard can scroll it too:
+      // fitTableBox); next to it every head's whole grid, linked to the arcs and the table.
       view.table = el("table", { class: "mha-explorer__row" });
-      // In a box that scrolls sideways when the reader's font sets the table wider than a phone
-      // (then focusable, so the keyboard can scroll it too: fitTableBox).
-      var tableBox = el("div", { class: "mha-explorer__table-box" });
-      tableBox.appendChild(view.table);
-      weights.appendChild(tableBox);
-      // Every head's whole grid, linked to the arcs and the table.
       view.grids = el("div", { class: "mha-explorer__grids" });
-      weights.appendChild(view.grids);
-      body.appendChild(weights);
+      body.appendChild(el("div", { class: "mha-explorer__weights" },
+        [el("div", { class: "mha-explorer__table-box" }, [view.table]), view.grids]));
 
       view.width = null;
       render(true);
@@ -344,11 +273,11 @@
           d = "M" + x1 + "," + footY + " Q" + (x1 + x2) / 2 + "," + (footY - 2 * height) + " " + x2 + "," + footY;
           peak = footY - height;
         }
-        var classes = "mha-arc mha-stroke--" + arc.head + (arc.query === state.query ? " mha-arc--current" : "") +
+        var classes = "mha-arc" + (arc.query === state.query ? " mha-arc--current" : "") +
           (enter ? " mha-arc--enter" : "");
         var hit = svgEl("path", { d: d, class: "mha-arc-hit", "aria-hidden": "true" });
         var path = svgEl("path", {
-          d: d, class: classes,
+          d: d, class: classes, style: "stroke: var(--mha-" + arc.head + ")",
           "stroke-dasharray": DASHES[head.dash],
           "stroke-width": (1 + 3 * arc.weight).toFixed(2),
           "stroke-opacity": (0.4 + 0.6 * arc.weight).toFixed(2),
@@ -357,18 +286,11 @@
           "data-weight": arc.weight.toFixed(4),
           role: "img", "aria-label": arcLabel(ds, head, arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
         });
-        layer.appendChild(hit);
-        layer.appendChild(path);
-        var link = { head: arc.head, query: arc.query, key: arc.key, weight: arc.weight };
-        [hit, path].forEach(function (node) {
-          node.addEventListener("mouseenter", function (event) { setHot(link, event); });
-          node.addEventListener("mouseleave", function () { setHot(null); });
-        });
-        path.addEventListener("focus", function () { setHot(link, null, path); });
-        path.addEventListener("blur", function () { setHot(null); });
+        layer.append(hover(hit, arc, setHot), hover(path, arc, setHot)); // an arc is its own {head, query, key, weight}
+        listen(path, { focus: function () { setHot(arc, null, path); }, blur: function () { setHot(null); } });
         if (!state.isolated && heaviest[arc.head] === arc) {
-          var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label", "aria-hidden": "true" });
-          label.textContent = arc.head;
+          var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label",
+            "aria-hidden": "true" }, arc.head);
           labels.push({ text: label, head: arc.head, dash: DASHES[head.dash], x: (x1 + x2) / 2, y: peak });
         }
         return path;
@@ -383,39 +305,24 @@
       var table = view.table, heads = shownHeads();
       var q = state.preview === null ? state.query : state.preview;
       clear(table);
-      var cap = el("caption", {}, "Weights of query " + quoted(ds.symbols[q]) +
-        (q === state.query ? "" : " (not chosen yet)") + ", one column per head; each column sums to 1");
-      table.appendChild(cap);
       table.setAttribute("data-query", String(q));
-      var head = el("thead"), tr = el("tr");
-      tr.appendChild(el("th", { scope: "col" }, "key"));
-      heads.forEach(function (h) {
-        var th = el("th", { scope: "col", "data-head": h.name });
-        th.appendChild(swatch(h));
-        th.appendChild(el("span", {}, h.name));
-        tr.appendChild(th);
-      });
-      head.appendChild(tr);
-      table.appendChild(head);
-      var tbody = el("tbody");
-      ds.symbols.forEach(function (symbol, k) {
-        var row = el("tr", { class: k === q ? "is-self" : "" });
+      var columns = [el("th", { scope: "col" }, "key")].concat(heads.map(function (h) {
+        return el("th", { scope: "col", "data-head": h.name }, [swatch(h), el("span", {}, h.name)]);
+      }));
+      var rows = ds.symbols.map(function (symbol, k) {
         var name = ds.name === "trained" ? symbol + " \u00b7" + k : symbol; // repeated symbols need positions
-        row.appendChild(el("th", { scope: "row" }, name + (k === q ? " (itself)" : "")));
-        heads.forEach(function (h) {
+        var cells = heads.map(function (h) {
           var w = h.weights[q][k];
-          var cell = el("td", {
-            "data-head": h.name, "data-key": String(k), "data-weight": w.toFixed(4),
-            class: w >= minWeight ? "is-arc" : "",
-          }, number(w));
-          var link = { head: h.name, query: q, key: k, weight: w };
-          cell.addEventListener("mouseenter", function (event) { setHot(link, event); });
-          cell.addEventListener("mouseleave", function () { setHot(null); });
-          row.appendChild(cell);
+          return hover(el("td", {
+            "data-head": h.name, "data-key": String(k), "data-weight": w.toFixed(4), class: w >= minWeight ? "is-arc" : "",
+          }, number(w)), { head: h.name, query: q, key: k, weight: w }, setHot);
         });
-        tbody.appendChild(row);
+        return el("tr", { class: k === q ? "is-self" : "" },
+          [el("th", { scope: "row" }, name + (k === q ? " (itself)" : ""))].concat(cells));
       });
-      table.appendChild(tbody);
+      table.append(el("caption", {}, "Weights of query " + quoted(ds.symbols[q]) +
+        (q === state.query ? "" : " (not chosen yet)") + ", one column per head; each column sums to 1"),
+        el("thead", {}, [el("tr", {}, columns)]), el("tbody", {}, rows));
       fitTableBox();
     }
 
@@ -485,11 +392,9 @@
     /* ---- merging two heads ---- */
 
     function mergeControl() {
-      var box = el("div", { class: "mha-explorer__merge" });
       var selectId = id + "-merge";
-      box.appendChild(el("label", { for: selectId }, "Merge two heads into one"));
-      var select = el("select", { id: selectId, "data-explorer-merge": "", "aria-describedby": selectId + "-note" });
-      select.appendChild(el("option", { value: "" }, "no merge"));
+      var select = el("select", { id: selectId, "data-explorer-merge": "", "aria-describedby": selectId + "-note" },
+        [el("option", { value: "" }, "no merge")]);
       ds.heads.forEach(function (a, i) {
         ds.heads.slice(i + 1).forEach(function (b) {
           select.appendChild(el("option", { value: a.name + "," + b.name }, a.label + " + " + b.label));
@@ -502,13 +407,12 @@
         render(false);
       });
       view.mergeSelect = select;
-      box.appendChild(select);
-      box.appendChild(el("p", { id: selectId + "-note", class: "mha-explorer__note" }, ds.d_k
-        ? "One head of width 2d\u2096 = " + 2 * ds.d_k + ": the two heads\u2019 q laid end to end, and their k, so " +
-          "the score is (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" + 2 * ds.d_k +
-          " and one softmax shares the weight between both heads\u2019 answers."
-        : ds.scores_missing));
-      return box;
+      return el("div", { class: "mha-explorer__merge" }, [
+        el("label", { for: selectId }, "Merge two heads into one"), select, el("p", { id: selectId + "-note", class: "mha-explorer__note" }, ds.d_k
+          ? "One head of width 2d\u2096 = " + 2 * ds.d_k + ": the two heads\u2019 q laid end to end, and their k, so " +
+            "the score is (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" + 2 * ds.d_k +
+            " and one softmax shares the weight between both heads\u2019 answers."
+          : ds.scores_missing)]);
     }
 
     var wanted = readUrl();
