@@ -57,7 +57,7 @@ def test_the_core_lessons_check_yourself_holds_the_briefs_three_quizzes_first():
 
 def test_the_lessons_pages_keep_every_quiz_each_a_data_quiz_element():
     quizzes = QUIZZES.select("[data-quiz]")
-    assert len(quizzes) == 15  # the 11 of the single page, and 2 each for word order and the block
+    assert len(quizzes) == 16  # the 11 of the single page, 3 for word order and 2 for the block
     assert {q["data-quiz"] for q in quizzes} == {"numeric", "choice", "recall"}
     assert len({q["id"] for q in quizzes}) == len(quizzes)
     for page, include in LESSON_PAGES.items():

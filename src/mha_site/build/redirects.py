@@ -2,7 +2,8 @@
 
 mkdocs-redirects is not installed, so the build writes a small page at each old address: a script
 that keeps the fragment, a meta refresh for readers without scripts, a canonical link for search
-engines and a visible link.
+engines where the site has an address (``site_url``; a relative one would name no site) and a
+visible link.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ def redirect_page(old: str, new: str, site_url: str | None = None) -> str:
     (True, True)
     >>> '<link rel="canonical" href="https://x.org/b/">' in redirect_page("a/", "b/", "https://x.org/")
     True
+    >>> 'canonical' in page  # no site address: no canonical link
+    False
     """
     target = "../" * old.count("/") + new
-    canonical = site_url.rstrip("/") + "/" + new if site_url else target
+    canonical = f'<link rel="canonical" href="{escape(site_url.rstrip("/") + "/" + new)}">\n' if site_url else ""
     return (
         f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Moved to {escape(new)}</title>\n'
-        f'<link rel="canonical" href="{escape(canonical)}">\n'
+        f"{canonical}"
         f"<script>location.replace({json.dumps(target)} + location.hash)</script>\n"
         f'<meta http-equiv="refresh" content="0; url={escape(target)}">\n</head>\n'
         f'<body>\n<p>This page moved to <a href="{escape(target)}">{escape(new)}</a>.</p>\n</body>\n</html>\n'
