@@ -21,9 +21,22 @@ export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 
 .PHONY: serve test test-any-fonts build assets check-assets lock clean perf
 
+## torch's CPU build. PyPI's torch 2.13.0 for Linux is the CUDA build (several GB); PyTorch's CPU
+## index has 2.13.0+cpu, which the pin admits and pip prefers (a local version sorts higher). So the
+## install adds that index where it answers (5 s at most to find out); where it does not (an offline
+## machine with its own wheel folder or mirror), pip takes torch from what it is configured with.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_INDEX_PROBE = import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/torch/", timeout=5)
+
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[site,docs,test]"
+	@if $(PYTHON) -c '$(TORCH_INDEX_PROBE)' "$(TORCH_CPU_INDEX)" 2>/dev/null; then \
+	  echo "torch: the CPU build, from $(TORCH_CPU_INDEX)"; index="--extra-index-url $(TORCH_CPU_INDEX)"; \
+	else \
+	  echo "torch: $(TORCH_CPU_INDEX) does not answer; torch comes from pip's configured indexes"; index=""; \
+	fi; \
+	echo "$(PY) -m pip install --quiet --no-compile $$index -c constraints.txt -e .[site,docs,test]"; \
+	$(PY) -m pip install --quiet --no-compile $$index -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on

@@ -79,3 +79,41 @@ def test_ci_refuses_to_skip_the_browser_tests(tmp_path):
     status, made, err = run_ci(tmp_path, 0, MHA_SKIP_BROWSER="1")
     assert (status, made) == (1, "")
     assert "CI must run the browser tests" in err
+
+
+def _install_command(tmp_path: Path, index_url: str) -> list[str]:
+    """The pip command `make`'s install step runs, with a fake interpreter and the given CPU index."""
+    log = tmp_path / "pip.log"
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n')
+    fake.chmod(0o755)
+    stamp = tmp_path / "installed"
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    subprocess.run(["make", "--no-print-directory", str(stamp), f"PY={fake}", f"STAMP={stamp}",
+                    f"TORCH_CPU_INDEX={index_url}"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    return [line for line in log.read_text().splitlines() if line.startswith("-m pip install")]
+
+
+def test_the_install_takes_torch_from_the_cpu_index_where_it_answers(tmp_path: Path):
+    import http.server
+    import threading
+
+    (tmp_path / "index" / "torch").mkdir(parents=True)
+    (tmp_path / "index" / "torch" / "index.html").write_text("<html></html>")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: Quiet(*a, directory=str(tmp_path / "index")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        answering = f"http://127.0.0.1:{server.server_address[1]}"
+        (tmp_path / "a").mkdir()
+        (command,) = _install_command(tmp_path / "a", answering)
+    finally:
+        server.shutdown()
+    assert f"--extra-index-url {answering}" in command and "-c constraints.txt" in command
+    (tmp_path / "b").mkdir()
+    (command,) = _install_command(tmp_path / "b", "http://127.0.0.1:9/nothing-here")  # port 9: nothing listens
+    assert "--extra-index-url" not in command and "-c constraints.txt" in command
