@@ -13,6 +13,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+# matplotlib keeps a font cache under $HOME; with a read-only HOME it warns, and a warning printed
+# in a notebook cell fails the notebook's check. So everything run from here keeps it in .venv.
+export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
 unexport PYTHONDONTWRITEBYTECODE
 # mkdocs-jupyter imports nbconvert's command-line app, which by default builds one of every
 # installed exporter (the PDF ones import playwright) just to list their names in its help text:
@@ -92,5 +95,7 @@ lock: $(STAMP)
 	  echo "# torch is the CPU build that lies on local disk; a bare 'torch' would pull a multi-GB CUDA build."; \
 	  $(PY) -m pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > constraints.txt
 
+## Everything a build or a test run leaves behind, the build's caches included (.cache: KaTeX and
+## mkdocs-jupyter results, which a truncated entry would otherwise keep breaking); .venv stays.
 clean:
-	rm -rf site .pytest_cache .hypothesis .tools
+	rm -rf site .cache .pytest_cache .hypothesis .tools

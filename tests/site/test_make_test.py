@@ -117,3 +117,27 @@ def test_the_install_takes_torch_from_the_cpu_index_where_it_answers(tmp_path: P
     (tmp_path / "b").mkdir()
     (command,) = _install_command(tmp_path / "b", "http://127.0.0.1:9/nothing-here")  # port 9: nothing listens
     assert "--extra-index-url" not in command and "-c constraints.txt" in command
+
+
+def test_make_keeps_matplotlibs_cache_in_the_venv_so_a_read_only_home_does_not_matter(tmp_path: Path):
+    log = tmp_path / "env.log"
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\necho "MPLCONFIGDIR=$MPLCONFIGDIR" >> "{log}"\nexit 0\n')
+    fake.chmod(0o755)
+    stamp = tmp_path / "installed"
+    stamp.touch()
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MPLCONFIGDIR"}}
+    subprocess.run(["make", "--no-print-directory", "test", f"PY={fake}", f"STAMP={stamp}"], cwd=ROOT, env=env,
+                   capture_output=True, text=True)
+    assert set(log.read_text().splitlines()) == {f"MPLCONFIGDIR={ROOT / '.venv' / 'matplotlib'}"}
+
+
+def test_make_clean_removes_the_build_caches(tmp_path: Path):
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    for leftover in ("site", ".cache/katex", ".cache/mkdocs-jupyter", ".pytest_cache", ".hypothesis"):
+        (tmp_path / leftover).mkdir(parents=True)
+        (tmp_path / leftover / "entry").write_text("x")
+    (tmp_path / ".venv").mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    subprocess.run(["make", "--no-print-directory", "clean"], cwd=tmp_path, env=env, check=True, capture_output=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".venv", "Makefile"]
