@@ -78,8 +78,7 @@ def repeated_segment_batch(
     batch_size: int, context: int, vocab_size: int, min_segment: int,
     max_segment: int, generator: torch.Generator,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Rows of random tokens in which one random segment is written twice,
-    back to back.
+    """Random token rows, each with one random segment written twice in a row.
 
     Each row is ``prefix + segment + segment + suffix``: the segment's length is
     drawn from ``[min_segment, max_segment]``, the prefix's from ``[0, context -
@@ -180,8 +179,7 @@ def _check_attend(layer: object, x: object, mask: object, keep: object) -> None:
 def attend(
     layer: MultiHeadAttention, x: Tensor, mask: Tensor, keep: Tensor | None,
 ) -> tuple[Tensor, Tensor]:
-    """One attention layer: output ``(B, T, d_model)`` and weights
-    ``(B, h, T, T)``.
+    """One layer: output ``(B, T, d_model)`` and weights ``(B, h, T, T)``.
 
     ``keep`` ``(h,)`` scales each head's output before ``W^O`` (0 removes the
     head); None runs the layer as it is.
@@ -216,8 +214,7 @@ def attend(
 
 
 class AttentionOnlyTransformer(nn.Module):
-    """Token + position embeddings, ``num_layers`` causal attention layers,
-    unembedding.
+    """Embeddings, ``num_layers`` causal attention layers and an unembedding.
 
     Each layer adds its output to the residual stream; there are no MLPs and
     no layer norms, so every path from input to logits goes through attention

@@ -74,8 +74,9 @@ def _check_tokens(tokens: object) -> None:
 @checked_by(_check_tokens)  # the page lists the function from its def
 # --8<-- [start:induction]
 def induction_pattern(tokens: Tensor) -> Tensor:
-    """Query ``i`` to each key ``j <= i`` whose *previous* token is
-    ``tokens[i]``: what followed an earlier copy of the current token.
+    """Query ``i`` to each key ``j <= i`` whose previous token is ``tokens[i]``.
+
+    That key is what followed an earlier copy of the current token.
 
     >>> pattern = induction_pattern(torch.tensor([7, 8, 7, 8]))
     >>> pattern.nonzero().tolist()  # query 2 -> key 1, query 3 -> key 2
