@@ -58,8 +58,6 @@
     } },
   ];
 
-  function headName(layer, head) { return "L" + layer + "H" + head; }
-
   function headRole(manifest, layer, head) {
     var prev = manifest.previous_token_head, scores = manifest.scores;
     var induction = manifest.induction_heads.some(function (h) { return h[0] === layer && h[1] === head; });
@@ -85,7 +83,7 @@
 
     state.keep.forEach(function (heads, layer) {
       heads.forEach(function (_, head) {
-        var name = headName(layer, head);
+        var name = "L" + layer + "H" + head;
         // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
         var box = el("input", { type: "checkbox", "data-live-ablate": name });
         box.checked = true;
