@@ -46,12 +46,10 @@
       params[t.name] = values;
     });
     // Attention weights are stored (d_model, d_model) and applied as x @ W; keep W^T too for row-major dot products.
-    for (var l = 0; l < manifest.config.num_layers; l++) {
-      ["w_q", "w_k", "w_v", "w_o"].forEach(function (w) {
-        var name = "layers." + l + "." + w, D = manifest.config.d_model;
-        params[name + ".T"] = transpose(params[name], D, D);
-      });
-    }
+    var D = manifest.config.d_model;
+    Object.keys(params).forEach(function (name) {
+      if (/^layers\.\d+\.w_[qkvo]$/.test(name)) params[name + ".T"] = transpose(params[name], D, D);
+    });
     return { config: manifest.config, symbols: manifest.symbols, manifest: manifest, params: params };
   }
 

@@ -6,6 +6,7 @@ Seeds differ by colour *and* line style *and* marker, so no figure depends on co
 from __future__ import annotations
 
 import math
+from itertools import cycle
 
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -52,8 +53,7 @@ def training_figure(results: dict) -> Figure:
     axes = fig.subplots(3, 1, sharex=True)
     vocab = results["config"]["vocab_size"]
     threshold = results["phase_threshold"]
-    for index, record in enumerate(seeds):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for record, style in zip(seeds, cycle(SEED_STYLES)):
         steps = [c["step"] for c in record["history"]]
         series = [
             [c["second_copy_loss"] for c in record["history"]],
@@ -137,8 +137,7 @@ def ablation_figure(results: dict) -> Figure:
     threshold = results["phase_threshold"]
     fig = new_figure(7.0, 1.2 + 2.3 * len(seeds))
     axes = fig.subplots(len(seeds), 1, sharey=True, squeeze=False)[:, 0]
-    for index, (ax, record) in enumerate(zip(axes, seeds)):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for ax, record, style in zip(axes, seeds, cycle(SEED_STYLES)):
         base = record["ablation"]["base_loss"]
         final = record["history"][-1]
         labels, increases, hatches = [], [], []
@@ -171,8 +170,7 @@ def pruning_figure(results: dict) -> Figure:
     tolerance = results["pruning_tolerance"]
     fig = new_figure(7.0, 3.8)
     ax = fig.subplots()
-    for index, record in enumerate(seeds):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for record, style in zip(seeds, cycle(SEED_STYLES)):
         losses = [stage["loss"] for stage in record["pruning"]]
         ax.plot(range(len(losses)), losses, **style, markersize=5, linewidth=1.6, label=f"seed {record['seed']}")
     first = seeds[0]["pruning"]
