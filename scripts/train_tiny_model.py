@@ -8,11 +8,8 @@
 
 Outputs go to docs/assets/tiny-model/ (or --out). Arguments, the output folder and results.json are
 checked before anything is trained or drawn. Writing this repository's results.json (or redrawing
-from it), the command then rebuilds everything else drawn from it, so `make test` passes afterwards:
-the asset groups of mha_site.assets.TRAINED_GROUPS (as `python scripts/build_assets.py explorer
-tiny-model` does) and the browser's files (mha_site.tiny_model.export: weights, manifest, test
-vectors), from the seed 0 just trained (with --figures-only, and only if they fail their check, by
-training seed 0 again).
+from it), the command then rebuilds everything else drawn from it (rebuild_dependents), so `make test`
+passes afterwards.
 """
 
 from __future__ import annotations
@@ -123,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
 def rebuild_dependents(results: dict, models: dict) -> int:
     """Rebuild what else is drawn from this repository's results.json; return an exit status.
 
-    The explorer's trained dataset and figure are copied from seed 0's record, and the browser's
-    files must reproduce it: left as they were, they fail `make test` after a new run.
+    The explorer's trained dataset and figure are copied from seed 0's record (the asset groups of
+    mha_site.assets.TRAINED_GROUPS), and the browser's files (weights, manifest, test vectors) must
+    reproduce it: left as they were, they fail `make test` after a new run. They are exported from the
+    seed 0 just trained, or (with --figures-only, and only if they fail their check) by training it again.
     """
     from mha_site.assets import TRAINED_GROUPS, run
     from mha_site.tiny_model import export

@@ -21,8 +21,6 @@
 
   var models = {};
 
-  /* ---------- the model ---------- */
-
   function halfToFloat(bits) {
     var sign = bits & 0x8000 ? -1 : 1;
     var exponent = (bits >> 10) & 0x1f;
@@ -48,30 +46,30 @@
       params[t.name] = values;
     });
     // Attention weights are stored (d_model, d_model) and applied as x @ W; keep W^T too for row-major dot products.
-    for (var l = 0; l < manifest.config.num_layers; l++) {
-      ["w_q", "w_k", "w_v", "w_o"].forEach(function (w) {
-        var name = "layers." + l + "." + w, D = manifest.config.d_model;
-        params[name + ".T"] = transpose(params[name], D, D);
-      });
-    }
+    var D = manifest.config.d_model;
+    Object.keys(params).forEach(function (name) {
+      if (/^layers\.\d+\.w_[qkvo]$/.test(name)) params[name + ".T"] = transpose(params[name], D, D);
+    });
     return { config: manifest.config, symbols: manifest.symbols, manifest: manifest, params: params };
+  }
+
+  function fetchOk(url) {
+    return fetch(url).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status + " for " + url);
+      return response;
+    });
   }
 
   /* Fetch and decode a model once per manifest URL; resolves to {config, symbols, manifest, params}. */
   function loadModel(url) {
     var href = new URL(url, document.baseURI).href;
     if (!models[href]) {
-      models[href] = fetch(href)
-        .then(function (response) {
-          if (!response.ok) throw new Error("HTTP " + response.status + " for " + href);
-          return response.json();
-        })
+      models[href] = fetchOk(href)
+        .then(function (response) { return response.json(); })
         .then(function (manifest) {
-          var weightsUrl = new URL(manifest.weights, href).href;
-          return fetch(weightsUrl).then(function (response) {
-            if (!response.ok) throw new Error("HTTP " + response.status + " for " + weightsUrl);
-            return response.arrayBuffer();
-          }).then(function (buffer) { return decode(manifest, buffer); });
+          return fetchOk(new URL(manifest.weights, href).href)
+            .then(function (response) { return response.arrayBuffer(); })
+            .then(function (buffer) { return decode(manifest, buffer); });
         });
       models[href].catch(function () { delete models[href]; }); // a later try may succeed
     }
@@ -131,8 +129,7 @@
     });
     var factors = [];
     for (var l = 0; l < c.num_layers; l++) {
-      factors.push([]);
-      for (var h = 0; h < H; h++) factors[l].push(keep ? Number(keep[l][h]) : 1);
+      factors.push(Array.from({ length: H }, function (_, h) { return keep ? Number(keep[l][h]) : 1; }));
     }
     var start = 0;
     if (cache && JSON.stringify(cache.keep) === JSON.stringify(factors)) {
@@ -150,7 +147,7 @@
       projectRows(xin, p[name + "w_k.T"], p[name + "b_k"], b.k, start, T, D, D);
       projectRows(xin, p[name + "w_v.T"], p[name + "b_v"], b.v, start, T, D, D);
       var Q = b.q, K = b.k, Vv = b.v, heads = b.heads;
-      for (h = 0; h < H; h++) {
+      for (var h = 0; h < H; h++) {
         var col = h * dk, w = b.weights[h], factor = factors[l][h]; // head h owns columns col..col+d_k-1
         for (var tq = start; tq < T; tq++) {
           var max = -Infinity, s, e, qo = tq * D + col, ho = qo;
@@ -232,11 +229,6 @@
     return { ids: ids };
   }
 
-  var ns = window.mhaLiveHeads = window.mhaLiveHeads || {};
-  ns.loadModel = loadModel;
-  ns.decode = decode;
-  ns.forward = forward;
-  ns.softmaxRow = softmaxRow;
-  ns.parseTokens = parseTokens;
-  ns.halfToFloat = halfToFloat;
+  window.mhaLiveHeads = Object.assign(window.mhaLiveHeads || {}, { loadModel: loadModel, decode: decode, forward: forward,
+    softmaxRow: softmaxRow, parseTokens: parseTokens, halfToFloat: halfToFloat });
 })();

@@ -21,10 +21,11 @@
   var TOP_PREDICTIONS = 5;
   var loadModel = ns.loadModel, forward = ns.forward, softmaxRow = ns.softmaxRow, parseTokens = ns.parseTokens;
 
-  function el(tag, attrs, text) {
+  /* An element with attributes and content: a text, a node or a list of nodes. */
+  function el(tag, attrs, content) {
     var node = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (text !== undefined) node.textContent = text;
+    if (content !== undefined) node.append.apply(node, [].concat(content));
     return node;
   }
 
@@ -57,8 +58,6 @@
     } },
   ];
 
-  function headName(layer, head) { return "L" + layer + "H" + head; }
-
   function headRole(manifest, layer, head) {
     var prev = manifest.previous_token_head, scores = manifest.scores;
     var induction = manifest.induction_heads.some(function (h) { return h[0] === layer && h[1] === head; });
@@ -71,72 +70,55 @@
   function build(root, model) {
     var c = model.config, symbols = model.symbols;
     var state = { ids: [], query: 0, followEnd: true, keep: [], result: null, cache: null };
-    for (var l = 0; l < c.num_layers; l++) {
-      state.keep.push([]);
-      for (var h = 0; h < c.num_heads; h++) state.keep[l].push(1);
-    }
+    for (var l = 0; l < c.num_layers; l++) state.keep.push(new Array(c.num_heads).fill(1));
     var app = root.querySelector(".live-heads__app");
     var input = app.querySelector("[data-live-input]");
     var status = app.querySelector(".live-heads__status");
     var tokenRow = app.querySelector(".live-heads__tokens");
-    var rows = {}, ablate = {};
+    var rows = {};
     var grid = app.querySelector(".live-heads__grid");
     var summary = el("ul", { class: "live-heads__summary" });
     var predictionTitle = el("p", { class: "live-heads__prediction-title" });
     var prediction = el("ol", { class: "live-heads__prediction", "data-live-prediction": "" });
 
-    for (l = 0; l < c.num_layers; l++) {
-      for (h = 0; h < c.num_heads; h++) {
-        (function (layer, head) {
-          var name = headName(layer, head);
-          var row = el("div", { class: "live-heads__row", "data-row-head": name });
-          var label = el("label", { class: "live-heads__label" });
-          // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
-          var box = el("input", { type: "checkbox", "data-live-ablate": name });
-          box.checked = true;
-          // The word beside the name says the head's state (update() sets it): unticked reads "off".
-          var stateWord = el("span", { class: "live-heads__on" }, "on");
-          box.addEventListener("change", function () {
-            state.keep[layer][head] = box.checked ? 1 : 0;
-            update();
-          });
-          label.appendChild(box);
-          label.appendChild(el("span", { class: "live-heads__head" }, name));
-          label.appendChild(stateWord);
-          label.appendChild(el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head)));
-          var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" });
-          var canvas = el("canvas", { class: "live-heads__canvas" });
-          cells.appendChild(canvas);
-          // Arrow + text at the strip's edge when the key this head weighs most is scrolled out of view
-          // (markOffscreen); the summary under the rows says the same for screen readers.
-          var before = el("span", { class: "live-heads__off live-heads__off--left", "aria-hidden": "true" });
-          var after = el("span", { class: "live-heads__off live-heads__off--right", "aria-hidden": "true" });
-          before.appendChild(el("span", { class: "live-heads__off-text", "data-offscreen": "left", hidden: "" }));
-          after.appendChild(el("span", { class: "live-heads__off-text", "data-offscreen": "right", hidden: "" }));
-          row.appendChild(label);
-          row.appendChild(before);
-          row.appendChild(cells);
-          row.appendChild(after);
-          grid.appendChild(row);
-          rows[name] = { row: row, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [], word: stateWord,
-            left: before.firstChild, right: after.firstChild, top: 0 };
-          ablate[name] = box;
-        })(l, h);
-      }
-    }
+    state.keep.forEach(function (heads, layer) {
+      heads.forEach(function (_, head) {
+        var name = "L" + layer + "H" + head;
+        // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
+        var box = el("input", { type: "checkbox", "data-live-ablate": name });
+        box.checked = true;
+        box.addEventListener("change", function () {
+          state.keep[layer][head] = box.checked ? 1 : 0;
+          update();
+        });
+        // The word beside the name says the head's state (update() sets it): unticked reads "off".
+        var stateWord = el("span", { class: "live-heads__on" }, "on");
+        var canvas = el("canvas", { class: "live-heads__canvas" });
+        var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" }, canvas);
+        // Arrow + text at the strip's edge when the key this head weighs most is scrolled out of view
+        // (markOffscreen); the summary under the rows says the same for screen readers.
+        var edges = ["left", "right"].map(function (side) {
+          return el("span", { class: "live-heads__off-text", "data-offscreen": side, hidden: "" });
+        });
+        var row = el("div", { class: "live-heads__row", "data-row-head": name }, [
+          el("label", { class: "live-heads__label" }, [box, el("span", { class: "live-heads__head" }, name), stateWord,
+            el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head))]),
+          el("span", { class: "live-heads__off live-heads__off--left", "aria-hidden": "true" }, edges[0]),
+          cells,
+          el("span", { class: "live-heads__off live-heads__off--right", "aria-hidden": "true" }, edges[1]),
+        ]);
+        grid.appendChild(row);
+        rows[name] = { row: row, box: box, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [],
+          word: stateWord, left: edges[0], right: edges[1], top: 0 };
+      });
+    });
     Object.keys(rows).forEach(function () { summary.appendChild(el("li")); });
     for (var rank = 0; rank < TOP_PREDICTIONS; rank++) {
-      var item = el("li");
-      item.appendChild(el("span", { class: "live-heads__pred-symbol" }));
-      var track = el("span", { class: "live-heads__pred-track", "aria-hidden": "true" });
-      track.appendChild(el("span", { class: "live-heads__pred-bar" }));
-      item.appendChild(track);
-      item.appendChild(el("span", { class: "live-heads__pred-p" }));
-      prediction.appendChild(item);
+      prediction.appendChild(el("li", {}, [el("span", { class: "live-heads__pred-symbol" }),
+        el("span", { class: "live-heads__pred-track", "aria-hidden": "true" }, el("span", { class: "live-heads__pred-bar" })),
+        el("span", { class: "live-heads__pred-p" })]));
     }
-    app.appendChild(summary);
-    app.appendChild(predictionTitle);
-    app.appendChild(prediction);
+    app.append(summary, predictionTitle, prediction);
 
     var wrap = app.querySelector(".live-heads__wrap");
 
@@ -144,18 +126,16 @@
     var metrics = null, colours = null;
     function measure() {
       if (!metrics) {
-        var first = rows[Object.keys(rows)[0]].cells;
         metrics = { label: grid.querySelector(".live-heads__label").offsetWidth, cell: tokenRow.children[0].offsetWidth,
-          bars: first.clientHeight, view: wrap.clientWidth };
+          bars: rows[Object.keys(rows)[0]].cells.clientHeight, view: wrap.clientWidth };
       }
       return metrics;
     }
     function palette() {
       if (!colours) {
         var style = getComputedStyle(root);
-        colours = { strong: style.getPropertyValue("--md-default-fg-color").trim(),
-          bar: style.getPropertyValue("--md-default-fg-color--light").trim(),
-          line: style.getPropertyValue("--md-default-fg-color--lighter").trim() };
+        var fg = function (suffix) { return style.getPropertyValue("--md-default-fg-color" + suffix).trim(); };
+        colours = { strong: fg(""), bar: fg("--light"), line: fg("--lighter") };
       }
       return colours;
     }
@@ -227,6 +207,7 @@
       g.setTransform(ratio, 0, 0, ratio, 0, 0);
       g.clearRect(0, 0, T * m.cell, height);
       g.fillStyle = col.line;
+      g.lineWidth = 1;
       g.fillRect(0, height - 1, (query + 1) * m.cell, 1);
       for (var key = query + 1; key < T; key++) {
         for (var x = key * m.cell; x < (key + 1) * m.cell; x += 4) g.fillRect(x, height - 1, 2, 1);
@@ -236,34 +217,26 @@
         if (h < 1 && weights[row0 + key] > 0.005) h = 1;
         if (h < 1) continue;
         var bar = key === top ? 0.9 : 0.7, x0 = key * m.cell + m.cell * (1 - bar) / 2;
-        if (off) {
-          g.strokeStyle = key === top ? col.strong : col.bar;
-          g.lineWidth = 1;
-          g.strokeRect(x0 + 0.5, height - 1 - h + 0.5, m.cell * bar - 1, Math.max(h - 1, 0.5));
-        } else {
-          g.fillStyle = key === top ? col.strong : col.bar;
-          g.fillRect(x0, height - 1 - h, m.cell * bar, h);
-        }
+        g.fillStyle = g.strokeStyle = key === top ? col.strong : col.bar;
+        if (off) g.strokeRect(x0 + 0.5, height - 1 - h + 0.5, m.cell * bar - 1, Math.max(h - 1, 0.5));
+        else g.fillRect(x0, height - 1 - h, m.cell * bar, h);
       }
     }
 
-    var observers = [];
+    var observers = [new MutationObserver(redrawAll)]; // the palette toggle switches light and dark here
+    observers[0].observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
+    if (typeof ResizeObserver === "function") {
+      observers.push(new ResizeObserver(redrawAll));
+      observers[1].observe(wrap);
+    }
     function redrawAll() {
       if (!root.isConnected) { // the page was replaced (instant navigation): stop watching it
         observers.forEach(function (observer) { observer.disconnect(); });
         return;
       }
-      metrics = null;
-      colours = null;
+      metrics = colours = null;
       if (state.result) { render(); revealQuery(); }
     }
-    if (typeof ResizeObserver === "function") {
-      observers.push(new ResizeObserver(redrawAll));
-      observers[0].observe(wrap);
-    }
-    observers.push(new MutationObserver(redrawAll)); // the palette toggle switches light and dark here
-    observers[observers.length - 1].observe(document.body,
-      { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
 
     function setQuery(index, focus) {
       state.query = Math.max(0, Math.min(state.ids.length - 1, index));
@@ -278,9 +251,8 @@
       if (button) setQuery(Number(button.getAttribute("data-position")), false);
     });
     tokenRow.addEventListener("keydown", function (event) {
-      var last = state.ids.length - 1;
       var next = { ArrowRight: state.query + 1, ArrowDown: state.query + 1, ArrowLeft: state.query - 1,
-        ArrowUp: state.query - 1, Home: 0, End: last }[event.key];
+        ArrowUp: state.query - 1, Home: 0, End: state.ids.length - 1 }[event.key];
       if (next === undefined) return;
       event.preventDefault();
       setQuery(next, true);
@@ -292,11 +264,9 @@
       while (tokenRow.children.length > ids.length) tokenRow.removeChild(tokenRow.lastChild);
       while (tokenRow.children.length < ids.length) {
         var i = tokenRow.children.length;
-        var button = el("button", { type: "button", class: "live-heads__token", "data-position": String(i), tabindex: "-1" });
-        button.appendChild(el("span", { class: "live-heads__symbol" }));
-        button.appendChild(el("span", { class: "mha-sr-only" }, " at position "));
-        button.appendChild(el("span", { class: "live-heads__index" }, String(i)));
-        tokenRow.appendChild(button);
+        tokenRow.appendChild(el("button", { type: "button", class: "live-heads__token", "data-position": String(i), tabindex: "-1" },
+          [el("span", { class: "live-heads__symbol" }), el("span", { class: "mha-sr-only" }, " at position "),
+            el("span", { class: "live-heads__index" }, String(i))]));
       }
       ids.forEach(function (id, i) {
         var button = tokenRow.children[i];
@@ -317,21 +287,15 @@
     /* Redraw for the current result and query, touching only what changed (a keystroke stays cheap). */
     function render() {
       var r = state.result, T = state.ids.length, V = c.vocab_size, query = state.query, row0 = query * r.stride;
-      if (state.pressed !== undefined && tokenRow.children[state.pressed]) {
-        tokenRow.children[state.pressed].setAttribute("aria-pressed", "false");
-        tokenRow.children[state.pressed].tabIndex = -1;
-      }
-      Array.prototype.forEach.call(tokenRow.children, function (button) {
-        if (!button.hasAttribute("aria-pressed")) button.setAttribute("aria-pressed", "false");
+      Array.prototype.forEach.call(tokenRow.children, function (button, position) {
+        button.setAttribute("aria-pressed", String(position === query));
+        button.tabIndex = position === query ? 0 : -1;
       });
-      tokenRow.children[query].setAttribute("aria-pressed", "true");
-      tokenRow.children[query].tabIndex = 0;
-      state.pressed = query;
       Object.keys(rows).forEach(function (name, index) {
         var info = rows[name], weights = r.weights[info.layer][info.head];
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
-        ablate[name].checked = !off;
+        info.box.checked = !off;
         info.word.textContent = off ? "off" : "on";
         var cells = info.cells;
         while (cells.children.length - 1 > T) { cells.removeChild(cells.lastChild); info.drawn.pop(); }
@@ -348,10 +312,7 @@
           if (info.drawn[key] === text) continue;
           info.drawn[key] = text;
           if (key > query) { // a key after the query is masked: nothing to draw
-            node.removeAttribute("data-head");
-            node.removeAttribute("data-key");
-            node.removeAttribute("data-weight");
-            node.removeAttribute("data-top");
+            ["data-head", "data-key", "data-weight", "data-top"].forEach(function (a) { node.removeAttribute(a); });
             continue;
           }
           node.setAttribute("data-head", name);
@@ -365,9 +326,7 @@
       });
 
       var probs = softmaxRow(r.logits, query * V, V);
-      var order = [];
-      for (var id = 0; id < V; id++) order.push(id);
-      order.sort(function (a, b) { return probs[b] - probs[a] || a - b; });
+      var order = Array.from(probs.keys()).sort(function (a, b) { return probs[b] - probs[a] || a - b; });
       var actual = query + 1 < T ? state.ids[query + 1] : null;
       predictionTitle.textContent = "Next token after position " + query + " (" + quoted(symbols[state.ids[query]]) + ")" +
         (actual === null ? ", the last one:" : "; the sequence goes on with " + quoted(symbols[actual]) + ":");
@@ -396,12 +355,15 @@
       input.removeAttribute("aria-invalid");
       setTokens(parsed.ids);
     });
+    function typeIn(ids) {
+      input.value = ids.map(function (id) { return symbols[id]; }).join(" ");
+      input.removeAttribute("aria-invalid");
+    }
     app.querySelectorAll("button[data-live-example]").forEach(function (button) {
       var example = EXAMPLES.filter(function (e) { return e.key === button.getAttribute("data-live-example"); })[0];
       button.addEventListener("click", function () {
         var ids = example.make(model);
-        input.value = ids.map(function (id) { return symbols[id]; }).join(" ");
-        input.removeAttribute("aria-invalid");
+        typeIn(ids);
         state.followEnd = true;
         setTokens(ids);
       });
@@ -414,7 +376,7 @@
     var start = parseTokens(input.value, symbols, c.context);
     if (start.error) {
       start = { ids: model.manifest.figure_tokens.slice() };
-      input.value = start.ids.map(function (id) { return symbols[id]; }).join(" ");
+      typeIn(start.ids);
     }
     app.querySelectorAll("[disabled]").forEach(function (node) { node.disabled = false; });
     setTokens(start.ids);
@@ -426,28 +388,23 @@
     var vocab = (root.getAttribute("data-vocab") || "").split(/\s+/).filter(Boolean);
     var app = el("div", { class: "live-heads__app" });
     var id = "live-heads-input-" + Math.random().toString(36).slice(2, 8);
-    var field = el("div", { class: "live-heads__field" });
-    field.appendChild(el("label", { for: id }, "Tokens (" + vocab.length + " syllables, " + vocab[0] + " to " + vocab[vocab.length - 1] + ")"));
-    field.appendChild(el("input", { id: id, type: "text", "data-live-input": "", spellcheck: "false", autocomplete: "off",
-      autocapitalize: "off", "aria-describedby": id + "-status" }));
-    app.appendChild(field);
-    var examples = el("div", { class: "live-heads__examples", role: "group", "aria-label": "Examples" });
-    EXAMPLES.forEach(function (e) {
-      examples.appendChild(el("button", { type: "button", "data-live-example": e.key, disabled: "" }, e.label));
+    var buttons = EXAMPLES.map(function (e) {
+      return el("button", { type: "button", "data-live-example": e.key, disabled: "" }, e.label);
     });
-    examples.appendChild(el("button", { type: "button", "data-live-reset": "", disabled: "" }, "All heads on"));
-    app.appendChild(examples);
-    app.appendChild(el("p", { class: "live-heads__status", id: id + "-status", role: "status", "aria-live": "polite" },
-      "The model loads when this section comes into view."));
-    var wrap = el("div", { class: "live-heads__wrap" });
-    var grid = el("div", { class: "live-heads__grid" });
-    var header = el("div", { class: "live-heads__row live-heads__row--tokens" });
-    header.appendChild(el("span", { class: "live-heads__label live-heads__corner" }, "Head on / query"));
-    header.appendChild(el("div", { class: "live-heads__tokens", role: "toolbar",
-      "aria-label": "Tokens: pick the query position (arrow keys move it)" }));
-    grid.appendChild(header);
-    wrap.appendChild(grid);
-    app.appendChild(wrap);
+    app.append(
+      el("div", { class: "live-heads__field" }, [
+        el("label", { for: id }, "Tokens (" + vocab.length + " syllables, " + vocab[0] + " to " + vocab[vocab.length - 1] + ")"),
+        el("input", { id: id, type: "text", "data-live-input": "", spellcheck: "false", autocomplete: "off",
+          autocapitalize: "off", "aria-describedby": id + "-status" })]),
+      el("div", { class: "live-heads__examples", role: "group", "aria-label": "Examples" },
+        buttons.concat(el("button", { type: "button", "data-live-reset": "", disabled: "" }, "All heads on"))),
+      el("p", { class: "live-heads__status", id: id + "-status", role: "status", "aria-live": "polite" },
+        "The model loads when this section comes into view."),
+      el("div", { class: "live-heads__wrap" }, el("div", { class: "live-heads__grid" },
+        el("div", { class: "live-heads__row live-heads__row--tokens" }, [
+          el("span", { class: "live-heads__label live-heads__corner" }, "Head on / query"),
+          el("div", { class: "live-heads__tokens", role: "toolbar",
+            "aria-label": "Tokens: pick the query position (arrow keys move it)" })]))));
     var fallback = root.querySelector(".live-heads__fallback");
     root.insertBefore(app, fallback || null);
     if (fallback) fallback.hidden = true;
@@ -465,9 +422,7 @@
       if (observer) observer.disconnect();
       root.setAttribute("data-live-loading", "");
       loadModel(root.getAttribute("data-model-src"))
-        .then(function (model) {
-          if (root.isConnected) build(root, model);
-        })
+        .then(function (model) { if (root.isConnected) build(root, model); })
         .catch(function (error) {
           console.warn("live heads: keeping the static figures:", error);
           app.hidden = true;
@@ -487,10 +442,7 @@
     }
   }
 
-  function initAll() {
-    document.querySelectorAll("[data-live-heads]").forEach(init);
-  }
-
+  function initAll() { document.querySelectorAll("[data-live-heads]").forEach(init); }
   ns.initAll = initAll;
 
   // Material's bundle defines document$ (it emits once per page). It may start before or after this

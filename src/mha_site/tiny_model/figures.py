@@ -6,6 +6,7 @@ Seeds differ by colour *and* line style *and* marker, so no figure depends on co
 from __future__ import annotations
 
 import math
+from itertools import cycle
 
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -52,8 +53,7 @@ def training_figure(results: dict) -> Figure:
     axes = fig.subplots(3, 1, sharex=True)
     vocab = results["config"]["vocab_size"]
     threshold = results["phase_threshold"]
-    for index, record in enumerate(seeds):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for record, style in zip(seeds, cycle(SEED_STYLES)):
         steps = [c["step"] for c in record["history"]]
         series = [
             [c["second_copy_loss"] for c in record["history"]],
@@ -61,8 +61,7 @@ def training_figure(results: dict) -> Figure:
             [max(c["induction"][-1]) for c in record["history"]],
         ]
         for ax, values in zip(axes, series):
-            ax.plot(steps, values, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
-                    markevery=8, markersize=4, linewidth=1.6, label=f"seed {record['seed']}")
+            ax.plot(steps, values, **style, markevery=8, markersize=4, linewidth=1.6, label=f"seed {record['seed']}")
             if record["phase_change_step"] is not None:
                 ax.axvline(record["phase_change_step"], color=style["color"], linestyle=style["linestyle"],
                            linewidth=0.9, alpha=0.8)
@@ -88,13 +87,11 @@ def training_figure(results: dict) -> Figure:
 def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: int):
     size = len(matrix)
     mesh = weight_heatmap(ax, matrix)  # cell (query, key) centred on (key, query), query 0 at the top
-    for spine in ax.spines.values():
-        spine.set_visible(True)
-    ax.axhline(half - 0.5, color="white", linewidth=1.0, linestyle="dashed")
-    ax.axvline(half - 0.5, color="white", linewidth=1.0, linestyle="dashed")
+    ax.spines[:].set_visible(True)
     ticks = list(range(0, size, 4))
-    ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
-    ax.set_yticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
+    for line, set_ticks in ((ax.axhline, ax.set_yticks), (ax.axvline, ax.set_xticks)):
+        line(half - 0.5, color="white", linewidth=1.0, linestyle="dashed")
+        set_ticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
     ax.set_title(title, fontsize=10)
@@ -140,8 +137,7 @@ def ablation_figure(results: dict) -> Figure:
     threshold = results["phase_threshold"]
     fig = new_figure(7.0, 1.2 + 2.3 * len(seeds))
     axes = fig.subplots(len(seeds), 1, sharey=True, squeeze=False)[:, 0]
-    for index, (ax, record) in enumerate(zip(axes, seeds)):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for ax, record, style in zip(axes, seeds, cycle(SEED_STYLES)):
         base = record["ablation"]["base_loss"]
         final = record["history"][-1]
         labels, increases, hatches = [], [], []
@@ -174,11 +170,9 @@ def pruning_figure(results: dict) -> Figure:
     tolerance = results["pruning_tolerance"]
     fig = new_figure(7.0, 3.8)
     ax = fig.subplots()
-    for index, record in enumerate(seeds):
-        style = SEED_STYLES[index % len(SEED_STYLES)]
+    for record, style in zip(seeds, cycle(SEED_STYLES)):
         losses = [stage["loss"] for stage in record["pruning"]]
-        ax.plot(range(len(losses)), losses, color=style["color"], linestyle=style["linestyle"],
-                marker=style["marker"], markersize=5, linewidth=1.6, label=f"seed {record['seed']}")
+        ax.plot(range(len(losses)), losses, **style, markersize=5, linewidth=1.6, label=f"seed {record['seed']}")
     first = seeds[0]["pruning"]
     for count, stage in enumerate(first[1:], start=1):
         ax.annotate(head_label(*stage["removed"]), (count, stage["loss"]), xytext=(0, 7),
@@ -194,6 +188,5 @@ def pruning_figure(results: dict) -> Figure:
 
 def all_figures(results: dict) -> dict[str, bytes]:
     """Every figure as deterministic SVG bytes, keyed by file name."""
-    builders = {"training.svg": training_figure, "heatmaps.svg": heatmap_figure, "ablation.svg": ablation_figure,
-                "pruning.svg": pruning_figure}
+    builders = dict(zip(FIGURE_ALT, (training_figure, heatmap_figure, ablation_figure, pruning_figure)))
     return {name: figure_to_svg(build(results), FIGURE_ALT[name]) for name, build in builders.items()}

@@ -102,12 +102,7 @@ def heads_removable(stages: list[dict], tolerance: float) -> int:
     if not tolerance >= 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
     base = stages[0]["loss"]
-    count = 0
-    for stage in stages[1:]:
-        if stage["loss"] - base > tolerance:
-            break
-        count += 1
-    return count
+    return next((count for count, stage in enumerate(stages[1:]) if stage["loss"] - base > tolerance), len(stages) - 1)
 
 
 def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> dict:
@@ -131,9 +126,7 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
         raise ValueError(f"share must be in (0, 1], got {share}")
     rows = len(heatmap) // 2
     kinds = []
-    for query, row in enumerate(heatmap[:rows]):
-        if query == 0:
-            continue
+    for query, row in enumerate(heatmap[1:rows], start=1):
         key = max(range(query + 1), key=lambda k: row[k])
         if row[key] < share:
             continue
@@ -188,15 +181,11 @@ def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: 
     }
 
 
-def _span(values: list[float], digits: int) -> str:
+def _span(values: list[float], digits: int = 0) -> str:
     low, high = min(values), max(values)
     if round(low, digits) == round(high, digits):
         return f"{low:.{digits}f}"
     return f"{low:.{digits}f}-{high:.{digits}f}"
-
-
-def _int_span(values: list[int]) -> str:
-    return str(values[0]) if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
 
 def page_values(results: dict) -> dict[str, str]:
@@ -211,6 +200,8 @@ def page_values(results: dict) -> dict[str, str]:
     summaries = [seed_summary(record, tolerance, threshold) for record in results["seeds"]]
     phase = [s["phase_step"] for s in summaries]
     last_two = [s["pruning_losses"][-3] for s in summaries]  # loss with only the last two heads left
+    heatmaps = results["seeds"][0]["heatmaps"]
+    focus = first_copy_focus(heatmaps["induction"])
     return {
         "seeds": str(len(summaries)),
         **{key: str(config[key]) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
@@ -219,34 +210,34 @@ def page_values(results: dict) -> dict[str, str]:
         "d_k": str(config["d_model"] // config["num_heads"]),
         "threshold": f"{threshold:g}",
         "tolerance": f"{tolerance:g}",
-        "phase_span": "never" if None in phase else _int_span(phase),
+        "phase_span": "never" if None in phase else _span(phase),
         "phase_sentence": _phase_sentence([s["seed"] for s in summaries], phase),
         "start_prev_span": _span([max(r["history"][0]["previous_token"][0]) for r in results["seeds"]], 2),
         "start_ind_span": _span([max(r["history"][0]["induction"][-1]) for r in results["seeds"]], 2),
         "ln_vocab": f"{math.log(config['vocab_size']):.2f}",
-        "heatmap_len": str(len(results["seeds"][0]["heatmaps"]["tokens"])),
-        "heatmap_half": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2),
-        "heatmap_offset": str(len(results["seeds"][0]["heatmaps"]["tokens"]) // 2 - 1),
-        "first_copy_rows": str(first_copy_focus(results["seeds"][0]["heatmaps"]["induction"])["rows"]),
-        "first_copy_sharp": str(first_copy_focus(results["seeds"][0]["heatmaps"]["induction"])["sharp"]),
+        "heatmap_len": str(len(heatmaps["tokens"])),
+        "heatmap_half": str(len(heatmaps["tokens"]) // 2),
+        "heatmap_offset": str(len(heatmaps["tokens"]) // 2 - 1),
+        "first_copy_rows": str(focus["rows"]),
+        "first_copy_sharp": str(focus["sharp"]),
         "first_copy_share": f"{SHARP_SHARE:.0%}",
         "idle_tolerance": f"{IDLE_TOLERANCE:g}",
-        "plateau_step_span": _int_span([_plateau(r)["step"] for r in results["seeds"]]),
+        "plateau_step_span": _span([_plateau(r)["step"] for r in results["seeds"]]),
         "plateau_loss_span": _span([_plateau(r)["second_copy_loss"] for r in results["seeds"]], 2),
         "start_loss_span": _span([s["start_loss"] for s in summaries], 2),
         "final_loss_span": _span([s["final_loss"] for s in summaries], 2),
         "prev_score_span": _span([s["prev_score"] for s in summaries], 2),
         "prev_ablation_span": _span([s["prev_ablation"] for s in summaries], 1),
         "ind_score_span": _span([x for s in summaries for x in s["induction_scores"]], 2),
-        "ind_heads_span": _int_span([s["induction_heads"] for s in summaries]),
+        "ind_heads_span": _span([s["induction_heads"] for s in summaries]),
         "ind_ablation_span": _span([x for s in summaries for x in s["induction_ablations"]], 2),
         "weak_prev_span": _span([s["weak_prev_score"] for s in summaries], 2),
         "helper_ablation_span": _span([s["helper_ablation"] for s in summaries], 2),
         "helper_prev_span": _span([s["helper_prev_score"] for s in summaries], 2),
-        "helper_offset_span": _int_span([s["helper_offset"] for s in summaries]),
+        "helper_offset_span": _span([s["helper_offset"] for s in summaries]),
         "helper_weight_span": _span([s["helper_weight"] for s in summaries], 2),
-        "idle_span": _int_span([s["idle_heads"] for s in summaries]),
-        "removable_span": _int_span([s["removable"] for s in summaries]),
+        "idle_span": _span([s["idle_heads"] for s in summaries]),
+        "removable_span": _span([s["removable"] for s in summaries]),
         "last_two_span": _span(last_two, 2),
         "one_left_span": _span([s["pruning_losses"][-2] for s in summaries], 2),
         "all_gone_span": _span([s["pruning_losses"][-1] for s in summaries], 2),
