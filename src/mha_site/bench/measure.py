@@ -29,7 +29,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from mha_site.precision import float32_settings
 
 __all__ = [
-    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "count_flops", "cuda_index", "free_memory", "gpu_clocks",
+    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "count_flops", "cuda_index", "gpu_clocks",
     "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync", "time_all", "time_variants",
 ]
 
@@ -112,11 +112,15 @@ def is_oom(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
 
 
-def free_memory(device: torch.device) -> None:
-    """Give back what a failed call left: collect its garbage and empty CUDA's cache, so the next variant starts clean."""
+def after_oom(error: BaseException, device: torch.device) -> str:
+    """Give back what an allocation failure left (its garbage, CUDA's cache), so the next variant starts
+    clean, and return the first line of its message; any other error is raised."""
+    if not is_oom(error):
+        raise error
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
+    return str(error).splitlines()[0]
 
 
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
@@ -180,10 +184,8 @@ def time_variants(
     failures: dict[str, BaseException] = {}
 
     def failed(name: str, error: Exception) -> None:
-        if not is_oom(error):
-            raise error
+        after_oom(error, device)
         failures[name] = error
-        free_memory(device)
 
     for name, fn in fns.items():
         try:
