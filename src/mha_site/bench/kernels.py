@@ -226,8 +226,7 @@ def measure_kernel_cell(
     rows = []
     for dtype_name in sweep.dtypes:
         q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
-        base = {"tokens": cell.tokens, "batch": cell.batch, "heads": cell.heads, "head_dim": cell.head_dim,
-                "causal": cell.causal, "dtype": dtype_name, "flops": cell.flops}
+        base = {**asdict(cell), "dtype": dtype_name, "flops": cell.flops}
         try:
             reference = reference_attention(q, k, v, cell.causal)  # from the rounded inputs: the error is the kernel's
         except Exception as error:  # noqa: BLE001 - only memory errors are expected

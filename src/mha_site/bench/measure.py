@@ -182,16 +182,12 @@ def time_variants(
     clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
     failures: dict[str, BaseException] = {}
-
-    def failed(name: str, error: Exception) -> None:
-        after_oom(error, device)
-        failures[name] = error
-
     for name, fn in fns.items():
         try:
             warm[name], per_call = _warm_up(fn, clock, settings.min_block_s, settings.warmup)
-        except Exception as error:  # noqa: BLE001 - failed() re-raises all but memory errors
-            failed(name, error)
+        except Exception as error:  # noqa: BLE001 - after_oom re-raises all but memory errors
+            after_oom(error, device)
+            failures[name] = error
             continue
         numbers[name] = max(1, int(settings.min_block_s / per_call))
         timers[name] = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads(),
@@ -207,7 +203,8 @@ def time_variants(
             try:
                 times[name].append(timers[name].timeit(numbers[name]).median)
             except Exception as error:  # noqa: BLE001
-                failed(name, error)
+                after_oom(error, device)
+                failures[name] = error
     timings = {name: Timing(times[name], numbers[name], warm[name]) for name in names if name not in failures}
     return timings, failures
 

@@ -120,6 +120,13 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
     return "\n".join(lines)
 
 
+#: Each warm-up of :data:`mha_site.bench.measure.WARMUPS` in words.
+_WARMUP_WORDS = {
+    "two calls": "two untimed calls",
+    "until stable": "until two blocks in a row agree within 5%, then timed blocks with a sync only at their edges",
+}
+
+
 def provenance_table(doc: dict[str, Any]) -> str:
     """A two-column Markdown table of where and how ``doc`` was measured."""
     p = doc["provenance"]
@@ -135,7 +142,7 @@ def provenance_table(doc: dict[str, Any]) -> str:
         ("Command", f"`{p['command']}`"),
         ("Load average (1 min) at start / end", f"{p.get('load_average_1min')} / {p.get('load_average_1min_end')}"),
         ("Timed blocks per cell", doc["config"]["repeats"]),
-        ("Warm-up", _warmup_words(doc["config"].get("warmup"))),
+        ("Warm-up", _WARMUP_WORDS.get(doc["config"].get("warmup"))),  # none recorded before schema 3
         ("Run time", f"{doc.get('wall_s')} s"),
     ]
     if p["device_type"] == "cuda":
@@ -150,12 +157,6 @@ def provenance_table(doc: dict[str, Any]) -> str:
                      f"(commit {q['git_commit'][:10]}): `{q['command']}`"))
     lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in rows if value is not None]
     return "\n".join(lines)
-
-
-def _warmup_words(warmup: str | None) -> str | None:
-    if warmup == "until stable":
-        return "until two blocks in a row agree within 5%, then timed blocks with a sync only at their edges"
-    return None if warmup is None else "two untimed calls"
 
 
 def _smi_words(clocks: dict[str, str] | str | None) -> str:
