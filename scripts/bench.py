@@ -126,11 +126,10 @@ def _signals_held() -> Iterator[None]:
     The results file and its figures are renamed into place one after another; an
     interruption between two renames would leave new data beside old figures.
     """
-    held = {signal.SIGINT, signal.SIGTERM}
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal mask; the window is milliseconds
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
