@@ -41,7 +41,7 @@ COMMITTED = ROOT / "docs" / "assets" / "bench"
 #: Where a run keeps its cells as it goes: outside docs/assets, ignored by git (/build/).
 SCRATCH = ROOT / "build" / "bench-partial"
 
-from mha_site.bench.schema import ERROR_BOUNDS  # noqa: E402  (no torch: cheap to load for --help and errors)
+from mha_site.bench.schema import check_dtypes  # noqa: E402  (no torch: cheap to load for --help and errors)
 from mha_site.cli import positive_float, positive_int, writable_folder  # noqa: E402
 
 #: The GPU's attention-kernel sweep: 48 cells x 6 variants, each timed in this many blocks of
@@ -107,18 +107,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.dtypes is not None:
         args.dtypes = [name.strip() for name in args.dtypes.split(",")]
-        unknown = [name for name in args.dtypes if name not in ERROR_BOUNDS]
-        if unknown or not args.dtypes:
-            parser.error(f"--dtypes: unknown dtype(s) {unknown}; choose from {sorted(ERROR_BOUNDS)}")
-        if args.device == "cpu" and args.dtypes != ["float32"]:
-            parser.error(f"--dtypes: on CPU only float32 is measured, got {','.join(args.dtypes)}")
+        try:
+            check_dtypes(args.dtypes, cpu=args.device == "cpu")
+        except ValueError as error:
+            parser.error(f"--dtypes: {error}")
     if args.clock == "process" and (args.device != "cpu" or (args.threads or 1) != 1):
         parser.error("--clock process times one CPU thread: use it with --device cpu and --threads 1")
     if args.dry_run and (args.device != "cpu" or args.supplement or args.dtypes or args.clock != "wall"):
         parser.error("--dry-run runs the GPU command's own settings on the CPU: use it without --device, "
                      "--supplement, --dtypes and --clock")
     return args
-
 
 
 @contextlib.contextmanager
@@ -128,11 +126,10 @@ def _signals_held() -> Iterator[None]:
     The results file and its figures are renamed into place one after another; an
     interruption between two renames would leave new data beside old figures.
     """
-    held = {signal.SIGINT, signal.SIGTERM}
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal mask; the window is milliseconds
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
@@ -157,7 +154,7 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: Path | None = None) -> int:
+def _write_results(doc: dict, target: Path, started: float, scratch: Path | None = None) -> int:
     """Validate a complete results document, then write it and the figures drawn from exactly those bytes.
 
     A document that fails the schema check goes to ``scratch`` (if given) instead, so minutes of
@@ -177,7 +174,7 @@ def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: 
             kept = f"; the results are in {scratch}, and nothing in {target.parent} was changed"
         print(f"{error}{kept}", file=sys.stderr)
         return 1
-    files = {target.parent / name: svg for name, svg in figure_files(stem, doc).items()}
+    files = {target.parent / name: svg for name, svg in figure_files(target.stem, doc).items()}
     files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
     try:
         with _signals_held():
@@ -189,8 +186,8 @@ def _write_results(doc: dict, target: Path, stem: str, started: float, scratch: 
     return 0
 
 
-def _settings(args: argparse.Namespace) -> dict:
-    """What this invocation measures and how: the size set, file stem, dtypes, and run_plan's timing settings."""
+def _plan(args: argparse.Namespace) -> tuple[str, dict]:
+    """This invocation's file stem, and what run_plan measures and how: size set, dtypes, timing, kernel sweep."""
     from mha_site.bench.run import KernelSweep, TimingSettings
 
     gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
@@ -203,9 +200,9 @@ def _settings(args: argparse.Namespace) -> dict:
     warmup = "until stable" if gpu_run else "two calls"
     timing = TimingSettings(args.repeats or layer[0], args.min_block_s or layer[1], args.clock, warmup)
     kernel_timing = TimingSettings(args.repeats or kernel[0], args.min_block_s or kernel[1], warmup=warmup)
-    return {
+    stem = "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}"
+    return stem, {
         "sizes": sizes,
-        "stem": "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}",
         "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
         "timing": timing,
         "half_on_cpu": args.dry_run,
@@ -248,16 +245,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
-    settings = _settings(args)
-    target = out / f"{settings['stem']}.json"
-    partial = scratch / f"{settings['stem']}.partial.json"
+    stem, plan = _plan(args)
+    device = torch.device(args.device)
+    target, partial = out / f"{stem}.json", scratch / f"{stem}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
     try:
         with _sigterm_interrupts():
             if args.supplement:
-                return _supplement(args, settings, target, command, started)
-            return _measure(args, settings, target, partial, command, started)
+                return _supplement(args.supplement.split(","), plan["sizes"], device, target, command, started)
+            return _measure(plan, device, target, partial, command, started)
     except KeyboardInterrupt:
         kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
         print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
@@ -265,42 +262,33 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _supplement(args: argparse.Namespace, settings: dict, target: Path, command: str, started: float) -> int:
+def _supplement(variants: list[str], sizes: str, device: object, target: Path, command: str, started: float) -> int:
     """Measure some variants again (or add them) into the complete results in ``target``."""
-    import torch
-
     from mha_site.bench.run import supplement
 
     if not target.is_file():
         print(f"--supplement needs an existing {target}", file=sys.stderr)
         return 2
-    base = json.loads(target.read_text(encoding="utf-8"))
-    doc = supplement(base, args.supplement.split(","), settings["sizes"], torch.device(args.device), command)
-    return _write_results(doc, target, settings["stem"], started)
+    doc = supplement(json.loads(target.read_text(encoding="utf-8")), variants, sizes, device, command)
+    return _write_results(doc, target, started)
 
 
-def _measure(args: argparse.Namespace, settings: dict, target: Path, partial: Path, command: str,
-             started: float) -> int:
+def _measure(plan: dict, device: object, target: Path, partial: Path, command: str, started: float) -> int:
     """The whole plan, keeping progress in ``partial``; the results are written once, complete."""
-    import torch
-
-    from mha_site.bench import run as bench_run
-    from mha_site.files import write_atomic, json_bytes
+    from mha_site.bench.run import run_plan
+    from mha_site.files import json_bytes, write_atomic
 
     def progress(doc: dict) -> None:  # the scratch file, never the results: a run cut short changes nothing there
         write_atomic(partial, json_bytes(doc))
         rows = len(doc["cells"]) + len(doc.get("kernels_so_far", []))
         print(f"[{time.perf_counter() - started:6.1f} s] {rows} rows -> {partial}", flush=True)
 
-    plan_settings = {key: value for key, value in settings.items() if key not in ("sizes", "stem", "dtypes")}
     try:
-        doc = bench_run.run_plan(settings["sizes"], torch.device(args.device), settings["dtypes"], command,
-                                 on_progress=progress, **plan_settings)
+        doc = run_plan(device=device, command=command, on_progress=progress, **plan)
     except OSError as error:
         print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
         return 1
-    invalid = partial.with_name(f"{settings['stem']}.invalid.json")
-    code = _write_results(doc, target, settings["stem"], started, scratch=invalid)
+    code = _write_results(doc, target, started, scratch=partial.with_name(f"{target.stem}.invalid.json"))
     partial.unlink(missing_ok=True)  # replaced by the results (or by the invalid document beside it)
     return code
 

@@ -28,16 +28,7 @@ Compare = Callable[[Path, bytes, bytes], list[str]]
 
 
 class StaleOutputs(Exception):
-    """Raised by :func:`write_or_check` in check mode; ``problems`` lists the offenders, one line each.
-
-    >>> error = StaleOutputs(["missing: a.svg", "stale: b.json"])
-    >>> error.problems
-    ['missing: a.svg', 'stale: b.json']
-    >>> print(error)
-    generated files are not current:
-      missing: a.svg
-      stale: b.json
-    """
+    """Raised by :func:`write_or_check` in check mode; ``problems`` lists the offenders, one line each."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("generated files are not current:\n  " + "\n  ".join(problems))
@@ -141,7 +132,7 @@ def json_within(digits: int) -> Compare:
             return ["bytes differ"]
         try:
             old = json.loads(committed)
-        except (ValueError, UnicodeDecodeError) as error:
+        except ValueError as error:  # UnicodeDecodeError too
             return [f"not valid JSON: {error}"]
         return json_differences(old, json.loads(fresh), digits)
 
@@ -159,12 +150,9 @@ def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
     ({'w': 0.1234}, {'w': 0.2})
     """
     normal = json.loads(json_bytes(fresh))
-    path = Path(path)
-    if not path.exists():
-        return normal
     try:
-        committed = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError):
+        committed = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):  # missing, not UTF-8 or not JSON: draw from the fresh data
         return normal
     return committed if not json_differences(committed, normal, digits) else normal
 

@@ -48,7 +48,6 @@ def subset(source: Path, target: Path = FONT) -> int:
     if "MATH" not in font:
         raise ValueError(f"source={str(source)!r} has no OpenType MATH table: MathML layout needs one")
     options = ft_subset.Options()
-    options.flavor = "woff2"
     options.layout_features = ["*"]
     options.name_IDs = ["*"]  # the copyright and licence records stay
     subsetter = ft_subset.Subsetter(options)

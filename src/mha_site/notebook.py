@@ -124,18 +124,11 @@ def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Pat
         coalesce_streams=True,  # a print may arrive in several messages; store one stream per cell
         allow_errors=False,
     )
-    saved = os.environ.get("PYTHONPATH")
-    if pythonpath:
-        os.environ["PYTHONPATH"] = os.pathsep.join([*(str(p) for p in pythonpath), *([saved] if saved else [])])
-    try:
-        client.execute()
+    paths = [*(str(p) for p in pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])]
+    try:  # the kernel's environment: this process's stays as it is
+        client.execute(env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)})
     except CellExecutionError as error:
         raise ValueError(f"{path} raised while executing:\n{error}") from error
-    finally:
-        if saved is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = saved
     problems = unstable_outputs(notebook)
     if problems:
         raise ValueError(f"{path} has outputs that cannot be stored:\n  " + "\n  ".join(problems))

@@ -2,9 +2,9 @@
 
 Pages never type a measured number. Each namespace of :data:`SOURCES` names the results
 files it reads and the function that turns them into ``{key: text}``: ``bench`` (the
-benchmark), ``tiny`` (the tiny model's training results), ``ex`` (the explorer's trained dataset) and ``rm``
-(the real models, with the training results). Nothing here imports torch or matplotlib: the MkDocs build loads this module (through
-``hooks/site.py``) and must stay fast.
+benchmark), ``tiny`` (the tiny model's training results), ``ex`` (the explorer's trained
+dataset) and ``rm`` (the real models, with the training results). Nothing here imports torch
+or matplotlib: the MkDocs build loads this module (through ``hooks/site.py``) and must stay fast.
 
 Placeholders are filled in Markdown (a value may be a table or a section) and in rendered HTML,
 for text from a ``--8<--`` include (one-line values, escaped). An unknown namespace or key, a
@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import difflib
 import html
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mha_site.bench.report import bench_values
-from mha_site.bench.schema import require_complete, validate_results
+from mha_site.bench.schema import check_results
+from mha_site.files import load_json
 from mha_site.tiny_model import RESULTS
 from mha_site.tiny_model.report import page_values
 
-__all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "load_json", "namespace_values"]
+__all__ = ["PlaceholderError", "Values", "fill_html", "fill_markdown", "namespace_values"]
 
 DEVICES = ("cpu", "cuda")
 
@@ -36,64 +36,40 @@ class PlaceholderError(ValueError):
     """A page cannot be filled: the message names the page or file and what is wrong."""
 
 
-def load_json(path: Path) -> Any:
-    """Parse one results file; a missing or malformed file raises :class:`PlaceholderError` naming it.
-
-    >>> import tempfile
-    >>> bad = Path(tempfile.mkdtemp()) / "cpu.json"
-    >>> _ = bad.write_text('{"schema": 1,', encoding="utf-8")
-    >>> load_json(bad)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    mha_site.placeholders.PlaceholderError: ...cpu.json is not valid JSON (line 1, column 14: Expecting property name enclosed in double quotes)
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise PlaceholderError(f"{path} cannot be read: {error.strerror or error}") from error
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PlaceholderError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from error
-
-
-def _bench_results(folder: Path) -> dict[str, dict[str, Any]]:
-    docs = {}
-    for device in DEVICES:
-        path = folder / f"{device}.json"
-        if path.exists():
-            doc = load_json(path)
-            try:
-                validate_results(doc)
-            except ValueError as error:
-                raise PlaceholderError(f"{path}: {error}") from error
-            try:
-                require_complete(doc, path)
-            except ValueError as error:
-                raise PlaceholderError(str(error)) from error
-            docs[device] = doc
-    if "cpu" not in docs:
-        raise PlaceholderError(f"{folder / 'cpu.json'} is missing: run python scripts/bench.py")
-    return docs
-
-
 def _bench(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
     folder = docs_dir / "assets" / "bench"
-    return sorted(folder.glob("*.json")), lambda: bench_values(_bench_results(folder))
+
+    def compute() -> dict[str, str]:
+        docs = {}
+        for device in DEVICES:
+            path = folder / f"{device}.json"
+            if path.exists():
+                docs[device] = load_json(path)
+                check_results(docs[device], path)
+        if "cpu" not in docs:
+            raise PlaceholderError(f"{folder / 'cpu.json'} is missing: run python scripts/bench.py")
+        return bench_values(docs)
+
+    return sorted(folder.glob("*.json")), compute
+
+
+def _reading(path: Path, holds: str, values: Callable[[Any], dict[str, str]]) -> Callable[[], dict[str, str]]:
+    """``values`` of the JSON file at ``path``; data of another shape raises PlaceholderError naming the file
+    and what it should hold."""
+
+    def compute() -> dict[str, str]:
+        data = load_json(path)
+        try:
+            return values(data)
+        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
+            raise PlaceholderError(f"{path} does not hold {holds}: {type(error).__name__}: {error}") from error
+
+    return compute
 
 
 def _tiny_model(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
     path = docs_dir / RESULTS.relative_to("docs")
-
-    def compute() -> dict[str, str]:
-        results = load_json(path)
-        try:
-            return page_values(results)
-        except (KeyError, IndexError, TypeError, ValueError) as error:
-            raise PlaceholderError(f"{path} does not hold training results as scripts/train_tiny_model.py writes them: "
-                                   f"{type(error).__name__}: {error}") from error
-
-    return [path], compute
+    return [path], _reading(path, "training results as scripts/train_tiny_model.py writes them", page_values)
 
 
 def explorer_values(data: dict[str, Any]) -> dict[str, str]:
@@ -114,15 +90,7 @@ def explorer_values(data: dict[str, Any]) -> dict[str, str]:
 
 def _explorer(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
     path = docs_dir / "assets" / "explorer" / "heads.json"
-
-    def compute() -> dict[str, str]:
-        try:
-            return explorer_values(load_json(path))
-        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
-            raise PlaceholderError(f"{path} does not hold the explorer's datasets as build_assets.py explorer writes "
-                                   f"them: {type(error).__name__}: {error}") from error
-
-    return [path], compute
+    return [path], _reading(path, "the explorer's datasets as build_assets.py explorer writes them", explorer_values)
 
 
 def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
@@ -135,11 +103,7 @@ def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str
     paths = [heads_path(root, model_id) for model_id in MODELS] + [tiny]
 
     def compute() -> dict[str, str]:
-        try:
-            docs = committed(root)
-        except ValueError as error:
-            raise PlaceholderError(str(error)) from error
-        results = load_json(tiny)
+        docs, results = committed(root), load_json(tiny)  # a ValueError of theirs names the file
         try:
             return report.page_values(docs, results)
         except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
@@ -152,9 +116,8 @@ def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str
 SOURCES = {"bench": _bench, "tiny": _tiny_model, "ex": _explorer, "rm": _real_models}
 
 #: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
+#: Whatever still opens a double brace after filling is an error.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
-#: Whatever is left after filling that still opens a double brace is an error.
-LEFTOVER = re.compile(r"\{\{")
 
 _cache: dict[tuple[str, Path], tuple[Any, dict[str, str]]] = {}
 
@@ -179,7 +142,7 @@ def namespace_values(namespace: str, docs_dir: Path) -> dict[str, str]:
             _cache[key] = (stamp, compute())
         except PlaceholderError:
             raise
-        except (KeyError, LookupError, OSError, ValueError) as error:
+        except (LookupError, OSError, ValueError) as error:
             raise PlaceholderError(f"{namespace} numbers: {error}") from error
     return _cache[key][1]
 
@@ -209,9 +172,9 @@ def _lookup(values: dict[str, dict[str, str]], namespace: str, key: str, where: 
 
 
 def _check_no_leftover(text: str, where: str) -> str:
-    leftover = LEFTOVER.search(text)
-    if leftover:
-        line = text[text.rfind("\n", 0, leftover.start()) + 1 :].split("\n", 1)[0]
+    leftover = text.find("{{")
+    if leftover >= 0:
+        line = text[text.rfind("\n", 0, leftover) + 1 :].split("\n", 1)[0]
         raise PlaceholderError(f"{where}: a placeholder that cannot be filled is left in the page: {line.strip()}")
     return text
 

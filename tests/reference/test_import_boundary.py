@@ -58,7 +58,7 @@ def test_every_reference_module_imports_with_torch_and_the_standard_library_only
 
 
 @pytest.mark.parametrize("module", ["mha_site.placeholders", "mha_site.bench.schema", "mha_site.bench.report",
-                                    "mha_site.bench.formats", "mha_site.bench.claims", "mha_site.bench.tables",
+                                    "mha_site.bench.claims", "mha_site.bench.tables",
                                     "mha_site.bench.gpu_section",
                                     "mha_site.bench.labels", "mha_site.tiny_model.report", "mha_site.files",
                                     "mha_site.real_models.schema", "mha_site.real_models.build"])

@@ -167,9 +167,14 @@ def _oom_after(calls: int):
 
 @pytest.mark.parametrize("calls", [0, 3], ids=["first-call", "while-timing"])
 def test_an_out_of_memory_kernel_variant_is_marked_and_the_others_measured(monkeypatch, calls):
-    freed = []
-    monkeypatch.setattr(kernels, "free_memory", lambda device: freed.append(device))
-    monkeypatch.setattr(measure, "free_memory", lambda device: freed.append(device))
+    freed, real = [], measure.after_oom
+
+    def spy(error, device):
+        freed.append(device)
+        return real(error, device)
+
+    for module in (kernels, measure):
+        monkeypatch.setattr(module, "after_oom", spy)
     monkeypatch.setitem(KERNEL_VARIANTS, "lesson", kernels.KernelVariant("lesson's", _oom_after(calls)))
     rows = kernels.measure_kernel_cell(KernelCell(16, 4, 4, 8, False), _tiny_sweep(
         variants=("sdpa_math", "lesson", "lesson_tiled")), CPU, None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mha_site.bench import formats
+from mha_site.bench import tables
 from mha_site.bench.labels import device_label, ok_cells
 
 __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "evaluate_claim", "find_cell", "render_claim", "seq_tokens"]
@@ -53,9 +53,8 @@ def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
 class Claim:
     """A statement about cost that a page prints and the committed results must support.
 
-    ``kind`` is ``"faster"`` (``left`` takes less time than ``right`` at every T in
-    ``tokens``), ``"not_slower"`` (at most as long), ``"less_memory"`` (``factor`` times
-    ``left``'s peak memory is below ``right``'s), ``"same_flops"`` (the head sweep's FLOP
+    ``kind`` is ``"faster"`` (``factor`` times ``left``'s time is below ``right``'s at every
+    T in ``tokens``), ``"less_memory"`` (the same of their peak memory), ``"same_flops"`` (the head sweep's FLOP
     count does not change with h) or ``"decode_faster"`` (the cached decoding step beats
     recomputing the prefix at every prefix length in ``tokens``). ``text``
     is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
@@ -153,7 +152,7 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
         pairs = [(row["cached_median_s"], row["recompute_median_s"]) for row in chosen]
         ratios = [row["recompute_over_cached"] for row in chosen]
         holds = all(ratio > 1 for ratio in ratios)
-    elif claim.kind in ("faster", "not_slower", "less_memory"):
+    elif claim.kind in ("faster", "less_memory"):
         measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
         pairs = [
             (find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
@@ -161,24 +160,21 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             for t in claim.tokens
         ]
         ratios = [left / right for left, right in pairs]
-        if claim.kind == "not_slower":
-            holds = all(left <= right for left, right in pairs)
-        else:
-            holds = all(left * claim.factor < right for left, right in pairs)
+        holds = all(left * claim.factor < right for left, right in pairs)
     else:
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
     fields.update(
         t_min=str(min(claim.tokens)),
         t_max=str(max(claim.tokens)),
-        ratio_min=formats.ratio(min(ratios)),
-        ratio_max=formats.ratio(max(ratios)),
-        speedup=formats.ratio(last_right / last_left),
+        ratio_min=tables.ratio(min(ratios)),
+        ratio_max=tables.ratio(max(ratios)),
+        speedup=tables.ratio(last_right / last_left),
     )
     if claim.kind == "less_memory":
-        fields.update(left_mib=formats.mib(last_left), right_mib=formats.mib(last_right))
+        fields.update(left_mib=tables.mib(last_left), right_mib=tables.mib(last_right))
     else:
-        fields.update(left_ms=formats.ms(last_left), right_ms=formats.ms(last_right))
+        fields.update(left_ms=tables.ms(last_left), right_ms=tables.ms(last_right))
     return holds, fields
 
 

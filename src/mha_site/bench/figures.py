@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha_site.bench.labels import (
-    FIGURES, KERNEL_FIGURES, KERNEL_STYLES, VARIANT_STYLES, Style, device_label, kernel_figure_name, ok_cells,
+    FIGURES, KERNEL_FIGURES, KERNEL_STYLES, VARIANT_STYLES, Style, device_label, figure_name, ok_cells,
 )
 from mha_site.bench.schema import check_results
 from mha_site.files import load_json
@@ -89,15 +89,6 @@ def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
     return _panels(doc, draw)
 
 
-def _kernel_rows(doc: dict[str, Any], variant: str, **match: object) -> list[dict[str, Any]]:
-    """The correct kernel rows of one variant that match ``match``, by sequence length."""
-    rows = [
-        row for row in doc["kernels"]["rows"]
-        if row["variant"] == variant and row["status"] == "ok" and all(row[k] == v for k, v in match.items())
-    ]
-    return sorted(rows, key=lambda row: row["tokens"])
-
-
 def _kernel_grid(doc: dict[str, Any], panels: list[dict[str, object]], columns: int,
                  draw: Callable[[Axes, dict[str, object]], None]) -> Figure:
     """Kernel panels in a grid of ``columns``, one legend for all, every panel on a log2 T axis."""
@@ -107,8 +98,9 @@ def _kernel_grid(doc: dict[str, Any], panels: list[dict[str, object]], columns: 
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
     tokens = sorted({row["tokens"] for row in doc["kernels"]["rows"]})
     for ax, panel in zip(axes, panels, strict=True):
-        for variant in doc["kernels"]["config"]["variants"]:
-            cells = _kernel_rows(doc, variant, **panel["match"])
+        for variant in doc["kernels"]["config"]["variants"]:  # its correct rows in this panel, by T
+            cells = sorted((row for row in doc["kernels"]["rows"] if row["variant"] == variant and row["status"] == "ok"
+                            and all(row[k] == v for k, v in panel["match"].items())), key=lambda row: row["tokens"])
             if cells:
                 _line(ax, KERNEL_STYLES[variant], doc["kernels"]["variant_labels"][variant],
                       [c["tokens"] for c in cells], [panel["y"](c) for c in cells], markersize=4)
@@ -175,9 +167,9 @@ def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     files = {}
     for dtype in doc["kernels"]["config"]["dtypes"]:
         title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})"
-        files[kernel_figure_name(stem, "kernels", dtype)] = figure_to_svg(_kernel_speed_figure(doc, dtype), title)
+        files[figure_name(stem, "kernels", dtype)] = figure_to_svg(_kernel_speed_figure(doc, dtype), title)
     title = f"{KERNEL_FIGURES['kernel-memory'][0]} ({device})"
-    files[kernel_figure_name(stem, "kernel-memory")] = figure_to_svg(_kernel_memory_figure(doc), title)
+    files[figure_name(stem, "kernel-memory")] = figure_to_svg(_kernel_memory_figure(doc), title)
     return files
 
 
@@ -197,7 +189,7 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """
     device = device_label(doc)
     files = {
-        f"{stem}-{kind}.svg": figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
+        figure_name(stem, kind): figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
         for kind, (title, _) in FIGURES.items()
     }
     return files | kernel_figure_files(stem, doc)

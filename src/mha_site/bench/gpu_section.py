@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mha_site.bench import formats
-from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, SWEEPS, device_label, kernel_figure_alt, kernel_figure_name
+from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, SWEEPS, device_label
 from mha_site.bench.schema import kernel_flops
-from mha_site.bench.tables import collapsible, figure_markdown, image_markdown, provenance_table, results_table
+from mha_site.bench.tables import collapsible, figure_markdown, mib, provenance_table, results_table, sci
 
 __all__ = ["CUDA_COMMAND", "gpu_section", "kernel_counter_summary", "kernel_memory_table", "kernel_section",
            "kernel_table"]
@@ -24,7 +23,7 @@ def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
         pct = f" ({100 * row['peak_fraction']:.0f}%)" if row["peak_fraction"] is not None else ""
         return f"{row['tflops']:.3g}{pct}"
     if row["status"] == "wrong":
-        error = "not finite" if row["max_rel_error"] is None else formats.sci(row["max_rel_error"])
+        error = "not finite" if row["max_rel_error"] is None else sci(row["max_rel_error"])
         return f"wrong ({error})"
     note = notes.setdefault(row["reason"], len(notes) + 1)
     return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
@@ -84,7 +83,7 @@ def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
     |---:|---:|
     | 16 | 3 |
     """
-    return "\n".join(_kernel_grid(doc, dtype, head_dim, False, False, lambda row: formats.mib(row["peak_bytes"])
+    return "\n".join(_kernel_grid(doc, dtype, head_dim, False, False, lambda row: mib(row["peak_bytes"])
                                   if row["status"] in ("ok", "wrong") else ""))
 
 
@@ -128,7 +127,7 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
 def _peak_words(section: dict[str, Any]) -> str:
     peak = section["peak"]
     if peak is None:
-        return ("This device is not in the table of known dense peaks (`mha_site.bench.peaks`), so no "
+        return ("This device is not in the table of known dense peaks (`mha_site.bench.kernels.DENSE_PEAKS`), so no "
                 "percentage of peak is given.")
     return (f"Percentages are of the {peak['name']}'s dense float16/bfloat16 peak, "
             f"{peak['flops_per_s'] / 1e12:.0f} TFLOP/s ({peak['source']}).")
@@ -153,14 +152,12 @@ def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
         "",
     ]
     for dtype in config["dtypes"]:
-        image = image_markdown(kernel_figure_alt("kernels", doc, dtype), kernel_figure_name(stem, "kernels", dtype))
-        parts += [f"#### {KERNEL_FIGURES['kernels'][0]}, {dtype}", "", image, ""]
+        parts += [f"#### {KERNEL_FIGURES['kernels'][0]}, {dtype}", "", figure_markdown(stem, "kernels", doc, dtype), ""]
         for head_dim in head_dims:
             for causal in (False, True):
                 parts += collapsible(f"TFLOP/s, {dtype}, head dim {head_dim}, {'causal' if causal else 'not causal'}",
                                      kernel_table(doc, dtype, head_dim, causal))
-    image = image_markdown(kernel_figure_alt("kernel-memory", doc), kernel_figure_name(stem, "kernel-memory"))
-    parts += [f"#### {KERNEL_FIGURES['kernel-memory'][0]}", "", image, ""]
+    parts += [f"#### {KERNEL_FIGURES['kernel-memory'][0]}", "", figure_markdown(stem, "kernel-memory", doc), ""]
     for head_dim in head_dims:
         parts += collapsible(f"Peak MiB per call, {config['dtypes'][0]}, head dim {head_dim}, not causal",
                              kernel_memory_table(doc, config["dtypes"][0], head_dim))

@@ -4,10 +4,10 @@ Where :mod:`mha_site.bench.run` times a whole layer (projections included), this
 times attention alone, the way kernel papers report it: ``q``, ``k``, ``v`` of shape
 ``(B, h, T, d)`` with a fixed number of tokens (``B * T``) and a fixed width (``h * d``)
 per cell, FLOPs by :data:`~mha_site.bench.schema.FLOP_CONVENTION`, and "% of peak" against
-the device's dense half-precision peak (:mod:`mha_site.bench.peaks`; none for an unknown
-device). Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`; one that
-cannot run a cell is recorded as ``"unsupported"`` with torch's reason, an allocation
-failure as ``"oom"`` for that variant alone. Every output is checked against a float64
+the device's dense half-precision peak (:data:`DENSE_PEAKS`; none for an unknown device).
+Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`; one that cannot
+run a cell is recorded as ``"unsupported"`` with torch's reason, an allocation failure as
+``"oom"`` for that variant alone. Every output is checked against a float64
 reference from the same rounded inputs, and PyTorch's FLOP counter runs once per variant
 and cell, outside the timing.
 """
@@ -18,7 +18,7 @@ import contextlib
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
@@ -28,14 +28,46 @@ from torch.nn import functional as F
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
 from mha_ref.variants import relative_error
-from mha_site.bench.measure import TimingSettings, count_flops, free_memory, is_oom, peak_bytes, sync, time_all
-from mha_site.bench.peaks import dense_peak
+from mha_site.bench.measure import TimingSettings, after_oom, count_flops, is_oom, peak_bytes, sync, time_all
 from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
 __all__ = [
-    "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "kernel_plan", "measure_kernel_cell",
-    "reference_attention", "run_kernels",
+    "DENSE_PEAKS", "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "dense_peak", "kernel_plan",
+    "measure_kernel_cell", "reference_attention", "run_kernels",
 ]
+
+
+# NVIDIA's datasheets give two half-precision tensor figures per GPU; the larger assumes 2:4
+# structured sparsity, which attention does not use, so the dense one (half of it) is the
+# roof that attention papers divide by. A GPU missing from the table gets no percentage
+# rather than a guessed one.
+#: (name, substrings all found in torch's device name, substrings none of which may be, dense TFLOP/s).
+#: The first match wins, so a variant (PCIe, NVL) comes before its family's default.
+DENSE_PEAKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], float], ...] = (
+    ("H100 PCIe", ("H100", "PCIe"), (), 756.0),
+    ("H100 SXM", ("H100", "HBM3"), ("NVL",), 989.0),  # torch names it "NVIDIA H100 80GB HBM3"
+    ("GH200", ("GH200",), (), 989.0),
+    ("H200 SXM", ("H200",), ("NVL", "GH200"), 989.0),  # "NVIDIA H200"
+    ("A100", ("A100",), (), 312.0),  # SXM4 and PCIe alike
+)
+
+
+def dense_peak(device_name: str) -> dict[str, object] | None:
+    """The table's entry for a device name as torch reports it, or None when it has none.
+
+    >>> dense_peak("NVIDIA H100 80GB HBM3")["flops_per_s"], dense_peak("NVIDIA A100-SXM4-80GB")["name"]
+    (989000000000000.0, 'A100')
+    >>> dense_peak("NVIDIA H100 NVL") is None, dense_peak("Intel Xeon") is None
+    (True, True)
+    """
+    for name, needed, excluded, tflops in DENSE_PEAKS:
+        if all(part in device_name for part in needed) and not any(part in device_name for part in excluded):
+            return {
+                "name": name,
+                "flops_per_s": tflops * 1e12,
+                "source": "NVIDIA datasheet, dense float16/bfloat16 tensor core (half the figure with sparsity)",
+            }
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,14 +226,11 @@ def measure_kernel_cell(
     rows = []
     for dtype_name in sweep.dtypes:
         q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
-        base = {"tokens": cell.tokens, "batch": cell.batch, "heads": cell.heads, "head_dim": cell.head_dim,
-                "causal": cell.causal, "dtype": dtype_name, "flops": cell.flops}
+        base = {**asdict(cell), "dtype": dtype_name, "flops": cell.flops}
         try:
             reference = reference_attention(q, k, v, cell.causal)  # from the rounded inputs: the error is the kernel's
         except Exception as error:  # noqa: BLE001 - only memory errors are expected
-            if not is_oom(error):
-                raise
-            free_memory(device)
+            after_oom(error, device)
             rows.extend({**base, "variant": name, "status": "oom", "reason": "the float64 reference did not fit"}
                         for name in sweep.variants)
             continue
@@ -248,10 +277,7 @@ def _measure_variant(
             timed = time_all({"call": call}, device, sweep.timing)["call"].row()
             memory = peak_bytes(call, device)
         except Exception as error:  # noqa: BLE001 - out of memory is recorded for this variant only; others raised
-            if not is_oom(error):
-                raise
-            free_memory(device)
-            return {**row, "status": "oom", "reason": f"out of memory: {str(error).splitlines()[0][:200]}"}
+            return {**row, "status": "oom", "reason": f"out of memory: {after_oom(error, device)[:200]}"}
     bound = ERROR_BOUNDS[row["dtype"]]
     finite = math.isfinite(error_rel)
     return {
@@ -287,7 +313,7 @@ def run_kernels(
         raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")
     peak = dense_peak(device_name)  # None for a CPU, or a GPU missing from the table
     cells = kernel_plan(sweep.sizes)
-    spec, timing = KERNEL_PLANS[sweep.sizes], sweep.timing
+    spec = KERNEL_PLANS[sweep.sizes]
     section: dict[str, Any] = {
         "config": {
             "sizes": sweep.sizes,
@@ -295,9 +321,7 @@ def run_kernels(
             "width": spec["width"],
             "dtypes": list(sweep.dtypes),
             "variants": list(sweep.variants),
-            "repeats": timing.repeats,
-            "min_block_s": timing.min_block_s,
-            "warmup": timing.warmup,
+            **{key: value for key, value in asdict(sweep.timing).items() if key != "clock"},  # timed on the wall clock
             "flop_convention": FLOP_CONVENTION,
             "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},
         },

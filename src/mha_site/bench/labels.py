@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label", "figure_alt",
-    "kernel_figure_alt", "kernel_figure_name", "ok_cells",
+    "figure_name", "ok_cells",
 ]
 
 
@@ -108,42 +108,30 @@ KERNEL_FIGURES: dict[str, tuple[str, str]] = {
 }
 
 
-def _alt(where: str, shows: str, section: dict[str, Any], styles: dict[str, Style]) -> str:
-    """Alt text: what a figure plots, where, and each line's variant and style (``section`` holds both lists)."""
-    labels = section["variant_labels"]
-    keys = "; ".join(f"{labels[v]}: {styles[v].words}" for v in section["config"]["variants"])
-    return f"On {where}: {shows}; {keys}."
+def figure_name(stem: str, kind: str, dtype: str | None = None) -> str:
+    """The file name of a figure (``kernels`` is drawn once per dtype).
 
-
-def figure_alt(kind: str, doc: dict[str, Any]) -> str:
-    """Alt text for one figure: what it plots, for which device, with which line styles.
-
-    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
-    ...        "variant_labels": {"loop": "per-head loop"}}
-    >>> figure_alt("time", doc)
-    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
-    """
-    if kind not in FIGURES:
-        raise ValueError(f"kind must be one of {sorted(FIGURES)}, got {kind!r}")
-    return _alt(device_label(doc), FIGURES[kind][1], doc, VARIANT_STYLES)
-
-
-def kernel_figure_name(stem: str, kind: str, dtype: str | None = None) -> str:
-    """The file name of a kernel figure.
-
-    >>> kernel_figure_name("cuda", "kernels", "bfloat16"), kernel_figure_name("cuda", "kernel-memory")
-    ('cuda-kernels-bfloat16.svg', 'cuda-kernel-memory.svg')
+    >>> figure_name("cpu", "time"), figure_name("cuda", "kernels", "bfloat16")
+    ('cpu-time.svg', 'cuda-kernels-bfloat16.svg')
     """
     return f"{stem}-{kind}-{dtype}.svg" if dtype else f"{stem}-{kind}.svg"
 
 
-def kernel_figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
-    """Alt text of a kernel figure: what it plots, for which device and dtype, with which line styles.
+def figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
+    """Alt text for one figure: what it plots, for which device (and dtype), with which line styles.
 
-    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"},
+    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
+    ...        "variant_labels": {"loop": "per-head loop"},
     ...        "kernels": {"config": {"variants": ["sdpa_flash"]}, "variant_labels": {"sdpa_flash": "SDPA, flash"}}}
-    >>> kernel_figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
+    >>> figure_alt("time", doc)
+    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
+    >>> figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
     'On a GPU, float16: two panels (by head dim) of peak memory ...; SDPA, flash: solid line, up-triangles.'
     """
-    where = device_label(doc) + (f", {dtype}" if dtype else "")
-    return _alt(where, KERNEL_FIGURES[kind][1], doc["kernels"], KERNEL_STYLES)
+    kernel = kind in KERNEL_FIGURES
+    if not kernel and kind not in FIGURES:
+        raise ValueError(f"kind must be one of {sorted(FIGURES | KERNEL_FIGURES)}, got {kind!r}")
+    shows = (KERNEL_FIGURES if kernel else FIGURES)[kind][1]
+    section, styles = (doc["kernels"], KERNEL_STYLES) if kernel else (doc, VARIANT_STYLES)  # both hold the lists
+    keys = "; ".join(f"{section['variant_labels'][v]}: {styles[v].words}" for v in section["config"]["variants"])
+    return f"On {device_label(doc)}{f', {dtype}' if dtype else ''}: {shows}; {keys}."

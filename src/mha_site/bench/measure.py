@@ -29,7 +29,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from mha_site.precision import float32_settings
 
 __all__ = [
-    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "count_flops", "cuda_index", "free_memory", "gpu_clocks",
+    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "count_flops", "cuda_index", "gpu_clocks",
     "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync", "time_all", "time_variants",
 ]
 
@@ -112,11 +112,15 @@ def is_oom(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
 
 
-def free_memory(device: torch.device) -> None:
-    """Give back what a failed call left: collect its garbage and empty CUDA's cache, so the next variant starts clean."""
+def after_oom(error: BaseException, device: torch.device) -> str:
+    """Give back what an allocation failure left (its garbage, CUDA's cache), so the next variant starts
+    clean, and return the first line of its message; any other error is raised."""
+    if not is_oom(error):
+        raise error
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
+    return str(error).splitlines()[0]
 
 
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
@@ -178,18 +182,12 @@ def time_variants(
     clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
     failures: dict[str, BaseException] = {}
-
-    def failed(name: str, error: Exception) -> None:
-        if not is_oom(error):
-            raise error
-        failures[name] = error
-        free_memory(device)
-
     for name, fn in fns.items():
         try:
             warm[name], per_call = _warm_up(fn, clock, settings.min_block_s, settings.warmup)
-        except Exception as error:  # noqa: BLE001 - failed() re-raises all but memory errors
-            failed(name, error)
+        except Exception as error:  # noqa: BLE001 - after_oom re-raises all but memory errors
+            after_oom(error, device)
+            failures[name] = error
             continue
         numbers[name] = max(1, int(settings.min_block_s / per_call))
         timers[name] = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads(),
@@ -205,7 +203,8 @@ def time_variants(
             try:
                 times[name].append(timers[name].timeit(numbers[name]).median)
             except Exception as error:  # noqa: BLE001
-                failed(name, error)
+                after_oom(error, device)
+                failures[name] = error
     timings = {name: Timing(times[name], numbers[name], warm[name]) for name in names if name not in failures}
     return timings, failures
 

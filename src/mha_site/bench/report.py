@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mha_site.bench import formats
+from mha_site.bench import tables
 from mha_site.bench.claims import CLAIMS, PAGE_CLAIMS, render_claim, seq_tokens
 from mha_site.bench.gpu_section import gpu_section
 from mha_site.bench.labels import FIGURES, SWEEPS, device_label
@@ -44,7 +44,7 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
         values[f"{device}.clock"] = doc["config"]["clock"]
         values[f"{device}.repeats"] = str(doc["config"]["repeats"])
         for dtype, bound in doc["config"]["error_bounds"].items():
-            values[f"{device}.bound.{dtype}"] = formats.sci(bound, 0)
+            values[f"{device}.bound.{dtype}"] = tables.sci(bound, 0)
             values[f"{device}.bound_units.{dtype}"] = f"{bound / UNIT_ROUNDOFF[dtype]:.0f}"
         values[f"{device}.provenance"] = provenance_table(doc)
         for kind in FIGURES:
@@ -53,23 +53,22 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
             prefix = device if dtype == "float32" else f"{device}.{dtype}"
             values[f"{prefix}.ceiling_gflops"] = f"{doc['ceiling'][dtype]['flops_per_s'] / 1e9:.0f}"
             values[f"{prefix}.ceiling_n"] = str(doc["ceiling"][dtype]["n"])
-            values[f"{prefix}.error_bound"] = formats.sci(doc["config"]["error_bounds"][dtype], 0)
+            values[f"{prefix}.error_bound"] = tables.sci(doc["config"]["error_bounds"][dtype], 0)
             for sweep in SWEEPS:
                 values[f"{prefix}.table.{sweep}"] = results_table(doc, sweep, dtype)
-            ok = [c for c in doc["cells"] if c["dtype"] == dtype and c["status"] == "ok"]
-            checked = [c["max_rel_error"] for c in doc["cells"] if c["dtype"] == dtype and "max_rel_error" in c]
+            rows = [c for c in doc["cells"] if c["dtype"] == dtype]
+            ok = [c for c in rows if c["status"] == "ok"]
+            checked = [c["max_rel_error"] for c in rows if "max_rel_error" in c]
             if checked:
-                values[f"{prefix}.max_error"] = formats.sci(max(checked))
+                values[f"{prefix}.max_error"] = tables.sci(max(checked))
             values[f"{prefix}.rows_ok"] = str(len(ok))
-            values[f"{prefix}.rows_skipped"] = str(
-                sum(c["dtype"] == dtype and c["status"] == "skipped" for c in doc["cells"])
-            )
+            values[f"{prefix}.rows_skipped"] = str(sum(c["status"] == "skipped" for c in rows))
             seq_settings = {(c["batch"], c["heads"]) for c in ok if c["sweep"] == "seq"}
             for c in ok:
                 if c["sweep"] == "seq":
                     t = c["tokens"]
-                    values[f"{prefix}.ms.{c['variant']}.T{t}"] = formats.ms(c["median_s"])
-                    values[f"{prefix}.mib.{c['variant']}.T{t}"] = formats.mib(c["peak_bytes"])
+                    values[f"{prefix}.ms.{c['variant']}.T{t}"] = tables.ms(c["median_s"])
+                    values[f"{prefix}.mib.{c['variant']}.T{t}"] = tables.mib(c["peak_bytes"])
                     values[f"{prefix}.pct.{c['variant']}.T{t}"] = f"{100 * c['ceiling_fraction']:.0f}"
                     values[f"{prefix}.gflop.T{t}"] = f"{(c['flops_attention'] + c['flops_projection']) / 1e9:.3g}"
                 # Ratios of two variants at one point; the batch and head sweeps' runs of the seq sweep's own
@@ -80,11 +79,11 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                         same = all(other[k] == c[k] for k in ("sweep", "batch", "heads", "tokens"))
                         if same and other is not c:
                             key = f"{prefix}.ratio.{c['variant']}_over_{other['variant']}{where}.T{c['tokens']}"
-                            values[key] = formats.ratio(c["median_s"] / other["median_s"])
+                            values[key] = tables.ratio(c["median_s"] / other["median_s"])
                 if c["sweep"] == "heads":
                     base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
                     if base:
-                        values[f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"] = formats.ratio(
+                        values[f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"] = tables.ratio(
                             c["median_s"] / base[0]["median_s"]
                         )
             tokens = seq_tokens(doc, dtype)
@@ -97,7 +96,7 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
         if doc.get("decode"):
             values[f"{device}.table.decode"] = decode_table(doc)
         for row in doc.get("decode", []):
-            values[f"{device}.decode.ratio.P{row['prefix']}"] = formats.ratio(row["recompute_over_cached"])
+            values[f"{device}.decode.ratio.P{row['prefix']}"] = tables.ratio(row["recompute_over_cached"])
     for claim in CLAIMS + tuple(c for c in PAGE_CLAIMS if c.device in docs):
         values[f"claim.{claim.key}"] = render_claim(claim, docs)
     values["gpu.section"] = gpu_section(docs)

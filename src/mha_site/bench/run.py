@@ -25,10 +25,10 @@ from mha_ref.module import MultiHeadAttention
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output, relative_error
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
-    TimingSettings, count_flops, cuda_index, free_memory, gpu_clocks, is_oom, load_average, matmul_ceiling, peak_bytes,
+    TimingSettings, after_oom, count_flops, cuda_index, gpu_clocks, load_average, matmul_ceiling, peak_bytes,
     provenance, sync, time_all, time_variants,
 )
-from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, validate_results  # noqa: F401 - doctests use it
+from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes, validate_results  # noqa: F401 (doctests)
 from mha_site.precision import full_float32
 
 __all__ = [
@@ -100,10 +100,8 @@ def measure_cell(
     try:
         reference = reference_output(master)
     except Exception as error:  # noqa: BLE001 - only memory errors are expected; others re-raised
-        if not is_oom(error):
-            raise
+        after_oom(error, device)
         reference = None
-        free_memory(device)
     rows = []
     for dtype_name in dtypes:
         params = master.to(getattr(torch, dtype_name))
@@ -160,11 +158,9 @@ def measure_cell(
 
 def _skipped(row: dict[str, Any], failure: BaseException, device: torch.device) -> dict[str, Any]:
     """A skipped row for an out-of-memory failure; any other exception is re-raised."""
-    if not is_oom(failure):
-        raise failure
-    free_memory(device)
+    reason = f"out of memory: {after_oom(failure, device)[:160]}"
     kept = {k: row[k] for k in row if k not in ("max_rel_error", "error_bound", "flops_counted")}
-    return {**kept, "status": "skipped", "reason": f"out of memory: {str(failure).splitlines()[0][:160]}"}
+    return {**kept, "status": "skipped", "reason": reason}
 
 
 @dataclass(frozen=True)
@@ -331,16 +327,8 @@ def run_plan(
     >>> validate_results(doc)  # passes: no output
     >>> doc["complete"], doc["variant_labels"], {cell["status"] for cell in doc["cells"]}, len(doc["decode"])
     (True, {'batched': 'batched, explicit softmax'}, {'ok'}, 2)
-    >>> run_plan("tiny", torch.device("cpu"), ["float16"], "doctest")
-    Traceback (most recent call last):
-    ...
-    ValueError: on CPU only float32 is measured, got ['float16']
     """
-    unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
-    if unknown:
-        raise ValueError(f"unknown dtypes {unknown}; choose from {sorted(ERROR_BOUNDS)}")
-    if device.type == "cpu" and set(dtypes) != {"float32"} and not half_on_cpu:
-        raise ValueError(f"on CPU only float32 is measured, got {dtypes}")
+    check_dtypes(dtypes, cpu=device.type == "cpu" and not half_on_cpu)
     names = list(VARIANTS) if variants is None else variants
     _check_variants(names)
     ceiling_n = _size_set(sizes).ceiling_n
@@ -356,10 +344,7 @@ def run_plan(
             "cells": [],
             "decode": [],
         }
-
-        def progress() -> None:
-            if on_progress is not None:
-                on_progress(doc)
+        progress = (lambda: on_progress(doc)) if on_progress else (lambda: None)
 
         _measure_into(doc, sizes, names, device, timing, progress)
         if kernels is not None:

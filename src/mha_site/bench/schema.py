@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 __all__ = [
-    "DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_results",
-    "kernel_flops", "kernel_problems", "require_complete", "validate_results",
+    "DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_dtypes",
+    "check_results", "kernel_flops", "kernel_problems", "validate_results",
 ]
 
 #: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
@@ -27,6 +27,26 @@ READABLE_VERSIONS = (2, 3)
 #: the bounds are about 20 and 13 of those units, room for the rounding of inputs,
 #: weights and a T-long softmax sum, while an indexing or scaling bug lands far above them.
 ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+
+
+def check_dtypes(dtypes: list[str], cpu: bool) -> None:
+    """Raise :class:`ValueError` unless every dtype has an error bound and a CPU run (``cpu``) is float32 only.
+
+    >>> check_dtypes(["float32", "half"], cpu=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dtype(s) ['half']; choose from ['bfloat16', 'float16', 'float32']
+    >>> check_dtypes(["float16"], cpu=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: on CPU only float32 is measured, got float16
+    """
+    unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
+    if unknown or not dtypes:
+        raise ValueError(f"unknown dtype(s) {unknown}; choose from {sorted(ERROR_BOUNDS)}")
+    if cpu and set(dtypes) != {"float32"}:
+        raise ValueError(f"on CPU only float32 is measured, got {','.join(dtypes)}")
+
 
 #: The attention-kernel sweep's FLOPs: a kernel that skips the masked half does half the work.
 FLOP_CONVENTION = "4*B*h*T_q*T_k*d per forward call (two matrix products), halved when causal"
@@ -187,26 +207,17 @@ def kernel_problems(section: Any) -> list[str]:
 
 
 def check_results(doc: Any, source: object) -> None:
-    """:func:`validate_results`, its message naming ``source``, then :func:`require_complete`."""
-    try:
-        validate_results(doc)
-    except ValueError as error:
-        raise ValueError(f"{source}: {error}") from None
-    require_complete(doc, source)
-
-
-def require_complete(doc: dict[str, Any], source: object) -> None:
-    """Raise :class:`ValueError` naming ``source`` unless ``doc`` is a finished run (``complete`` is true).
+    """:func:`validate_results`, its message naming ``source``; then :class:`ValueError` unless ``doc`` is a
+    finished run (``complete`` is true).
 
     A run writes ``complete: false`` only into its scratch file while it goes; a document
     like that in a folder of results means a run was cut short, and its figures and claims
     would be drawn from whatever cells it reached.
-
-    >>> require_complete({"complete": False, "cells": [{}] * 3}, "docs/assets/bench/cpu.json")
-    Traceback (most recent call last):
-    ...
-    ValueError: docs/assets/bench/cpu.json holds an unfinished run (complete: false, 3 cells): restore the committed file (git checkout -- docs/assets/bench/cpu.json) or finish a run with scripts/bench.py; figures and page numbers are never drawn from partial results
     """
+    try:
+        validate_results(doc)
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
     if doc.get("complete") is not True:
         raise ValueError(
             f"{source} holds an unfinished run (complete: {str(doc.get('complete')).lower()}, "

@@ -1,17 +1,62 @@
-"""The layer benchmark's Markdown blocks: results, provenance and decode tables, and a figure's image line.
+"""The layer benchmark's Markdown blocks (results, provenance and decode tables, a figure's image line)
+and how the pages print a measured number.
 
-Each turns one results document into Markdown that :mod:`mha_site.bench.report` puts into
-the pages' placeholders and :mod:`mha_site.bench.gpu_section` into the GPU section.
+Each block turns one results document into Markdown that :mod:`mha_site.bench.report` puts into
+the pages' placeholders and :mod:`mha_site.bench.gpu_section` into the GPU section. :func:`ms`,
+:func:`mib`, :func:`ratio` and :func:`sci` are one rounding rule per kind of number, shared by
+the tables, the claims (:mod:`mha_site.bench.claims`) and the placeholder values, so a number
+reads the same in a sentence and in a table.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from mha_site.bench import formats
-from mha_site.bench.labels import SWEEPS, device_label, figure_alt
+from mha_site.bench.labels import SWEEPS, device_label, figure_alt, figure_name
 
-__all__ = ["collapsible", "decode_table", "figure_markdown", "image_markdown", "provenance_table", "results_table"]
+__all__ = ["collapsible", "decode_table", "figure_markdown", "mib", "ms", "provenance_table",
+           "ratio", "results_table", "sci"]
+
+
+def sci(value: float, digits: int = 1) -> str:
+    """Scientific notation without padded exponents.
+
+    >>> sci(1e-4, 0), sci(1.27e-6)
+    ('1e-4', '1.3e-6')
+    """
+    return re.sub(
+        r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), f"{value:.{digits}e}"
+    )
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds: three significant figures, whole milliseconds from 100 up.
+
+    >>> ms(0.0012345), ms(0.25)
+    ('1.23', '250')
+    """
+    value = seconds * 1e3
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def ratio(value: float) -> str:
+    """A ratio: two decimals below 10, whole numbers from 10 up.
+
+    >>> ratio(1.5), ratio(12.4)
+    ('1.50', '12')
+    """
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+
+def mib(n_bytes: int) -> str:
+    """Bytes as MiB: two significant figures below 10 MiB, whole MiB from there.
+
+    >>> mib(3 * 2**19), mib(300 * 2**20)
+    ('1.5', '300')
+    """
+    value = n_bytes / 2**20
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
 
 
 def decode_table(doc: dict[str, Any]) -> str:
@@ -35,9 +80,9 @@ def decode_table(doc: dict[str, Any]) -> str:
     ]
     for row in rows:
         lines.append(
-            f"| {row['prefix']} | {formats.ms(row['cached_median_s'])} | {formats.ms(row['recompute_median_s'])} | "
-            f"{formats.ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
-            f"{formats.sci(row['max_abs_diff'])} |"
+            f"| {row['prefix']} | {ms(row['cached_median_s'])} | {ms(row['recompute_median_s'])} | "
+            f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
+            f"{sci(row['max_abs_diff'])} |"
         )
     return "\n".join(lines)
 
@@ -68,11 +113,18 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
             continue
         mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
         lines.append(
-            f"| {c[key]} | {labels[c['variant']]}{mark} | {formats.ms(c['median_s'])} | "
-            f"{formats.mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
-            f"{100 * c['ceiling_fraction']:.0f} | {formats.sci(c['max_rel_error'])} |"
+            f"| {c[key]} | {labels[c['variant']]}{mark} | {ms(c['median_s'])} | "
+            f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
+            f"{100 * c['ceiling_fraction']:.0f} | {sci(c['max_rel_error'])} |"
         )
     return "\n".join(lines)
+
+
+#: Each warm-up of :data:`mha_site.bench.measure.WARMUPS` in words.
+_WARMUP_WORDS = {
+    "two calls": "two untimed calls",
+    "until stable": "until two blocks in a row agree within 5%, then timed blocks with a sync only at their edges",
+}
 
 
 def provenance_table(doc: dict[str, Any]) -> str:
@@ -90,7 +142,7 @@ def provenance_table(doc: dict[str, Any]) -> str:
         ("Command", f"`{p['command']}`"),
         ("Load average (1 min) at start / end", f"{p.get('load_average_1min')} / {p.get('load_average_1min_end')}"),
         ("Timed blocks per cell", doc["config"]["repeats"]),
-        ("Warm-up", _warmup_words(doc["config"].get("warmup"))),
+        ("Warm-up", _WARMUP_WORDS.get(doc["config"].get("warmup"))),  # none recorded before schema 3
         ("Run time", f"{doc.get('wall_s')} s"),
     ]
     if p["device_type"] == "cuda":
@@ -105,12 +157,6 @@ def provenance_table(doc: dict[str, Any]) -> str:
                      f"(commit {q['git_commit'][:10]}): `{q['command']}`"))
     lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in rows if value is not None]
     return "\n".join(lines)
-
-
-def _warmup_words(warmup: str | None) -> str | None:
-    if warmup == "until stable":
-        return "until two blocks in a row agree within 5%, then timed blocks with a sync only at their edges"
-    return None if warmup is None else "two untimed calls"
 
 
 def _smi_words(clocks: dict[str, str] | str | None) -> str:
@@ -141,14 +187,9 @@ def _precision_words(settings: dict[str, Any] | None) -> str:
     return f"{'TF32 allowed' if tf32 else 'full float32, TF32 off'} ({shown})"
 
 
-def image_markdown(alt: str, name: str) -> str:
+def figure_markdown(stem: str, kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
     """A figure of assets/bench/ as a Markdown image with its alt text, sized by the page's ``bench-figure`` rule."""
-    return f"![{alt}](assets/bench/{name}){{ .bench-figure }}"
-
-
-def figure_markdown(device: str, kind: str, doc: dict[str, Any]) -> str:
-    """One layer figure of ``device`` as a Markdown image."""
-    return image_markdown(figure_alt(kind, doc), f"{device}-{kind}.svg")
+    return f"![{figure_alt(kind, doc, dtype)}](assets/bench/{figure_name(stem, kind, dtype)}){{ .bench-figure }}"
 
 
 def collapsible(title: str, body: str) -> list[str]:
