@@ -17,16 +17,12 @@ import griffe
 ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj):`(~?)([^`]+)`")
 DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
 REST_TERM = re.compile(r"^``[^`]+``$")
-FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)
-CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+# A fenced block, a code span, or a "<" outside both.
+CODE_OR_LT = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$|(`+).+?\1|<", re.M | re.S)
 
 
 def _walk(obj: griffe.Object) -> list[griffe.Object]:
-    found = [obj]
-    for member in obj.members.values():
-        if not member.is_alias:
-            found.extend(_walk(member))
-    return found
+    return [obj] + [found for member in obj.members.values() if not member.is_alias for found in _walk(member)]
 
 
 def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griffe.Object | None:
@@ -122,23 +118,7 @@ def definition_lists(text: str) -> str:
 
 def escape_html(text: str) -> str:
     """Escape ``<`` everywhere except in fenced blocks and code spans, so no text becomes an HTML tag."""
-
-    def outside_code(part: str) -> str:
-        pieces, last = [], 0
-        for match in CODE_SPAN.finditer(part):
-            pieces.append(part[last : match.start()].replace("<", "&lt;"))
-            pieces.append(match.group(0))
-            last = match.end()
-        pieces.append(part[last:].replace("<", "&lt;"))
-        return "".join(pieces)
-
-    pieces, last = [], 0
-    for match in FENCE.finditer(text):
-        pieces.append(outside_code(text[last : match.start()]))
-        pieces.append(match.group(0))
-        last = match.end()
-    pieces.append(outside_code(text[last:]))
-    return "".join(pieces)
+    return CODE_OR_LT.sub(lambda match: "&lt;" if match.group(0) == "<" else match.group(0), text)
 
 
 def comment_docstrings(module: griffe.Module) -> None:
@@ -169,9 +149,5 @@ class RstDocstrings(griffe.Extension):
         for obj in objects:
             if obj.docstring is None:
                 continue
-            value = obj.docstring.value
-            value = fence_doctests(value)
-            value = definition_lists(value)
-            value = escape_html(value)
-            value = rewrite_roles(value, pkg, obj)
-            obj.docstring.value = value
+            value = escape_html(definition_lists(fence_doctests(obj.docstring.value)))
+            obj.docstring.value = rewrite_roles(value, pkg, obj)

@@ -119,14 +119,6 @@ class UnsupportedVariant(ValueError):
     """A mathvariant that neither MathML Core nor :func:`core_mathml` turns into characters."""
 
 
-def _variant_text(variant: str, text: str) -> str:
-    if variant not in VARIANT_CAPITAL_A or not all("A" <= c <= "Z" for c in text):
-        raise UnsupportedVariant(f"mathvariant={variant!r} on {text!r}: MathML Core draws only 'normal'; "
-                                 f"written as characters here: {sorted(VARIANT_CAPITAL_A)} of capital Latin letters")
-    holes = VARIANT_HOLES.get(variant, {})
-    return "".join(holes.get(c) or chr(VARIANT_CAPITAL_A[variant] + ord(c) - ord("A")) for c in text)
-
-
 def core_mathml(rendered: str) -> str:
     """KaTeX's MathML as MathML Core draws it: variants as characters, and the TeX annotation
     kept out of the search index (Material's ``data-search-exclude``), which indexes the text.
@@ -141,9 +133,14 @@ def core_mathml(rendered: str) -> str:
     """
 
     def variant(match: re.Match) -> str:
-        if match["variant"] == "normal":
+        variant, text = match["variant"], match["text"]
+        if variant == "normal":
             return match[0]
-        return f"<mi>{_variant_text(match['variant'], match['text'])}</mi>"
+        if variant not in VARIANT_CAPITAL_A or not all("A" <= c <= "Z" for c in text):
+            raise UnsupportedVariant(f"mathvariant={variant!r} on {text!r}: MathML Core draws only 'normal'; written "
+                                     f"as characters here: {sorted(VARIANT_CAPITAL_A)} of capital Latin letters")
+        holes = VARIANT_HOLES.get(variant, {})
+        return "<mi>" + "".join(holes.get(c) or chr(VARIANT_CAPITAL_A[variant] + ord(c) - ord("A")) for c in text) + "</mi>"
 
     return VARIANT_MI.sub(variant, rendered).replace("<annotation ", "<annotation data-search-exclude ")
 
@@ -166,6 +163,11 @@ def render_arithmatex(content: str, render) -> str:
     return ARITHMATEX.sub(replace, content)
 
 
+def _formula(render, display: bool = False):
+    """A ``re.sub`` replacement: the match's first group, HTML-unescaped, rendered."""
+    return lambda match: render(html.unescape(match.group(1)).strip(), display)
+
+
 def render_dollar_math(fragment: str, render) -> str:
     """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
     out = []
@@ -175,16 +177,14 @@ def render_dollar_math(fragment: str, render) -> str:
     def flush(text: str) -> str:
         if skip or "$" not in text:
             return text
-        text = NB_DISPLAY.sub(lambda m: render(html.unescape(m.group(1)).strip(), True), text)
-        return NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), text)
+        return NB_INLINE.sub(_formula(render), NB_DISPLAY.sub(_formula(render, True), text))
 
     for match in TAG.finditer(fragment):
         out.append(flush(fragment[text_start : match.start()]))
         out.append(match.group(0))
         closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
         if name in SKIP_INSIDE and not self_closing:
-            skip += -1 if closing else 1
-            skip = max(skip, 0)
+            skip = max(skip + (-1 if closing else 1), 0)
         text_start = match.end()
     out.append(flush(fragment[text_start:]))
     return "".join(out)
@@ -228,10 +228,7 @@ def render_page(content: str, page) -> str:
 
     # Headings keep their $...$ (notebook) or \( ... \) (Markdown) in the table of contents: MathML there too.
     for item in _toc_items(page.toc or []):
-        if "$" in item.title:
-            item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
-        if "\\(" in item.title:
-            item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
+        item.title = TOC_INLINE.sub(_formula(render), NB_INLINE.sub(_formula(render), item.title))
 
     content = render_arithmatex(content, render)
     if page.file.src_uri.endswith(".ipynb"):

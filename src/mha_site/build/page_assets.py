@@ -1,19 +1,9 @@
-"""Each page loads only the stylesheets and scripts its own content uses, and its figures load
-lazily with their intrinsic size (steps of hooks/site.py).
-
-* ``PAGE_ASSETS`` maps a class that only a component's markup carries to the files it needs
-  (nothing is listed twice in ``mkdocs.yml``); overrides/main.html links them from Material's
-  documented blocks, the scripts after Material's bundle and a11y.js (they use ``document$``).
-* ``<img>`` in the article get ``width``/``height`` from the SVG or PNG they show, so the layout
-  does not jump as they arrive; a missing image or an unreadable SVG size fails the build.
-* The explorer's no-JavaScript fallback goes in ``<noscript>``, Markdown tables in Material's
-  scroll box (``mha_site.build.tables``), so its bundle does not restyle the page in the browser.
-
-``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals``) builds plain Material, ``make
-perf``'s baseline: every component's files on every page, no math-font preload, images without
-size, ``decoding`` or ``loading``, every Pygments span kept, tables left for the bundle. What is
-not speed stays: the image check, scrolling figures, the ``<noscript>`` fallback, focusable
-scroll regions, and what search leaves out.
+"""Each page loads only the stylesheets and scripts its own content uses (``PAGE_ASSETS``: nothing
+is listed twice in ``mkdocs.yml``), and its figures load lazily with their intrinsic size, so the
+layout does not jump as they arrive (steps of hooks/site.py). ``MHA_PLAIN_MATERIAL=1``
+(``mha_site.build.material_internals``) builds plain Material, ``make perf``'s baseline, without
+the speed passes; what is not speed stays: the image check, scrolling figures, the explorer's
+``<noscript>`` fallback, focusable scroll regions, and what search leaves out.
 """
 
 from __future__ import annotations
@@ -67,24 +57,14 @@ ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
 SVG_ROOT = re.compile(rb"<svg\b[^>]*>", re.S)
 LENGTH = re.compile(r"^\s*([0-9.]+)\s*(px|pt)?\s*$")
 FALLBACK = '<div class="mha-explorer__fallback">'
-
-
-def _class_pattern(name: str) -> re.Pattern:
-    return re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')
-
-
-MARKERS = [(name, _class_pattern(name)) for name, _, _ in PAGE_ASSETS]
+# A component's marker as one of an element's classes (not a prefix: "quiz" is not "quiz-feedback").
+MARKERS = [(name, re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')) for name, _, _ in PAGE_ASSETS]
 
 
 def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) of the components named."""
-    stylesheets: list[str] = []
-    scripts: list[str] = []
-    for name, css, js in PAGE_ASSETS:
-        if name in names:
-            stylesheets += [c for c in css if c not in stylesheets]
-            scripts += [j for j in js if j not in scripts]
-    return stylesheets, scripts
+    chosen = [(css, js) for name, css, js in PAGE_ASSETS if name in names]
+    return list(dict.fromkeys(c for css, _ in chosen for c in css)), list(dict.fromkeys(j for _, js in chosen for j in js))
 
 
 def assets_for(content: str) -> tuple[list[str], list[str]]:
@@ -107,17 +87,12 @@ def svg_size(data: bytes) -> tuple[int, int] | None:
     if not root:
         return None
     attrs = dict(ATTR.findall(root.group(0).decode("utf-8", "replace")))
-    sizes = []
-    for name in ("width", "height"):
-        match = LENGTH.match(attrs.get(name, ""))
-        if not match:
-            break
-        sizes.append(float(match.group(1)) * (4 / 3 if match.group(2) == "pt" else 1))
-    if len(sizes) == 2:
-        return round(sizes[0]), round(sizes[1])
-    if "viewBox" not in attrs:
+    sizes = [LENGTH.match(attrs.get(name, "")) for name in ("width", "height")]
+    if all(sizes):
+        return tuple(round(float(size[1]) * (4 / 3 if size[2] == "pt" else 1)) for size in sizes)
+    box = attrs.get("viewBox")
+    if box is None:
         return None
-    box = attrs["viewBox"]
     try:
         numbers = [float(value) for value in box.replace(",", " ").split()]
     except ValueError:
@@ -190,7 +165,6 @@ def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
     return IMG.sub(replace, content)
 
 
-
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
     start = content.find(FALLBACK)
@@ -249,8 +223,7 @@ def mark_plain(config) -> None:
 
 def is_plain(config) -> bool:
     """Whether :func:`mark_plain` marked this build plain Material (a config it never saw: the site)."""
-    extra = config.get("extra") if hasattr(config, "get") else None
-    return bool(extra and extra.get(PLAIN_KEY))
+    return bool((config.get("extra") or {}).get(PLAIN_KEY))
 
 
 def content_passes(content: str, page, config, files) -> str:
@@ -274,7 +247,7 @@ def page_assets(content: str, config) -> dict[str, list[str]]:
     plain = is_plain(config)
     markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)
-    linked = set(config.get("extra_css") or []) if hasattr(config, "get") else set()
+    linked = set(config.get("extra_css") or [])
     stylesheets = [c for c in stylesheets if c not in linked]  # plain: mkdocstrings' is linked already
     return {
         "preload": [MATH_FONT] if "katex" in markers and not plain else [],

@@ -65,9 +65,6 @@ class _Counter(HTMLParser):
         elif tag == "pre":
             self.pre_depth += 1
 
-    def handle_startendtag(self, tag: str, attrs) -> None:  # noqa: ANN001
-        self.elements += 1
-
     def handle_endtag(self, tag: str) -> None:
         if tag in VOID:
             return
