@@ -43,8 +43,6 @@
     const form = quiz.querySelector("[data-quiz-form]");
     const input = form.querySelector("input");
     const answer = Number(quiz.dataset.answer);
-    const why = quiz.querySelector(".quiz-why");
-    const hint = quiz.querySelector(".quiz-hint");
     // Notes on typical wrong values: <li data-value="512 512.0">, one or more numbers each.
     const notes = new Map();
     quiz.querySelectorAll(".quiz-values li[data-value]").forEach((li) =>
@@ -63,29 +61,13 @@
       }
       input.removeAttribute("aria-invalid");
       if (value === answer) {
-        say(quiz, "right", cloneContent(why));
+        say(quiz, "right", cloneContent(quiz.querySelector(".quiz-why")));
       } else if (notes.has(value)) {
         // A value with its own note: say which mistake gives it (the note starts with the value).
         say(quiz, "wrong", cloneContent(notes.get(value)));
       } else {
-        say(quiz, "wrong", `${raw} is not it. `, cloneContent(hint));
+        say(quiz, "wrong", `${raw} is not it. `, cloneContent(quiz.querySelector(".quiz-hint")));
       }
-    });
-  }
-
-  function markOption(option, verdict) {
-    option.dataset.verdict = verdict;
-    option.querySelector("label").append(" ", tag("span", "quiz-option-verdict", OPTION_LABEL[verdict]));
-  }
-
-  function clearOptions(quiz) {
-    quiz.querySelectorAll(".quiz-option").forEach((option) => {
-      option.removeAttribute("data-verdict");
-      option.querySelectorAll(".quiz-option-verdict").forEach((mark) => {
-        const space = mark.previousSibling;
-        if (space && space.nodeType === Node.TEXT_NODE && space.textContent === " ") space.remove();
-        mark.remove();
-      });
     });
   }
 
@@ -97,16 +79,23 @@
     check.hidden = false;
     check.addEventListener("click", () => {
       const chosen = quiz.querySelector("input[type=radio]:checked");
-      clearOptions(quiz);
+      // Clear the last verdict: the option's mark, and the space before it.
+      quiz.querySelectorAll(".quiz-option[data-verdict]").forEach((option) => option.removeAttribute("data-verdict"));
+      quiz.querySelectorAll(".quiz-option-verdict").forEach((mark) => {
+        if (mark.previousSibling?.nodeValue === " ") mark.previousSibling.remove();
+        mark.remove();
+      });
       if (!chosen) {
         say(quiz, "invalid", "Choose an answer first.");
         return;
       }
       const note = notes.get(chosen.value);
-      const right = note.dataset.correct === "true";
-      markOption(chosen.closest(".quiz-option"), right ? "right" : "wrong");
-      say(quiz, right ? "right" : "wrong", cloneContent(note, true));
-      if (right) quiz.querySelector(".quiz-answer").open = true;
+      const verdict = note.dataset.correct === "true" ? "right" : "wrong";
+      const option = chosen.closest(".quiz-option");
+      option.dataset.verdict = verdict;
+      option.querySelector("label").append(" ", tag("span", "quiz-option-verdict", OPTION_LABEL[verdict]));
+      say(quiz, verdict, cloneContent(note, true));
+      if (verdict === "right") quiz.querySelector(".quiz-answer").open = true;
     });
   }
 
@@ -117,13 +106,9 @@
       if (details.open && !details.hasAttribute("data-print-opened")) selfCheck.hidden = false;
     });
     selfCheck.querySelectorAll("button").forEach((button) =>
-      button.addEventListener("click", () => {
-        if (button.dataset.verdict === "had-it") {
-          say(quiz, "right", "Split, attend, concatenate and project: that is the whole layer.");
-        } else {
-          say(quiz, "later", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.");
-        }
-      })
+      button.addEventListener("click", () => (button.dataset.verdict === "had-it"
+        ? say(quiz, "right", "Split, attend, concatenate and project: that is the whole layer.")
+        : say(quiz, "later", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.")))
     );
   }
 

@@ -2,7 +2,7 @@
 where their text lives now: the old single-page lesson's ids, and pages that moved (no torch, no
 matplotlib). mkdocs-redirects is not installed, so the build writes a small page at each old page
 address: a script that keeps the fragment, a meta refresh for readers without scripts, a canonical
-link for search engines and a visible link.
+link for search engines (with ``site_url``: it must be absolute) and a visible link.
 
 The course is the site's top-level pages in the order of ``mkdocs.yml``'s ``nav``, up to the first
 that is not a Markdown page (the notebook, then the API reference: tools, not sittings). Previous
@@ -140,14 +140,14 @@ def redirect_page(old: str, new: str, site_url: str | None = None) -> str:
     >>> page = redirect_page("real-heads/", "tiny-model/")
     >>> 'location.replace("../tiny-model/" + location.hash)' in page, 'href="../tiny-model/"' in page
     (True, True)
-    >>> '<link rel="canonical" href="https://x.org/b/">' in redirect_page("a/", "b/", "https://x.org/")
-    True
+    >>> '<link rel="canonical" href="https://x.org/b/">' in redirect_page("a/", "b/", "https://x.org/"), "canonical" in page
+    (True, False)
     """
     target = "../" * old.count("/") + new
-    canonical = site_url.rstrip("/") + "/" + new if site_url else target
+    canonical = f'<link rel="canonical" href="{html.escape(site_url.rstrip("/") + "/" + new)}">\n' if site_url else ""
     return (
         f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<title>Moved to {html.escape(new)}</title>\n<link rel="canonical" href="{html.escape(canonical)}">\n'
+        f'<title>Moved to {html.escape(new)}</title>\n{canonical}'
         f"<script>location.replace({json.dumps(target)} + location.hash)</script>\n"
         f'<meta http-equiv="refresh" content="0; url={html.escape(target)}">\n</head>\n'
         f'<body>\n<p>This page moved to <a href="{html.escape(target)}">{html.escape(new)}</a>.</p>\n</body>\n</html>\n'

@@ -15,6 +15,8 @@ from typing import Any
 import griffe
 
 ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj):`(~?)([^`]+)`")
+# A doctest paragraph: from a line starting ">>>" to a blank line.
+DOCTEST = re.compile(r"^([^\S\n]*)>>>.*(?:\n[^\S\n]*\S.*)*", re.M)
 DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
 REST_TERM = re.compile(r"^``[^`]+``$")
 # A fenced block, a code span, or a "<" outside both.
@@ -46,9 +48,7 @@ def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griff
 
 
 def _documented(obj: griffe.Object) -> bool:
-    if obj.is_module:
-        return True
-    return bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_")
+    return obj.is_module or (bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_"))
 
 
 def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> str:
@@ -67,24 +67,14 @@ def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> st
 
 def fence_doctests(text: str) -> str:
     """Wrap each doctest paragraph in a ``pycon`` fence and drop ``# doctest:`` directives."""
-    out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.lstrip().startswith(">>>"):
-            indent = line[: len(line) - len(line.lstrip())]
-            block = []
-            while i < len(lines) and lines[i].strip():
-                block.append(DIRECTIVE.sub("", lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i]))
-                i += 1
-            if out and out[-1].strip():
-                out.append("")
-            out.extend([f"{indent}```pycon", *(f"{indent}{b}" for b in block), f"{indent}```"])
-            continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
+
+    def fence(match: re.Match[str]) -> str:
+        indent = match.group(1)
+        lines = [indent + DIRECTIVE.sub("", line.removeprefix(indent)) for line in match.group(0).split("\n")]
+        blank = "\n" if match.start() and text[: match.start()].split("\n")[-2].strip() else ""
+        return f"{blank}{indent}```pycon\n" + "\n".join(lines) + f"\n{indent}```"
+
+    return DOCTEST.sub(fence, text)
 
 
 def definition_lists(text: str) -> str:

@@ -82,7 +82,7 @@ class Renderer:
         return self._render
 
     def render(self, tex: str, display: bool) -> str:
-        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` with KaTeX's message."""
+        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` naming it, with KaTeX's message."""
         key = ("D" if display else "I") + tex
         cached = self._cache.get(key)
         if cached is not None:
@@ -91,11 +91,9 @@ class Renderer:
 
         try:
             out = core_mathml(self._engine()(tex, display))
-        except UnsupportedVariant as error:
-            raise KaTeXError(str(error)) from None
-        except quickjs.JSException as error:
+        except (UnsupportedVariant, quickjs.JSException) as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
-            raise KaTeXError(message) from None
+            raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {message}") from None
         self._cache[key] = out
         self._dirty = True
         return out
@@ -218,13 +216,8 @@ def render_page(content: str, page) -> str:
     """``page``'s formulas (``content`` and its table of contents) as MathML; :class:`KaTeXError`
     names a formula KaTeX refuses."""
     global _renderer
-    renderer = _renderer = _renderer or Renderer()
-
-    def render(tex: str, display: bool) -> str:
-        try:
-            return renderer.render(tex, display)
-        except KaTeXError as error:
-            raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {error}") from None
+    _renderer = _renderer or Renderer()
+    render = _renderer.render
 
     # Headings keep their $...$ (notebook) or \( ... \) (Markdown) in the table of contents: MathML there too.
     for item in _toc_items(page.toc or []):
