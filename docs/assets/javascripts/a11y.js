@@ -40,22 +40,21 @@
     document.documentElement.dataset.scrollChecked = ""; // a pass has run (tests wait for it)
   }
 
-  const observer = "IntersectionObserver" in window
-    ? new IntersectionObserver((entries) => {
-      for (const entry of entries) nearby[entry.isIntersecting ? "add" : "delete"](entry.target);
-      mark(entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target));
-    }, { rootMargin: "100% 0px" })
-    : null;
+  // Material's bundle needs IntersectionObserver too (it polyfills only ResizeObserver).
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) nearby[entry.isIntersecting ? "add" : "delete"](entry.target);
+    mark(entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target));
+  }, { rootMargin: "100% 0px" });
 
   function collect(root) {
     labels.clear();
     nearby.clear();
-    if (observer) observer.disconnect();
+    observer.disconnect();
     for (const [selector, label] of REGIONS) {
       root.querySelectorAll(selector).forEach((region) => labels.set(region, label));
     }
-    if (observer && labels.size) labels.forEach((_, region) => observer.observe(region));
-    else mark([...labels.keys()]);  // no observer, or nothing to observe: one pass now
+    labels.forEach((_, region) => observer.observe(region));
+    if (!labels.size) mark([]);  // nothing to observe: the pass is done now
   }
 
   document$.subscribe(({ body }) => collect(body));

@@ -74,19 +74,15 @@ class Renderer:
 
             context = quickjs.Context()
             context.eval(self._script)
-            context.eval(f"var __options = {json.dumps(OPTIONS)};")
-            self._render = context.eval(
-                "(function (tex, display) {"
-                " return katex.renderToString(tex, Object.assign({displayMode: display}, __options)); })"
-            )
+            options = json.dumps(OPTIONS)
+            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
         return self._render
 
     def render(self, tex: str, display: bool) -> str:
         """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` naming it, with KaTeX's message."""
         key = ("D" if display else "I") + tex
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+        if key in self._cache:
+            return self._cache[key]
         import quickjs
 
         try:
