@@ -81,28 +81,21 @@ def definition_lists(text: str) -> str:
     """reST ``term`` + indented body -> Markdown ``term`` + ``:   body`` (pymdownx def_list syntax)."""
     lines = text.split("\n")
     out: list[str] = []
-    in_list = False  # reST lets one item follow another without a blank line
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        follows = lines[i + 1] if i + 1 < len(lines) else ""
-        previous_blank = not out or not out[-1].strip()
-        if (previous_blank or in_list) and REST_TERM.match(line) and follows.startswith("    ") and follows.strip():
-            if in_list:
-                out.append("")  # Markdown needs a blank line before the next term
-            in_list = True
-            out.append(line)
-            i += 1
-            body = []
-            while i < len(lines) and lines[i].startswith("    ") and lines[i].strip():
-                body.append(lines[i][4:])
-                i += 1
-            out.append(":   " + body[0])
-            out.extend("    " + b for b in body[1:])
+    state = ""  # "term": the line before is an item's term; "body": inside an item's body
+    for i, line in enumerate(lines):
+        if state == "term" or (state == "body" and line.startswith("    ") and line.strip()):
+            out.append(":   " + line[4:] if state == "term" else line)
+            state = "body"
             continue
-        in_list = False
-        out.append(line)
-        i += 1
+        follows = lines[i + 1] if i + 1 < len(lines) else ""
+        term = REST_TERM.match(line) and follows.startswith("    ") and follows.strip()
+        # reST lets one item follow another without a blank line; Markdown needs one before the term.
+        if term and (state or not out or not out[-1].strip()):
+            out.extend([""] * bool(state) + [line])
+            state = "term"
+        else:
+            out.append(line)
+            state = ""
     return "\n".join(out)
 
 
