@@ -13,10 +13,9 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 from mha_site.build import checks, error_page, katex, notebook_page, page_assets
-from mha_site.build.course import Course
+from mha_site.build.course import Course, write_redirects
 from mha_site.build.html import name_search_dialog
 from mha_site.build.material_internals import start_scripts
-from mha_site.build.redirects import write_redirects
 from mha_site.placeholders import Values, fill_html, fill_markdown
 
 _course = Course()
@@ -59,22 +58,18 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str: 
         return _numbers(markdown, fill_markdown, page, config)
 
 
-def transform(content: str, page: Any, config: Any, files: Any) -> str:
-    """Every step of a page's content, in order."""
-    content = checks.components_closed(content)  # first: the page as Markdown left it
-    content = katex.render_page(content, page)  # formulas (and the table of contents') to MathML
-    if page.file.src_uri.endswith(".ipynb"):
-        content = notebook_page.clean_notebook_page(content, page, config, files)
-    content = _numbers(content, fill_html, page, config)
-    content = page_assets.content_passes(content, page, config, files)  # fallback, tables, images, search
-    page.meta[page_assets.META_KEY] = page_assets.page_assets(content, config)  # linked by overrides/main.html
-    # Last: it counts the finished words and code (the maths rendered, the fallback in <noscript>).
-    return _course.page_content(content, page, files)
-
-
 def on_page_content(content: str, page: Any, config: Any, files: Any) -> str:
+    """Every step of a page's content, in order."""
     with stop_on_error(page):
-        return transform(content, page, config, files)
+        content = checks.components_closed(content)  # first: the page as Markdown left it
+        content = katex.render_page(content, page)  # formulas (and the table of contents') to MathML
+        if page.file.src_uri.endswith(".ipynb"):
+            content = notebook_page.clean_notebook_page(content, page, config, files)
+        content = _numbers(content, fill_html, page, config)
+        content = page_assets.content_passes(content, page, config, files)  # fallback, tables, images, search
+        page.meta[page_assets.META_KEY] = page_assets.page_assets(content, config)  # linked by overrides/main.html
+        # Last: it counts the finished words and code (the maths rendered, the fallback in <noscript>).
+        return _course.page_content(content, page, files)
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:

@@ -97,7 +97,7 @@ def test_the_reader_sees_the_place_and_time_under_the_title(shared_page) -> None
 def test_the_old_address_of_heads_that_learn_lands_on_the_tiny_model_page(shared_page, site_url: str,
                                                                           anchor: str) -> None:
     """"Heads that learn" moved from real-heads/ to tiny-model/ (one name for the tiny model): the old
-    address, written by mha_site.build.redirects, sends its reader on with the fragment kept."""
+    address, written by mha_site.build.course, sends its reader on with the fragment kept."""
     page = shared_page(width=375, height=812)
     fragment = f"#{anchor}" if anchor else ""
     page.goto(f"real-heads/{fragment}")

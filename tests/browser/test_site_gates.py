@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mha_site.build.redirects import MOVED_PAGES
+from mha_site.build.course import MOVED_PAGES
 from sitekit import axe_findings, page_paths
 
 pytestmark = pytest.mark.browser

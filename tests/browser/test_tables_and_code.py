@@ -1,4 +1,4 @@
-"""Tables and code as the build leaves them (mha_site.build.tables, mha_site.build.code_tokens): they look as
+"""Tables and code as the build leaves them (mha_site.build.tables, mha_site.build.page_assets): they look as
 Material would make them, and code in a table breaks only between words.
 """
 
@@ -60,7 +60,7 @@ TOKEN_COLOURS = """
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_code_tokens_without_spans_look_as_they_would_with_them(new_page, scheme) -> None:
-    """The build drops name, operator, punctuation and whitespace spans (mha_site.build.code_tokens):
+    """The build drops name, operator, punctuation and whitespace spans (mha_site.build.page_assets):
     extra.css draws those tokens in the code colour, so a span would change nothing."""
     page = new_page(color_scheme=scheme)
     page.goto("causal-mask/")

@@ -19,7 +19,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from mha_site.build.code_tokens import drop_plain_token_spans
+from mha_site.build.page_assets import drop_plain_token_spans
 from mha_site.build.material_internals import PLAIN_ENV, SEARCH_HOLD_BACK, start_scripts
 from sitekit import ROOT, load_file_module
 
@@ -451,7 +451,7 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
         # mha_site.build.tables: Markdown tables wrapped as the bundle does
         "the bundle wraps table:not([class]) in md-typeset__scrollwrap > md-typeset__table":
             all(name in bundle for name in ("table:not([class])", "md-typeset__scrollwrap", "md-typeset__table")),
-        # mha_site.build.code_tokens: spans the theme draws in the code colour
+        # mha_site.build.page_assets: Pygments spans the theme draws in the code colour
         "code tokens are coloured by --md-code-hl-name/operator/punctuation-color":
             all(f"--md-code-hl-{kind}-color" in css for kind in ("name", "operator", "punctuation")),
         # mha_site/build/page_assets.py: code, quizzes and collapsed boxes kept out of the index

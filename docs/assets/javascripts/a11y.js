@@ -40,22 +40,21 @@
     document.documentElement.dataset.scrollChecked = ""; // a pass has run (tests wait for it)
   }
 
-  const observer = "IntersectionObserver" in window
-    ? new IntersectionObserver((entries) => {
-      for (const entry of entries) nearby[entry.isIntersecting ? "add" : "delete"](entry.target);
-      mark(entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target));
-    }, { rootMargin: "100% 0px" })
-    : null;
+  // Material's bundle needs IntersectionObserver too (it polyfills only ResizeObserver).
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) nearby[entry.isIntersecting ? "add" : "delete"](entry.target);
+    mark(entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target));
+  }, { rootMargin: "100% 0px" });
 
   function collect(root) {
     labels.clear();
     nearby.clear();
-    if (observer) observer.disconnect();
+    observer.disconnect();
     for (const [selector, label] of REGIONS) {
       root.querySelectorAll(selector).forEach((region) => labels.set(region, label));
     }
-    if (observer && labels.size) labels.forEach((_, region) => observer.observe(region));
-    else mark([...labels.keys()]);  // no observer, or nothing to observe: one pass now
+    labels.forEach((_, region) => observer.observe(region));
+    if (!labels.size) mark([]);  // nothing to observe: the pass is done now
   }
 
   document$.subscribe(({ body }) => collect(body));
@@ -78,24 +77,20 @@
     clearTimeout(pending);
     pending = setTimeout(() => mark([...nearby]), 150);
   });
-})();
 
-// When the reader last gave input (wheel, touch, key, pointer), and when the page last jumped
-// to a section (a link, a hash in the address). Read by the two parts below.
-const mhaReader = { input: -Infinity, jump: -Infinity };
-for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
-  addEventListener(type, () => { mhaReader.input = performance.now(); }, { capture: true, passive: true });
-}
+  // When the reader last gave input (wheel, touch, key, pointer), and when the page last jumped
+  // to a section (a link, a hash in the address). Read by the two parts below.
+  const reader = { input: -Infinity, jump: -Infinity };
+  for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"]) {
+    addEventListener(type, () => { reader.input = performance.now(); }, { capture: true, passive: true });
+  }
 
-// Links to a section land on it. A widget above the target can change height after the browser
-// has jumped: the live-heads box on tiny-model/ swaps its 507 px static figure for its 260 px
-// controls, then grows by about 900 px once its model loads, and Chromium does not move the
-// scroll position to follow (it anchors scrolling only after the reader's own scroll): a link
-// to #pruning left the heading 180 px above the screen, or 900 px below it. Until the reader
-// gives input, or for 5 s, the jump is finished again whenever the article resizes.
-(() => {
-  "use strict";
-
+  // Links to a section land on it. A widget above the target can change height after the browser
+  // has jumped: the live-heads box on tiny-model/ swaps its 507 px static figure for its 260 px
+  // controls, then grows by about 900 px once its model loads, and Chromium does not move the
+  // scroll position to follow (it anchors scrolling only after the reader's own scroll): a link
+  // to #pruning left the heading 180 px above the screen, or 900 px below it. Until the reader
+  // gives input, or for 5 s, the jump is finished again whenever the article resizes.
   function finishJump() {
     const id = decodeURIComponent(location.hash.slice(1));
     const target = id && document.getElementById(id);
@@ -105,7 +100,7 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
       const off = target.getBoundingClientRect().top - margin;
       const room = document.documentElement.scrollHeight - innerHeight - scrollY;
       if (Math.abs(off) > 2 && room > 1) {
-        mhaReader.jump = performance.now();
+        reader.jump = performance.now();
         target.scrollIntoView();
       }
     }));
@@ -113,13 +108,13 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
 
   let holdUntil = 0;
   function hold() {
-    mhaReader.jump = performance.now();
-    holdUntil = mhaReader.jump + 5000;
+    reader.jump = performance.now();
+    holdUntil = reader.jump + 5000;
   }
   const article = document.querySelector("article");
   if (article && "ResizeObserver" in window) {
     new ResizeObserver(() => {
-      if (performance.now() < holdUntil && mhaReader.input < mhaReader.jump) finishJump();
+      if (performance.now() < holdUntil && reader.input < reader.jump) finishJump();
     }).observe(article);
   }
 
@@ -134,22 +129,16 @@ for (const type of ["wheel", "touchstart", "touchmove", "keydown", "pointerdown"
   });
   if (location.hash) hold();
   finishJump();
-})();
 
-// Material shows its "Back to top" button when the page scrolls up. Finishing a jump (above) can
-// scroll the page up by itself, and the button then covered the heading just reached.
-// So the button shows only after the reader's own input (wheel, touch, key, pointer) within
-// the last 1.5 s, and not while the page is finishing a jump that came after that input
-// (a click on a table-of-contents link is input too, but the scrolling after it is not the
-// reader's).
-(() => {
-  "use strict";
-
+  // Material shows its "Back to top" button when the page scrolls up. Finishing a jump (above) can
+  // scroll the page up by itself, and the button then covered the heading just reached.
+  // So the button shows only after the reader's own input within the last 1.5 s, and not while
+  // the page is finishing a jump that came after that input (a click on a table-of-contents link
+  // is input too, but the scrolling after it is not the reader's).
   const button = document.querySelector(".md-top");
   if (!button) return;
   const guard = () => {
-    const now = performance.now();
-    const readers = now - mhaReader.input <= 1500 && mhaReader.input > mhaReader.jump;
+    const readers = performance.now() - reader.input <= 1500 && reader.input > reader.jump;
     if (!button.hidden && !readers) {
       button.hidden = true;
       button.setAttribute("tabindex", "-1");

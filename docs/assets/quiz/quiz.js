@@ -13,48 +13,36 @@
   const MARK = { right: "\u2713 Correct.", wrong: "\u2717 Not quite.", later: "\u21bb Worth another pass." };
   const OPTION_LABEL = { right: "\u2713 correct", wrong: "\u2717 not this one" };
 
+  const tag = (name, className, textContent) => Object.assign(document.createElement(name), { className, textContent });
+
   // Child nodes of `source`, deep-cloned, without ids (an id must stay unique on the page).
-  function cloneContent(source, skipLeading) {
-    const fragment = document.createDocumentFragment();
-    let nodes = [...source.childNodes];
+  function cloneContent(source, skipLeading = false) {
+    const nodes = [...source.childNodes];
     if (skipLeading) {
       // Drop the leading "X: yes/no." label and the whitespace after it.
       while (nodes.length && nodes[0].nodeType === Node.TEXT_NODE && !nodes[0].textContent.trim()) nodes.shift();
-      if (nodes.length && nodes[0].nodeName === "STRONG") nodes.shift();
+      if (nodes[0]?.nodeName === "STRONG") nodes.shift();
     }
-    nodes.forEach((node, index) => {
-      const copy = node.cloneNode(true);
-      if (index === 0 && copy.nodeType === Node.TEXT_NODE) copy.textContent = copy.textContent.replace(/^\s+/, "");
-      if (copy.nodeType === Node.ELEMENT_NODE) {
-        copy.removeAttribute("id");
-        copy.querySelectorAll("[id]").forEach((el) => el.removeAttribute("id"));
-      }
-      fragment.append(copy);
-    });
+    const fragment = document.createDocumentFragment();
+    fragment.append(...nodes.map((node) => node.cloneNode(true)));
+    fragment.querySelectorAll("[id]").forEach((el) => el.removeAttribute("id"));
+    const first = fragment.firstChild;
+    if (first?.nodeType === Node.TEXT_NODE) first.textContent = first.textContent.replace(/^\s+/, "");
     return fragment;
   }
 
-  // Replace the feedback with a verdict mark and `content` (a string or a node/fragment).
-  function say(quiz, verdict, content) {
+  // Replace the feedback with a verdict mark and `content` (strings and nodes/fragments).
+  function say(quiz, verdict, ...content) {
     const feedback = quiz.querySelector(".quiz-feedback");
     feedback.dataset.verdict = verdict;
-    const parts = [];
-    if (MARK[verdict]) {
-      const mark = document.createElement("strong");
-      mark.className = "quiz-mark";
-      mark.textContent = MARK[verdict];
-      parts.push(mark, " ");
-    }
-    parts.push(content);
-    feedback.replaceChildren(...parts);
+    const mark = MARK[verdict] ? [tag("strong", "quiz-mark", MARK[verdict]), " "] : [];
+    feedback.replaceChildren(...mark, ...content);
   }
 
   function initNumeric(quiz) {
     const form = quiz.querySelector("[data-quiz-form]");
     const input = form.querySelector("input");
     const answer = Number(quiz.dataset.answer);
-    const why = quiz.querySelector(".quiz-why");
-    const hint = quiz.querySelector(".quiz-hint");
     // Notes on typical wrong values: <li data-value="512 512.0">, one or more numbers each.
     const notes = new Map();
     quiz.querySelectorAll(".quiz-values li[data-value]").forEach((li) =>
@@ -73,34 +61,13 @@
       }
       input.removeAttribute("aria-invalid");
       if (value === answer) {
-        say(quiz, "right", cloneContent(why, false));
+        say(quiz, "right", cloneContent(quiz.querySelector(".quiz-why")));
       } else if (notes.has(value)) {
         // A value with its own note: say which mistake gives it (the note starts with the value).
-        say(quiz, "wrong", cloneContent(notes.get(value), false));
+        say(quiz, "wrong", cloneContent(notes.get(value)));
       } else {
-        const text = document.createDocumentFragment();
-        text.append(`${raw} is not it. `, cloneContent(hint, false));
-        say(quiz, "wrong", text);
+        say(quiz, "wrong", `${raw} is not it. `, cloneContent(quiz.querySelector(".quiz-hint")));
       }
-    });
-  }
-
-  function markOption(option, verdict) {
-    option.dataset.verdict = verdict;
-    const tag = document.createElement("span");
-    tag.className = "quiz-option-verdict";
-    tag.textContent = OPTION_LABEL[verdict];
-    option.querySelector("label").append(" ", tag);
-  }
-
-  function clearOptions(quiz) {
-    quiz.querySelectorAll(".quiz-option").forEach((option) => {
-      option.removeAttribute("data-verdict");
-      option.querySelectorAll(".quiz-option-verdict").forEach((tag) => {
-        const space = tag.previousSibling;
-        if (space && space.nodeType === Node.TEXT_NODE && space.textContent === " ") space.remove();
-        tag.remove();
-      });
     });
   }
 
@@ -112,16 +79,23 @@
     check.hidden = false;
     check.addEventListener("click", () => {
       const chosen = quiz.querySelector("input[type=radio]:checked");
-      clearOptions(quiz);
+      // Clear the last verdict: the option's mark, and the space before it.
+      quiz.querySelectorAll(".quiz-option[data-verdict]").forEach((option) => option.removeAttribute("data-verdict"));
+      quiz.querySelectorAll(".quiz-option-verdict").forEach((mark) => {
+        if (mark.previousSibling?.nodeValue === " ") mark.previousSibling.remove();
+        mark.remove();
+      });
       if (!chosen) {
         say(quiz, "invalid", "Choose an answer first.");
         return;
       }
       const note = notes.get(chosen.value);
-      const right = note.dataset.correct === "true";
-      markOption(chosen.closest(".quiz-option"), right ? "right" : "wrong");
-      say(quiz, right ? "right" : "wrong", cloneContent(note, true));
-      if (right) quiz.querySelector(".quiz-answer").open = true;
+      const verdict = note.dataset.correct === "true" ? "right" : "wrong";
+      const option = chosen.closest(".quiz-option");
+      option.dataset.verdict = verdict;
+      option.querySelector("label").append(" ", tag("span", "quiz-option-verdict", OPTION_LABEL[verdict]));
+      say(quiz, verdict, cloneContent(note, true));
+      if (verdict === "right") quiz.querySelector(".quiz-answer").open = true;
     });
   }
 
@@ -132,13 +106,9 @@
       if (details.open && !details.hasAttribute("data-print-opened")) selfCheck.hidden = false;
     });
     selfCheck.querySelectorAll("button").forEach((button) =>
-      button.addEventListener("click", () => {
-        if (button.dataset.verdict === "had-it") {
-          say(quiz, "right", "Split, attend, concatenate and project: that is the whole layer.");
-        } else {
-          say(quiz, "later", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.");
-        }
-      })
+      button.addEventListener("click", () => (button.dataset.verdict === "had-it"
+        ? say(quiz, "right", "Split, attend, concatenate and project: that is the whole layer.")
+        : say(quiz, "later", "Reread the section \u201cSplit, attend, concatenate, project\u201d above, then try again later.")))
     );
   }
 
@@ -146,9 +116,8 @@
 
   function initAll(root) {
     root.querySelectorAll(".quiz[data-quiz]").forEach((quiz) => {
-      if (quiz.dataset.quizReady) return;
       const init = INIT[quiz.dataset.quiz];
-      if (!init) return;
+      if (quiz.dataset.quizReady || !init) return;
       init(quiz);
       quiz.dataset.quizReady = "true";
     });

@@ -1,5 +1,8 @@
-"""Where a reader is in the course: each page's place and reading time, and the addresses of the
-old single-page lesson sent to where their text lives now (no torch, no matplotlib).
+"""Where a reader is in the course: each page's place and reading time, and old addresses sent to
+where their text lives now: the old single-page lesson's ids, and pages that moved (no torch, no
+matplotlib). mkdocs-redirects is not installed, so the build writes a small page at each old page
+address: a script that keeps the fragment, a meta refresh for readers without scripts, a canonical
+link for search engines (with ``site_url``: it must be absolute) and a visible link.
 
 The course is the site's top-level pages in the order of ``mkdocs.yml``'s ``nav``, up to the first
 that is not a Markdown page (the notebook, then the API reference: tools, not sittings). Previous
@@ -17,11 +20,15 @@ from typing import Any
 from mkdocs.utils import get_relative_url
 
 from mha_site.build.reading import PageText, count_page_text
+from mha_site.files import write_atomic
 
-__all__ = ["MOVED_KEY", "Course", "check_moved", "course_line", "moved_script"]
+__all__ = ["MOVED_KEY", "MOVED_PAGES", "Course", "check_moved", "course_line", "moved_script", "redirect_page",
+           "write_redirects"]
 
 #: The front-matter key of a page whose sections moved: ``{old id: the page (src path) that has it}``.
 MOVED_KEY = "moved"
+#: Old page address -> the new one, both from the site root (directory URLs).
+MOVED_PAGES = {"real-heads/": "tiny-model/"}
 
 H1_END = re.compile(r"</h1>")
 
@@ -125,3 +132,32 @@ class Course:
         ]
         if missing:
             raise ValueError("moved ids not found on their new pages: " + ", ".join(missing))
+
+
+def redirect_page(old: str, new: str, site_url: str | None = None) -> str:
+    """The page written at ``old`` that sends its reader on to ``new``.
+
+    >>> page = redirect_page("real-heads/", "tiny-model/")
+    >>> 'location.replace("../tiny-model/" + location.hash)' in page, 'href="../tiny-model/"' in page
+    (True, True)
+    >>> '<link rel="canonical" href="https://x.org/b/">' in redirect_page("a/", "b/", "https://x.org/"), "canonical" in page
+    (True, False)
+    """
+    target = "../" * old.count("/") + new
+    canonical = f'<link rel="canonical" href="{html.escape(site_url.rstrip("/") + "/" + new)}">\n' if site_url else ""
+    return (
+        f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<title>Moved to {html.escape(new)}</title>\n{canonical}'
+        f"<script>location.replace({json.dumps(target)} + location.hash)</script>\n"
+        f'<meta http-equiv="refresh" content="0; url={html.escape(target)}">\n</head>\n'
+        f'<body>\n<p>This page moved to <a href="{html.escape(target)}">{html.escape(new)}</a>.</p>\n</body>\n</html>\n'
+    )
+
+
+def write_redirects(config: Any) -> None:
+    """Write the redirect page of every :data:`MOVED_PAGES` entry into the built site."""
+    for old, new in MOVED_PAGES.items():
+        path = Path(config["site_dir"]) / old / "index.html"
+        if path.exists():
+            raise ValueError(f"redirect from {old} to {new}: the build already has a page at {path}")
+        write_atomic(path, redirect_page(old, new, config.get("site_url")))

@@ -15,18 +15,16 @@ from typing import Any
 import griffe
 
 ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj):`(~?)([^`]+)`")
+# A doctest paragraph: from a line starting ">>>" to a blank line.
+DOCTEST = re.compile(r"^([^\S\n]*)>>>.*(?:\n[^\S\n]*\S.*)*", re.M)
 DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
 REST_TERM = re.compile(r"^``[^`]+``$")
-FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)
-CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+# A fenced block, a code span, or a "<" outside both.
+CODE_OR_LT = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$|(`+).+?\1|<", re.M | re.S)
 
 
 def _walk(obj: griffe.Object) -> list[griffe.Object]:
-    found = [obj]
-    for member in obj.members.values():
-        if not member.is_alias:
-            found.extend(_walk(member))
-    return found
+    return [obj] + [found for member in obj.members.values() if not member.is_alias for found in _walk(member)]
 
 
 def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griffe.Object | None:
@@ -50,9 +48,7 @@ def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griff
 
 
 def _documented(obj: griffe.Object) -> bool:
-    if obj.is_module:
-        return True
-    return bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_")
+    return obj.is_module or (bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_"))
 
 
 def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> str:
@@ -71,74 +67,41 @@ def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> st
 
 def fence_doctests(text: str) -> str:
     """Wrap each doctest paragraph in a ``pycon`` fence and drop ``# doctest:`` directives."""
-    out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.lstrip().startswith(">>>"):
-            indent = line[: len(line) - len(line.lstrip())]
-            block = []
-            while i < len(lines) and lines[i].strip():
-                block.append(DIRECTIVE.sub("", lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i]))
-                i += 1
-            if out and out[-1].strip():
-                out.append("")
-            out.extend([f"{indent}```pycon", *(f"{indent}{b}" for b in block), f"{indent}```"])
-            continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
+
+    def fence(match: re.Match[str]) -> str:
+        indent = match.group(1)
+        lines = [indent + DIRECTIVE.sub("", line.removeprefix(indent)) for line in match.group(0).split("\n")]
+        blank = "\n" if match.start() and text[: match.start()].split("\n")[-2].strip() else ""
+        return f"{blank}{indent}```pycon\n" + "\n".join(lines) + f"\n{indent}```"
+
+    return DOCTEST.sub(fence, text)
 
 
 def definition_lists(text: str) -> str:
     """reST ``term`` + indented body -> Markdown ``term`` + ``:   body`` (pymdownx def_list syntax)."""
     lines = text.split("\n")
     out: list[str] = []
-    in_list = False  # reST lets one item follow another without a blank line
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        follows = lines[i + 1] if i + 1 < len(lines) else ""
-        previous_blank = not out or not out[-1].strip()
-        if (previous_blank or in_list) and REST_TERM.match(line) and follows.startswith("    ") and follows.strip():
-            if in_list:
-                out.append("")  # Markdown needs a blank line before the next term
-            in_list = True
-            out.append(line)
-            i += 1
-            body = []
-            while i < len(lines) and lines[i].startswith("    ") and lines[i].strip():
-                body.append(lines[i][4:])
-                i += 1
-            out.append(":   " + body[0])
-            out.extend("    " + b for b in body[1:])
+    state = ""  # "term": the line before is an item's term; "body": inside an item's body
+    for i, line in enumerate(lines):
+        if state == "term" or (state == "body" and line.startswith("    ") and line.strip()):
+            out.append(":   " + line[4:] if state == "term" else line)
+            state = "body"
             continue
-        in_list = False
-        out.append(line)
-        i += 1
+        follows = lines[i + 1] if i + 1 < len(lines) else ""
+        term = REST_TERM.match(line) and follows.startswith("    ") and follows.strip()
+        # reST lets one item follow another without a blank line; Markdown needs one before the term.
+        if term and (state or not out or not out[-1].strip()):
+            out.extend([""] * bool(state) + [line])
+            state = "term"
+        else:
+            out.append(line)
+            state = ""
     return "\n".join(out)
 
 
 def escape_html(text: str) -> str:
     """Escape ``<`` everywhere except in fenced blocks and code spans, so no text becomes an HTML tag."""
-
-    def outside_code(part: str) -> str:
-        pieces, last = [], 0
-        for match in CODE_SPAN.finditer(part):
-            pieces.append(part[last : match.start()].replace("<", "&lt;"))
-            pieces.append(match.group(0))
-            last = match.end()
-        pieces.append(part[last:].replace("<", "&lt;"))
-        return "".join(pieces)
-
-    pieces, last = [], 0
-    for match in FENCE.finditer(text):
-        pieces.append(outside_code(text[last : match.start()]))
-        pieces.append(match.group(0))
-        last = match.end()
-    pieces.append(outside_code(text[last:]))
-    return "".join(pieces)
+    return CODE_OR_LT.sub(lambda match: "&lt;" if match.group(0) == "<" else match.group(0), text)
 
 
 def comment_docstrings(module: griffe.Module) -> None:
@@ -169,9 +132,5 @@ class RstDocstrings(griffe.Extension):
         for obj in objects:
             if obj.docstring is None:
                 continue
-            value = obj.docstring.value
-            value = fence_doctests(value)
-            value = definition_lists(value)
-            value = escape_html(value)
-            value = rewrite_roles(value, pkg, obj)
-            obj.docstring.value = value
+            value = escape_html(definition_lists(fence_doctests(obj.docstring.value)))
+            obj.docstring.value = rewrite_roles(value, pkg, obj)

@@ -74,28 +74,22 @@ class Renderer:
 
             context = quickjs.Context()
             context.eval(self._script)
-            context.eval(f"var __options = {json.dumps(OPTIONS)};")
-            self._render = context.eval(
-                "(function (tex, display) {"
-                " return katex.renderToString(tex, Object.assign({displayMode: display}, __options)); })"
-            )
+            options = json.dumps(OPTIONS)
+            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
         return self._render
 
     def render(self, tex: str, display: bool) -> str:
-        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` with KaTeX's message."""
+        """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` naming it, with KaTeX's message."""
         key = ("D" if display else "I") + tex
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+        if key in self._cache:
+            return self._cache[key]
         import quickjs
 
         try:
             out = core_mathml(self._engine()(tex, display))
-        except UnsupportedVariant as error:
-            raise KaTeXError(str(error)) from None
-        except quickjs.JSException as error:
+        except (UnsupportedVariant, quickjs.JSException) as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
-            raise KaTeXError(message) from None
+            raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {message}") from None
         self._cache[key] = out
         self._dirty = True
         return out
@@ -119,14 +113,6 @@ class UnsupportedVariant(ValueError):
     """A mathvariant that neither MathML Core nor :func:`core_mathml` turns into characters."""
 
 
-def _variant_text(variant: str, text: str) -> str:
-    if variant not in VARIANT_CAPITAL_A or not all("A" <= c <= "Z" for c in text):
-        raise UnsupportedVariant(f"mathvariant={variant!r} on {text!r}: MathML Core draws only 'normal'; "
-                                 f"written as characters here: {sorted(VARIANT_CAPITAL_A)} of capital Latin letters")
-    holes = VARIANT_HOLES.get(variant, {})
-    return "".join(holes.get(c) or chr(VARIANT_CAPITAL_A[variant] + ord(c) - ord("A")) for c in text)
-
-
 def core_mathml(rendered: str) -> str:
     """KaTeX's MathML as MathML Core draws it: variants as characters, and the TeX annotation
     kept out of the search index (Material's ``data-search-exclude``), which indexes the text.
@@ -141,9 +127,14 @@ def core_mathml(rendered: str) -> str:
     """
 
     def variant(match: re.Match) -> str:
-        if match["variant"] == "normal":
+        variant, text = match["variant"], match["text"]
+        if variant == "normal":
             return match[0]
-        return f"<mi>{_variant_text(match['variant'], match['text'])}</mi>"
+        if variant not in VARIANT_CAPITAL_A or not all("A" <= c <= "Z" for c in text):
+            raise UnsupportedVariant(f"mathvariant={variant!r} on {text!r}: MathML Core draws only 'normal'; written "
+                                     f"as characters here: {sorted(VARIANT_CAPITAL_A)} of capital Latin letters")
+        holes = VARIANT_HOLES.get(variant, {})
+        return "<mi>" + "".join(holes.get(c) or chr(VARIANT_CAPITAL_A[variant] + ord(c) - ord("A")) for c in text) + "</mi>"
 
     return VARIANT_MI.sub(variant, rendered).replace("<annotation ", "<annotation data-search-exclude ")
 
@@ -166,6 +157,11 @@ def render_arithmatex(content: str, render) -> str:
     return ARITHMATEX.sub(replace, content)
 
 
+def _formula(render, display: bool = False):
+    """A ``re.sub`` replacement: the match's first group, HTML-unescaped, rendered."""
+    return lambda match: render(html.unescape(match.group(1)).strip(), display)
+
+
 def render_dollar_math(fragment: str, render) -> str:
     """Render ``$$...$$`` and ``$...$`` in the text of an HTML fragment, outside code and pre."""
     out = []
@@ -175,16 +171,14 @@ def render_dollar_math(fragment: str, render) -> str:
     def flush(text: str) -> str:
         if skip or "$" not in text:
             return text
-        text = NB_DISPLAY.sub(lambda m: render(html.unescape(m.group(1)).strip(), True), text)
-        return NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), text)
+        return NB_INLINE.sub(_formula(render), NB_DISPLAY.sub(_formula(render, True), text))
 
     for match in TAG.finditer(fragment):
         out.append(flush(fragment[text_start : match.start()]))
         out.append(match.group(0))
         closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
         if name in SKIP_INSIDE and not self_closing:
-            skip += -1 if closing else 1
-            skip = max(skip, 0)
+            skip = max(skip + (-1 if closing else 1), 0)
         text_start = match.end()
     out.append(flush(fragment[text_start:]))
     return "".join(out)
@@ -218,20 +212,12 @@ def render_page(content: str, page) -> str:
     """``page``'s formulas (``content`` and its table of contents) as MathML; :class:`KaTeXError`
     names a formula KaTeX refuses."""
     global _renderer
-    renderer = _renderer = _renderer or Renderer()
-
-    def render(tex: str, display: bool) -> str:
-        try:
-            return renderer.render(tex, display)
-        except KaTeXError as error:
-            raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {error}") from None
+    _renderer = _renderer or Renderer()
+    render = _renderer.render
 
     # Headings keep their $...$ (notebook) or \( ... \) (Markdown) in the table of contents: MathML there too.
     for item in _toc_items(page.toc or []):
-        if "$" in item.title:
-            item.title = NB_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
-        if "\\(" in item.title:
-            item.title = TOC_INLINE.sub(lambda m: render(html.unescape(m.group(1)).strip(), False), item.title)
+        item.title = TOC_INLINE.sub(_formula(render), NB_INLINE.sub(_formula(render), item.title))
 
     content = render_arithmatex(content, render)
     if page.file.src_uri.endswith(".ipynb"):

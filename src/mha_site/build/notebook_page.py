@@ -17,14 +17,16 @@ from urllib.parse import unquote
 
 from mkdocs.structure.files import File
 
-STYLE_OR_SCRIPT = re.compile(r"<(style|script)\b[^>]*>.*?</\1>\s*", re.S | re.I)
-COMMENT = re.compile(r"<!--.*?-->\s*", re.S)
-CLIPBOARD = re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy\b.*?</clipboard-copy>\s*</div>\s*', re.S)
-# The widget's copy of each cell's source, as plain text: with the widget's CSS gone it showed
-# under every code cell as a run-on paragraph (review). Material's copy button reads the cell.
-CLIPBOARD_TEXT = re.compile(r'<div class="clipboard-copy-txt"[^>]*>[^<]*</div>\s*')
+# What the template adds around the cells: inline CSS and scripts, comments, the copy widget, empty
+# collapsers, and the widget's copy of each cell's source as plain text: with the widget's CSS gone
+# it showed under every code cell as a run-on paragraph (review). Material's copy button reads the cell.
+TEMPLATE_EXTRAS = re.compile(
+    r"<(style|script)\b[^>]*>.*?</\1>\s*|<!--.*?-->\s*"
+    r'|<div class="zeroclipboard-container">\s*<clipboard-copy\b.*?</clipboard-copy>\s*</div>\s*'
+    r'|<div class="clipboard-copy-txt"[^>]*>[^<]*</div>\s*|<div class="jp-Collapser [^"]*">\s*</div>\s*',
+    re.S | re.I,
+)
 CODE_CELL = re.compile(r'<div class="highlight-ipynb hl-(?P<lang>[\w-]+)"><pre>(?P<code>.*?)</pre>', re.S)
-EMPTY_COLLAPSER = re.compile(r'<div class="jp-Collapser [^"]*">\s*</div>\s*')
 FOCUSABLE_WRAPPER = re.compile(r'(<div class="jp-Cell-inputWrapper") tabindex="0"')
 # nbconvert's heading permalinks; JupyterLab's CSS (dropped) hid them until hover. As Material's
 # own permalinks ("headerlink") they get Material's styles: hidden until the heading is hovered or focused.
@@ -34,16 +36,11 @@ INLINE_SVG_IMG = re.compile(r'<img\b[^>]*?\bsrc="data:image/svg\+xml,([^"]*)"[^>
 
 def clean_notebook_html(content: str) -> str:
     """The cells of an nbconvert page without the template's inline CSS, scripts and widgets."""
-    content = STYLE_OR_SCRIPT.sub("", content)
-    content = COMMENT.sub("", content)
-    content = CLIPBOARD.sub("", content)
-    content = CLIPBOARD_TEXT.sub("", content)
     content = CODE_CELL.sub(
         lambda m: f'<div class="language-{m["lang"]} highlight"><pre><code>'
         f'{m["code"].removeprefix("<span></span>")}</code></pre>',
-        content,
+        TEMPLATE_EXTRAS.sub("", content),
     )
-    content = EMPTY_COLLAPSER.sub("", content)
     content = ANCHOR_LINK.sub(r'<a class="headerlink" href="\1" title="Permanent link">', content)
     return FOCUSABLE_WRAPPER.sub(r"\1", content)
 

@@ -1,19 +1,9 @@
-"""Each page loads only the stylesheets and scripts its own content uses, and its figures load
-lazily with their intrinsic size (steps of hooks/site.py).
-
-* ``PAGE_ASSETS`` maps a class that only a component's markup carries to the files it needs
-  (nothing is listed twice in ``mkdocs.yml``); overrides/main.html links them from Material's
-  documented blocks, the scripts after Material's bundle and a11y.js (they use ``document$``).
-* ``<img>`` in the article get ``width``/``height`` from the SVG or PNG they show, so the layout
-  does not jump as they arrive; a missing image or an unreadable SVG size fails the build.
-* The explorer's no-JavaScript fallback goes in ``<noscript>``, Markdown tables in Material's
-  scroll box (``mha_site.build.tables``), so its bundle does not restyle the page in the browser.
-
-``MHA_PLAIN_MATERIAL=1`` (``mha_site.build.material_internals``) builds plain Material, ``make
-perf``'s baseline: every component's files on every page, no math-font preload, images without
-size, ``decoding`` or ``loading``, every Pygments span kept, tables left for the bundle. What is
-not speed stays: the image check, scrolling figures, the ``<noscript>`` fallback, focusable
-scroll regions, and what search leaves out.
+"""Each page loads only the stylesheets and scripts its own content uses (``PAGE_ASSETS``: nothing
+is listed twice in ``mkdocs.yml``), and its figures load lazily with their intrinsic size, so the
+layout does not jump as they arrive (steps of hooks/site.py). ``MHA_PLAIN_MATERIAL=1``
+(``mha_site.build.material_internals``) builds plain Material, ``make perf``'s baseline, without
+the speed passes; what is not speed stays: the image check, scrolling figures, the explorer's
+``<noscript>`` fallback, focusable scroll regions, and what search leaves out.
 """
 
 from __future__ import annotations
@@ -27,7 +17,6 @@ import struct
 from pathlib import Path
 from urllib.parse import unquote
 
-from mha_site.build.code_tokens import drop_plain_token_spans
 from mha_site.files import write_atomic
 from mha_site.build.html import element_end
 from mha_site.build.material_internals import PLAIN_KEY, plain_material
@@ -67,24 +56,14 @@ ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
 SVG_ROOT = re.compile(rb"<svg\b[^>]*>", re.S)
 LENGTH = re.compile(r"^\s*([0-9.]+)\s*(px|pt)?\s*$")
 FALLBACK = '<div class="mha-explorer__fallback">'
-
-
-def _class_pattern(name: str) -> re.Pattern:
-    return re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')
-
-
-MARKERS = [(name, _class_pattern(name)) for name, _, _ in PAGE_ASSETS]
+# A component's marker as one of an element's classes (not a prefix: "quiz" is not "quiz-feedback").
+MARKERS = [(name, re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')) for name, _, _ in PAGE_ASSETS]
 
 
 def assets_of(names: set[str]) -> tuple[list[str], list[str]]:
     """The stylesheets and scripts (site-root paths, in order, no repeats) of the components named."""
-    stylesheets: list[str] = []
-    scripts: list[str] = []
-    for name, css, js in PAGE_ASSETS:
-        if name in names:
-            stylesheets += [c for c in css if c not in stylesheets]
-            scripts += [j for j in js if j not in scripts]
-    return stylesheets, scripts
+    chosen = [(css, js) for name, css, js in PAGE_ASSETS if name in names]
+    return list(dict.fromkeys(c for css, _ in chosen for c in css)), list(dict.fromkeys(j for _, js in chosen for j in js))
 
 
 def assets_for(content: str) -> tuple[list[str], list[str]]:
@@ -107,17 +86,12 @@ def svg_size(data: bytes) -> tuple[int, int] | None:
     if not root:
         return None
     attrs = dict(ATTR.findall(root.group(0).decode("utf-8", "replace")))
-    sizes = []
-    for name in ("width", "height"):
-        match = LENGTH.match(attrs.get(name, ""))
-        if not match:
-            break
-        sizes.append(float(match.group(1)) * (4 / 3 if match.group(2) == "pt" else 1))
-    if len(sizes) == 2:
-        return round(sizes[0]), round(sizes[1])
-    if "viewBox" not in attrs:
+    sizes = [LENGTH.match(attrs.get(name, "")) for name in ("width", "height")]
+    if all(sizes):
+        return tuple(round(float(size[1]) * (4 / 3 if size[2] == "pt" else 1)) for size in sizes)
+    box = attrs.get("viewBox")
+    if box is None:
         return None
-    box = attrs["viewBox"]
     try:
         numbers = [float(value) for value in box.replace(",", " ").split()]
     except ValueError:
@@ -190,6 +164,26 @@ def size_images(content: str, page_url: str, files, speed: bool = True) -> str:
     return IMG.sub(replace, content)
 
 
+# Pygments wraps every token in a <span>, which a phone's browser styles as its own element. Names,
+# whitespace, and (with extra.css's variables) operators and punctuation are drawn in the code colour
+# itself; their spans were 1,087 of the causal-mask page's 1,950 elements and 3,843 of the API page's
+# 9,687 (issue 11), so the build keeps their text and drops the span.
+PLAIN_TOKEN_CLASSES = ("n", "o", "p", "w")
+PRE_BLOCK = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
+PLAIN_SPAN = re.compile(r'<span class="(?:%s)">([^<]*)</span>' % "|".join(PLAIN_TOKEN_CLASSES))
+
+
+def drop_plain_token_spans(content: str) -> str:
+    """Unwrap name, operator, punctuation and whitespace tokens inside ``<pre>`` blocks (not inline code).
+
+    >>> drop_plain_token_spans('<pre><span></span><code><span class="n">x</span> '
+    ...                        '<span class="o">=</span> <span class="mi">1</span></code></pre>')
+    '<pre><code>x = <span class="mi">1</span></code></pre>'
+    >>> drop_plain_token_spans('<code class="highlight"><span class="n">x</span></code>')
+    '<code class="highlight"><span class="n">x</span></code>'
+    """
+    return PRE_BLOCK.sub(lambda block: PLAIN_SPAN.sub(r"\1", block.group(0).replace("<span></span>", "", 1)), content)
+
 
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
@@ -249,7 +243,7 @@ def mark_plain(config) -> None:
 
 def is_plain(config) -> bool:
     """Whether :func:`mark_plain` marked this build plain Material (a config it never saw: the site)."""
-    extra = config.get("extra") if hasattr(config, "get") else None
+    extra = config.get("extra") if hasattr(config, "get") else None  # a test's stand-in config has none
     return bool(extra and extra.get(PLAIN_KEY))
 
 
@@ -274,7 +268,7 @@ def page_assets(content: str, config) -> dict[str, list[str]]:
     plain = is_plain(config)
     markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)
-    linked = set(config.get("extra_css") or []) if hasattr(config, "get") else set()
+    linked = set(config.get("extra_css") or [])
     stylesheets = [c for c in stylesheets if c not in linked]  # plain: mkdocstrings' is linked already
     return {
         "preload": [MATH_FONT] if "katex" in markers and not plain else [],

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-__all__ = ["CODE_LINES_PER_MINUTE", "WORDS_PER_MINUTE", "PageText", "count_elements", "count_page_text"]
+__all__ = ["CODE_LINES_PER_MINUTE", "WORDS_PER_MINUTE", "PageText", "count_page_text"]
 
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 20
@@ -54,19 +54,14 @@ class _Counter(HTMLParser):
         self.pre_depth = 0
         self.words = 0
         self.code: list[str] = []
-        self.elements = 0
 
     def handle_starttag(self, tag: str, attrs) -> None:  # noqa: ANN001 - HTMLParser's signature
-        self.elements += 1
         if tag in VOID:
             return
         if tag in NOT_PROSE or self.skip_depth:
             self.skip_depth += 1
         elif tag == "pre":
             self.pre_depth += 1
-
-    def handle_startendtag(self, tag: str, attrs) -> None:  # noqa: ANN001
-        self.elements += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag in VOID:
@@ -85,13 +80,6 @@ class _Counter(HTMLParser):
             self.words += len(WORD.findall(data))
 
 
-def _counted(html: str) -> _Counter:
-    counter = _Counter()
-    counter.feed(html)
-    counter.close()
-    return counter
-
-
 def count_page_text(html: str) -> PageText:
     """The prose words and code lines of an article's HTML.
 
@@ -99,15 +87,9 @@ def count_page_text(html: str) -> PageText:
     ...                 '<pre><code>a = 1\\n\\nb = 2\\n</code></pre><noscript><p>not read</p></noscript>')
     PageText(words=4, code_lines=2)
     """
-    counter = _counted(html)
+    counter = _Counter()
+    counter.feed(html)
+    counter.close()
     code_lines = sum(1 for line in "".join(counter.code).splitlines() if line.strip())
     return PageText(words=counter.words, code_lines=code_lines)
 
-
-def count_elements(html: str) -> int:
-    """How many elements ``html`` holds (start tags; the browser's DOM adds a few, such as ``<tbody>``).
-
-    >>> count_elements('<p>a<br><img src="x"><span>b</span></p>')
-    4
-    """
-    return _counted(html).elements

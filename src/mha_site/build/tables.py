@@ -19,6 +19,9 @@ __all__ = ["TABLE_CLASS", "table_rules", "wrap_tables"]
 TABLE_CLASS = "mha-table"
 MATERIAL_SELECTOR = "table:not([class])"
 OUR_SELECTOR = f"table.{TABLE_CLASS}"
+# A top-level block of a stylesheet: its prelude (after any ``@charset ...;``) and its body, which
+# may hold blocks one level deep (Material's @media and @supports hold plain rules).
+CSS_BLOCK = re.compile(r"([^{};]+)\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 
 def wrap_tables(content: str) -> str:
@@ -38,25 +41,6 @@ def wrap_tables(content: str) -> str:
     return "".join(out)
 
 
-def _blocks(css: str) -> list[tuple[str, str]]:
-    """Top-level ``(prelude, body)`` pairs of a stylesheet (comments dropped)."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    blocks, depth, start, open_at = [], 0, 0, 0
-    for i, char in enumerate(css):
-        if char == "{":
-            if depth == 0:
-                open_at = i
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                blocks.append((css[start:open_at].strip(), css[open_at + 1:i]))
-                start = i + 1
-        elif char == ";" and depth == 0:
-            start = i + 1  # @charset, @import
-    return blocks
-
-
 def table_rules(material_css: str) -> str:
     """Material's rules for ``table:not([class])`` (within ``@media``/``@supports`` too), for ``table.mha-table``.
 
@@ -64,7 +48,8 @@ def table_rules(material_css: str) -> str:
     '.t table.mha-table td{y:2}\\n@media print{.t table.mha-table{z:3}}\\n'
     """
     out = []
-    for prelude, body in _blocks(material_css):
+    for match in CSS_BLOCK.finditer(re.sub(r"/\*.*?\*/", "", material_css, flags=re.S)):
+        prelude, body = match.group(1).strip(), match.group(2)
         if prelude.startswith("@media") or prelude.startswith("@supports"):
             inner = table_rules(body).strip()
             if inner:
