@@ -14,7 +14,8 @@ import json
 import pytest
 
 from mha_site.real_models.build import committed, heads_path, recompute_differences
-from mha_site.real_models.schema import MODELS, SCORES, TOLERANCE, top_heads, validate_heads
+from mha_site.real_models.schema import MODELS, top_heads, validate_heads
+from mha_site.real_models.specs import SPECS
 from sitekit import ROOT, load_file_module
 
 SHAPES = {"smollm2-135m": (30, 9), "minilm-l6": (6, 12)}
@@ -33,13 +34,13 @@ def test_each_file_names_its_source_and_shape(docs, model_id):
     assert doc["source"]["version"] == {"smollm2-135m": "0.1.2", "minilm-l6": "0.1.0"}[model_id]
     assert int(doc["source"]["sha256"], 16) >= 0 and len(doc["source"]["sha256"]) == 64
     assert doc["original"]["license"] == "Apache-2.0"
-    assert set(SCORES[model_id]) <= set(doc["scores"])
+    assert set(SPECS[model_id].scores) <= set(doc["scores"])
 
 
 @pytest.mark.parametrize("model_id", MODELS)
 def test_mha_ref_reproduced_every_layer_within_the_tolerance(docs, model_id):
     rep = docs[model_id]["reproduction"]
-    assert rep["tolerance"] == TOLERANCE[model_id] == {"smollm2-135m": 1e-4, "minilm-l6": 1e-5}[model_id]
+    assert rep["tolerance"] == SPECS[model_id].tolerance == {"smollm2-135m": 1e-4, "minilm-l6": 1e-5}[model_id]
     assert rep["dtype"] == "float32"
     for key in ("output", "weights"):
         assert len(rep["per_layer"][key]) == docs[model_id]["num_layers"]  # every layer was compared

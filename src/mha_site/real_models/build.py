@@ -1,13 +1,5 @@
-"""Write, check and recompute ``docs/assets/real-models/<id>/heads.json``.
-
-- :func:`committed` reads and validates the committed files (JSON only, no torch): what
-  ``scripts/build_assets.py --check`` and the default tests use.
-- :func:`recompute_files` loads both models (the ``real-models`` extra), recomputes every
-  number, and refuses to return files whose reproduction errors exceed the tolerances.
-- :func:`recompute_differences` compares a recomputation with the committed files:
-  scores and losses within :data:`RECOMPUTE_TOLERANCE`, the rest exactly (the measured
-  errors and the versions of the run are not compared).
-"""
+"""Read and validate the committed ``docs/assets/real-models/<id>/heads.json`` (JSON only), recompute
+them with the models (:func:`recompute_files`) and compare a recomputation with them."""
 
 from __future__ import annotations
 
@@ -18,9 +10,9 @@ from typing import Any
 from mha_site.files import json_bytes, load_json
 from mha_site.real_models.schema import MODELS, validate_heads
 
-__all__ = ["FOLDER", "RECOMPUTE_TOLERANCE", "committed", "heads_path", "recompute_differences", "recompute_files"]
+__all__ = ["RECOMPUTE_TOLERANCE", "check_reproduction", "committed", "heads_path", "recompute_differences",
+           "recompute_files"]
 
-FOLDER = Path("docs") / "assets" / "real-models"
 #: Scores and losses of a recomputation on another CPU must lie this close (float32 sums differ).
 RECOMPUTE_TOLERANCE = 2e-3
 #: Measured on the machine that ran the recomputation: recorded, never compared.
@@ -28,7 +20,7 @@ _RUN_FIELDS = ("per_layer", "max_abs_error", "score_cross_check", "torch", "tran
 
 
 def heads_path(root: Path, model_id: str) -> Path:
-    return Path(root) / FOLDER / model_id / "heads.json"
+    return Path(root) / "docs" / "assets" / "real-models" / model_id / "heads.json"
 
 
 def committed(root: Path) -> dict[str, dict[str, Any]]:
@@ -36,12 +28,11 @@ def committed(root: Path) -> dict[str, dict[str, Any]]:
     docs = {}
     for model_id in MODELS:
         path = heads_path(root, model_id)
-        doc = load_json(path)
+        docs[model_id] = load_json(path)
         try:
-            validate_heads(model_id, doc)
+            validate_heads(model_id, docs[model_id])
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from None
-        docs[model_id] = doc
     return docs
 
 
@@ -65,15 +56,9 @@ def recompute_files(root: Path, threads: int | None = None) -> dict[Path, bytes]
     return {heads_path(root, model_id): json_bytes(doc) for model_id, doc in docs.items()}
 
 
-def _without_run_fields(doc: dict) -> dict:
-    doc = json.loads(json.dumps(doc))
-    for field in _RUN_FIELDS:
-        doc["reproduction"].pop(field, None)
-    return doc
-
-
 def recompute_differences(fresh: dict[Path, bytes]) -> list[str]:
-    """Where a recomputation differs from the committed files (numbers within RECOMPUTE_TOLERANCE).
+    """Where a recomputation differs from the committed files: numbers within :data:`RECOMPUTE_TOLERANCE`,
+    hex-coded patterns within one level, the rest exactly, and the run's :data:`_RUN_FIELDS` not at all.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "heads.json"
@@ -88,8 +73,10 @@ def recompute_differences(fresh: dict[Path, bytes]) -> list[str]:
     """
     problems = []
     for path, content in fresh.items():
-        old = _without_run_fields(load_json(path))
-        new = _without_run_fields(json.loads(content))
+        old, new = load_json(path), json.loads(content)
+        for doc in (old, new):
+            for field in _RUN_FIELDS:
+                doc["reproduction"].pop(field, None)
         problems += [f"{path}: {line}" for line in _within(old, new, "$")]
     return problems
 

