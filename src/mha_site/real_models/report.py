@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mha_site.bench.formats import sci
+from mha_site.bench.tables import sci
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import MINILM, SMOLLM2, ModelSpec
 
