@@ -720,6 +720,8 @@ def test_how_the_weights_are_made_matches_torch_for_every_query(explorer) -> Non
     switch_to_trained(page)
     assert page.locator(".mha-explorer__made table").count() == 0
     assert "not the queries and keys" in page.locator(".mha-explorer__made-body").inner_text()
+    # Its summary promises no q and k either.
+    assert page.locator(".mha-explorer__made summary").inner_text() == "How these weights are made (weights only for this data)"
     assert page.locator("select[data-explorer-merge]").is_disabled()
     assert page.off_origin == [] and page.console_errors == []
 

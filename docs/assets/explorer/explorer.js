@@ -189,8 +189,9 @@
       view.made = el("details", { class: "mha-explorer__made", "data-explorer-made": "" });
       view.made.open = madeOpen;
       view.madeBody = el("div", { class: "mha-explorer__made-body" });
-      view.made.append(el("summary", {}, "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"),
-        view.madeBody);
+      // The trained data keeps weights only (ds.scores_missing says why): its summary promises no q and k.
+      view.made.append(el("summary", {}, ds.d_k ? "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"
+        : "How these weights are made (weights only for this data)"), view.madeBody);
       view.made.addEventListener("toggle", function () { if (view.made.open) drawMadePanel(); else clear(view.madeBody); });
       body.appendChild(view.made);
 
