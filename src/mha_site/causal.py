@@ -23,11 +23,11 @@ from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
 from mha_site.files import json_bytes, settled_json
-from mha_site.style import (HEAD_STYLES, PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, token_ticks,
+from mha_site.style import (PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, token_ticks,
                              weight_colorbar, weight_heatmap)
 
-__all__ = ["DIGITS", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64", "heads_figure",
-           "change_figure", "alt_texts", "build_files"]
+__all__ = ["DIGITS", "HEAD_TITLES", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64",
+           "heads_figure", "change_figure", "alt_texts", "build_files"]
 
 #: Decimal places kept in causal.json (the page prints at most two).
 DIGITS = 4
@@ -35,6 +35,9 @@ DIGITS = 4
 TOLERANCE = 10.0**-DIGITS
 #: Weights at or above this are printed in their cell, so the figure never relies on colour alone.
 LABEL_THRESHOLD = 0.1
+#: The heatmaps are drawn in the weight colour map, so their titles call each demo head by its job, not its colour.
+HEAD_TITLES = {"previous": "previous-token head", "subject": "subject head", "verb": "verb head",
+               "coreference": "coreference head"}
 
 
 def _rounded(values: Tensor) -> list[Any]:
@@ -60,9 +63,8 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
     """
     x, w = demo_inputs_float64(device)  # x: (1, T, d_model)
     mask = causal_mask(x.shape[1], device=device) if causal else None  # (T, T)
-    _, weights = multi_head_attention(
-        x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask, return_weights=True
-    )
+    _, weights = multi_head_attention(x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask,
+                                      return_weights=True)
     return weights[0]  # (h, T, T)
 
 
@@ -143,7 +145,7 @@ def heads_figure(data: dict[str, Any]) -> Figure:
             image = _heatmap(ax, np.array(data[key][row]), masked)
             token_ticks(ax, tokens)
             ax.tick_params(labelbottom=True, labelleft=col == 0)
-            ax.set_title(f"{HEAD_STYLES[name]['name']}: {'causal mask' if masked else 'no mask'}", fontsize=10)
+            ax.set_title(f"{HEAD_TITLES[name]}: {'causal mask' if masked else 'no mask'}", fontsize=10)
             if col == 0:
                 ax.set_ylabel("query")
             if row == len(heads) - 1:

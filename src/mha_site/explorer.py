@@ -125,10 +125,7 @@ def _head_entry(name: str, label: str, weights: list[list[float]], detail: str =
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The demo layer's input and every head's queries and keys, in float64, on the CPU.
-
-    Returns ``x`` ``(T, d_model)``, ``q`` and ``k`` ``(h, T, d_k)``: the projections
-    :func:`mha_ref.multi_head_attention` makes before it scores (``softmax(q k^T / sqrt(d_k))``).
+    """The demo layer's input ``x`` ``(T, d_model)`` and every head's queries and keys ``(h, T, d_k)``, in float64.
 
     >>> x, q, k = demo_queries_keys()
     >>> tuple(x.shape), tuple(q.shape), tuple(k.shape)
@@ -194,11 +191,7 @@ def _check_record(results: Mapping[str, Any], source: str) -> Mapping[str, Any]:
 
 
 def trained_dataset(results: Mapping[str, Any] | None = None, source: str | PathLike[str] = RESULTS) -> dict[str, Any]:
-    """Seed 0's previous-token and induction heads on its ``[x, x]`` heatmap sequence.
-
-    ``results`` defaults to the JSON at ``source``. Token ids become syllables
-    (:func:`token_symbol`); the description states, from the weights, how many
-    second-copy queries the induction head sends to the token after their first copy.
+    """Seed 0's previous-token and induction heads on its ``[x, x]`` sequence (``results``: the JSON at ``source``).
 
     >>> data = trained_dataset()
     >>> len(data["tokens"]), [h["name"] for h in data["heads"]]
@@ -304,9 +297,8 @@ def _draw_arc(ax: Any, head: str, order: int, query: int, key: int, weight: floa
     width = 0.8 + 2.2 * weight
     if key == query:
         size = 0.3 + 0.12 * order
-        x = query
-        vertices = [(x - 0.1, _ARC_FOOT), (x - 0.42, _ARC_FOOT + 1.6 * size),
-                    (x + 0.42, _ARC_FOOT + 1.6 * size), (x + 0.1, _ARC_FOOT)]
+        vertices = [(query - 0.1, _ARC_FOOT), (query - 0.42, _ARC_FOOT + 1.6 * size),
+                    (query + 0.42, _ARC_FOOT + 1.6 * size), (query + 0.1, _ARC_FOOT)]
         path = Path(vertices, [Path.MOVETO, Path.CURVE4, Path.CURVE4, Path.CURVE4])
         peak = _ARC_FOOT + 1.5 * size
     else:
@@ -358,19 +350,13 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
     for head, q, k, weight in arcs:
         top = max(top, _draw_arc(ax, head, order[head], q, k, weight))
     for i, symbol in enumerate(symbols):
-        is_query = i == query
-        ax.text(
-            i, _BASELINE, symbol, ha="center", va="center", fontsize=9 if many else 10, color=TEXT_COLOUR,
-            fontweight="bold" if is_query else "normal",
-            bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if is_query else None,
-        )
-    drawn = [h for h in dataset["heads"] if any(a[0] == h["name"] for a in arcs)]
-    handles = [
-        Line2D([], [], color=h["colour"], linestyle=h["dash"], linewidth=2.0, label=_legend_label(h)) for h in drawn
-    ]
+        box = {"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if i == query else None
+        ax.text(i, _BASELINE, symbol, ha="center", va="center", fontsize=9 if many else 10, color=TEXT_COLOUR,
+                fontweight="bold" if box else "normal", bbox=box)
+    handles = [Line2D([], [], color=h["colour"], linestyle=h["dash"], linewidth=2.0, label=_legend_label(h))
+               for h in dataset["heads"] if any(a[0] == h["name"] for a in arcs)]
     if handles:
-        fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False,
-                   fontsize=9)
+        fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False, fontsize=9)
     ax.set_xlim(-0.6, len(symbols) - 0.4)
     ax.set_ylim(_BASELINE - 0.6, top + 0.45)
     ax.axis("off")

@@ -33,8 +33,7 @@ Step = tuple[str, str, tuple[int, ...]]
 
 OUT_DIR = Path(__file__).resolve().parents[2] / "docs" / "assets" / "lesson"
 
-# Figure geometry (inches and points). Fonts stay >= 9 pt and the figure <= 7.2 in wide,
-# so that at the lesson column's width (about 690 px) no text is smaller than 11 px.
+# Figure geometry, in inches and points (the size rules: mha_site.style).
 WIDTH_IN = 7.0
 ROW_IN = 0.62
 FONT_PT = 10
@@ -147,11 +146,8 @@ def shape_flow_alt(steps: list[Step]) -> str:
     'Shapes through one multi-head attention layer, top to bottom: input x, (B, T, d_model), e.g. (2, 10, 512). The...'
     """
     parts = [f"{label.replace(chr(10), '')}, {symbol}, e.g. {shape}" for label, symbol, shape in steps]
-    return (
-        "Shapes through one multi-head attention layer, top to bottom: "
-        + "; ".join(parts)
-        + ". The steps with h among their dimensions run every head in one batched matmul."
-    )
+    return ("Shapes through one multi-head attention layer, top to bottom: " + "; ".join(parts)
+            + ". The steps with h among their dimensions run every head in one batched matmul.")
 
 
 #: One pre-LN transformer block (GPT-2, Llama), top to bottom: each sublayer reads the

@@ -34,7 +34,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
-    "HEAD_STYLES", "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
+    "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
     "TEXT_COLOUR", "WEIGHT_CMAP", "canvas", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells",
     "new_figure", "plain_tick_labels", "styled", "token_ticks", "weight_colorbar", "weight_heatmap",
 ]
@@ -63,16 +63,13 @@ STYLE = {
     "figure.dpi": 100,
 }
 
-#: The Okabe-Ito palette (distinguishable under the common colour-vision deficiencies).
+#: The Okabe-Ito colours the figures use (distinguishable under the common colour-vision deficiencies).
 PALETTE = {
     "blue": "#0072B2",
     "orange": "#E69F00",
     "green": "#009E73",
     "vermillion": "#D55E00",
     "sky": "#56B4E9",
-    "purple": "#CC79A7",
-    "yellow": "#F0E442",
-    "black": "#000000",
 }
 
 #: Dark ink for text drawn on the figures' light background.
@@ -81,12 +78,6 @@ TEXT_COLOUR = "#222222"
 #: The one sequential colour map for attention weight (0 to 1) on every page: perceptually
 #: uniform, readable in greyscale and under colour-vision deficiencies.
 WEIGHT_CMAP = "cividis"
-
-#: What a figure drawn in the weight colour map, not in per-head colours, calls each demo head.
-HEAD_STYLES = {
-    "previous": {"name": "previous-token head"}, "subject": {"name": "subject head"},
-    "verb": {"name": "verb head"}, "coreference": {"name": "coreference head"},
-}
 
 P = ParamSpec("P")
 R = TypeVar("R")
