@@ -111,17 +111,9 @@ def _rounded(matrix: Any) -> list[list[float]]:
 
 
 def _head_entry(name: str, label: str, weights: list[list[float]], detail: str = "") -> dict[str, Any]:
-    colour = HEAD_COLOURS[name]
-    return {
-        "name": name,
-        "label": label,
-        "detail": detail,
-        "colour": colour["light"],
-        "colour_name": colour["name"],
-        "dash": HEAD_DASHES[name],
-        "dash_name": _DASH_WORDS[HEAD_DASHES[name]],
-        "weights": weights,
-    }
+    colour, dash = HEAD_COLOURS[name], HEAD_DASHES[name]
+    return {"name": name, "label": label, "detail": detail, "colour": colour["light"], "colour_name": colour["name"],
+            "dash": dash, "dash_name": _DASH_WORDS[dash], "weights": weights}
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -208,8 +200,6 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
     induction = _rounded(maps["induction"])
     second_copy = range(half, len(tokens))
     hits = sum(1 for q in second_copy if max(range(q + 1), key=induction[q].__getitem__) == q - half + 1)
-    prev_layer, prev_index = record["previous_token_head"]
-    ind_layer, ind_index = record["induction_head"]
     return {
         "name": "trained",
         "title": "Trained heads, random tokens written twice",
@@ -230,8 +220,8 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
         ),
         "heads": [
             _head_entry("previous", "previous token", _rounded(maps["previous_token"]),
-                        f"layer {prev_layer}, head {prev_index}"),
-            _head_entry("induction", "induction", induction, f"layer {ind_layer}, head {ind_index}"),
+                        "layer {}, head {}".format(*record["previous_token_head"])),
+            _head_entry("induction", "induction", induction, "layer {}, head {}".format(*record["induction_head"])),
         ],
     }
 

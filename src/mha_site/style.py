@@ -34,8 +34,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
-    "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
-    "TEXT_COLOUR", "WEIGHT_CMAP", "canvas", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells",
+    "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE", "TEXT_COLOUR",
+    "WEIGHT_CMAP", "canvas", "compact_rectangles", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells",
     "new_figure", "plain_tick_labels", "styled", "token_ticks", "weight_colorbar", "weight_heatmap",
 ]
 
@@ -107,7 +107,7 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def canvas(width: float, height: float, ylim: tuple[float, float] | None = None) -> Axes:
-    """A diagram's one axes filling a new figure, with no axis drawn: x in inches, y over ``ylim`` (inches)."""
+    """A diagram's one axes, filling a new figure, no axis drawn: x in inches, y over ``ylim`` (default: in inches)."""
     ax = new_figure(width, height).add_axes((0, 0, 1, 1))
     ax.set_xlim(0, width)
     ax.set_ylim(*(ylim or (0, height)))
@@ -485,8 +485,26 @@ def flatten_groups(svg: bytes) -> bytes:
     return _SIBLING_PATHS.sub(join, svg)
 
 
-def figure_to_svg(fig: Figure, title: str) -> bytes:
+# An axis-aligned rectangle as matplotlib writes it (every heatmap cell), and a mesh's masked
+# cells, merged into one path that paints nothing.
+_RECT = re.compile(rb"M (-?[\d.]+) (-?[\d.]+) L (-?[\d.]+) \2 L \3 (-?[\d.]+) L \1 \4 L \1 \2")
+_UNPAINTED = re.compile(rb'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill: none"/>')
+
+
+def compact_rectangles(svg: bytes) -> bytes:
+    """Rectangles ``M x y L x2 y L x2 y2 L x y2 L x y`` written ``M x y H x2 V y2 H x Z``, unpainted cells dropped.
+
+    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
+    b'd="M 1 2 H 3 V 4 H 1 Z"'
+    """
+    return _UNPAINTED.sub(b"", _RECT.sub(rb"M \1 \2 H \3 V \4 H \1 Z", svg))
+
+
+def figure_to_svg(fig: Figure, title: str, compact: bool = False) -> bytes:
     """Render ``fig`` to deterministic SVG bytes, ``title`` its ``<title>``, with as few elements as draw it.
+
+    ``compact`` also writes rectangles shorter (:func:`compact_rectangles`): the real models'
+    thumbnails of every head are thousands of cells.
 
     >>> fig = new_figure(2, 1)
     >>> _ = fig.add_subplot().plot([0, 1], [1, 0])
@@ -496,4 +514,5 @@ def figure_to_svg(fig: Figure, title: str) -> bytes:
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Title": title, "Creator": "mha-lesson"})
-    return merge_mesh_cells(flatten_groups(inline_uses(buffer.getvalue())))
+    svg = merge_mesh_cells(flatten_groups(inline_uses(buffer.getvalue())))
+    return compact_rectangles(svg) if compact else svg

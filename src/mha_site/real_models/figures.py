@@ -8,7 +8,6 @@ each score carry their rank as a number in the cell, so no figure relies on colo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import matplotlib
@@ -87,21 +86,6 @@ def quantise(weights: list[list[float]], levels: int = SHADES) -> np.ma.MaskedAr
     weights = np.asarray(weights, dtype=np.float64)
     steps = np.round(weights * levels) / levels
     return np.ma.masked_where(weights < 1 / levels, steps)
-
-
-_RECT = re.compile(r"M (-?[\d.]+) (-?[\d.]+) L (-?[\d.]+) \2 L \3 (-?[\d.]+) L \1 \4 L \1 \2")
-#: A mesh's masked cells, merged into one path that paints nothing.
-_UNPAINTED = re.compile(r'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill: none"/>')
-
-
-def compact_rectangles(svg: bytes) -> bytes:
-    """Write each axis-aligned cell ``M x y L x2 y L x2 y2 L x y2 L x y`` as ``M x y H x2 V y2 H x Z``; drop unpainted cells.
-
-    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
-    b'd="M 1 2 H 3 V 4 H 1 Z"'
-    """
-    text = _RECT.sub(lambda m: f"M {m[1]} {m[2]} H {m[3]} V {m[4]} H {m[1]} Z", svg.decode())
-    return _UNPAINTED.sub("", text).encode()
 
 
 #: Empty cells between two thumbnails of the model view.
@@ -213,10 +197,9 @@ def ablation_figure(doc: dict) -> Figure:
     fig = new_figure(6.4, 3.4)
     ax = fig.subplots()
     bars = ax.bar(range(len(values)), values, color=colours, edgecolor=TEXT_COLOUR, linewidth=0.6)
-    for bar, hatch, value in zip(bars, hatches, values):
-        bar.set_hatch(hatch)
-        ax.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, value), xytext=(0, 2),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)  # one by one: bar() would make them numpy strings, which change the hatch ids
+    ax.bar_label(bars, fmt="{:.2f}", padding=2, fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
     ax.set_xticks(range(len(values)), labels, fontsize=SMALL_FONT_PT)
     ax.set_xlabel("heads zeroed (top induction heads, best first)")
     ax.set_ylabel("second-copy loss (nats)")
@@ -237,4 +220,4 @@ def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
         if spec.ablate:
             figures[f"{spec.prefix}-loss.svg"] = loss_figure(doc)
             figures[f"{spec.prefix}-ablation.svg"] = ablation_figure(doc)
-    return {name: compact_rectangles(figure_to_svg(fig, FIGURE_TITLES[name])) for name, fig in figures.items()}
+    return {name: figure_to_svg(fig, FIGURE_TITLES[name], compact=True) for name, fig in figures.items()}
