@@ -1,15 +1,11 @@
 """Data and figures for the causal-mask page, computed from :mod:`mha_ref.causal`.
 
-Two steps, checked differently. :func:`causal_results` computes plain data in
-float64 (on ``device``, CPU or CUDA) and rounds it to :data:`DIGITS` places: the
-demo heads' weights on the lesson's sentence with and without the causal mask,
-and how far each output of a seeded layer moves when one token is perturbed. That
-data is committed as ``causal.json`` and counts as current within
-:data:`TOLERANCE` (one unit in the last kept place: another CPU kernel, thread
-count or a GPU may round a number the other way). :func:`heads_figure` and
-:func:`change_figure` then draw the committed data, which is pure drawing and
-so checked byte for byte. :func:`build_files` does both for
-:mod:`mha_site.assets` (``python scripts/build_assets.py causal``).
+:func:`causal_results` computes the data in float64 (on ``device``) rounded to :data:`DIGITS`
+places: the demo heads' weights on the lesson's sentence with and without the causal mask, and
+how far each output of a seeded layer moves when one token is perturbed. Committed as
+``causal.json``, it counts as current within :data:`TOLERANCE` (another kernel, thread count
+or a GPU may round a number the other way); the figures are drawn from the committed data, so
+they check byte for byte.
 """
 
 from __future__ import annotations
@@ -27,11 +23,11 @@ from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
 from mha_site.files import json_bytes, settled_json
-from mha_site.style import (HEAD_STYLES, PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, weight_colorbar,
-                             weight_heatmap)
+from mha_site.style import (PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, token_ticks,
+                             weight_colorbar, weight_heatmap)
 
-__all__ = ["DIGITS", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64", "heads_figure",
-           "change_figure", "alt_texts", "build_files"]
+__all__ = ["DIGITS", "HEAD_TITLES", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64",
+           "heads_figure", "change_figure", "alt_texts", "build_files"]
 
 #: Decimal places kept in causal.json (the page prints at most two).
 DIGITS = 4
@@ -39,6 +35,9 @@ DIGITS = 4
 TOLERANCE = 10.0**-DIGITS
 #: Weights at or above this are printed in their cell, so the figure never relies on colour alone.
 LABEL_THRESHOLD = 0.1
+#: The heatmaps are drawn in the weight colour map, so their titles call each demo head by its job, not its colour.
+HEAD_TITLES = {"previous": "previous-token head", "subject": "subject head", "verb": "verb head",
+               "coreference": "coreference head"}
 
 
 def _rounded(values: Tensor) -> list[Any]:
@@ -64,9 +63,8 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
     """
     x, w = demo_inputs_float64(device)  # x: (1, T, d_model)
     mask = causal_mask(x.shape[1], device=device) if causal else None  # (T, T)
-    _, weights = multi_head_attention(
-        x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask, return_weights=True
-    )
+    _, weights = multi_head_attention(x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], NUM_HEADS, mask=mask,
+                                      return_weights=True)
     return weights[0]  # (h, T, T)
 
 
@@ -76,10 +74,8 @@ def causal_results(
 ) -> dict[str, Any]:
     """Everything the causal-mask page shows, as JSON-ready data rounded to :data:`DIGITS` places.
 
-    ``perturbed`` names the token of the lesson's sentence whose input vector gets
-    noise in the seeded layer (:func:`mha_ref.causal.seeded_sentence_layer` with
-    ``d_model``, ``num_heads`` and ``seed``). Everything is computed in float64 on
-    ``device``.
+    ``perturbed``: the token whose input vector gets noise in the seeded layer
+    (:func:`mha_ref.causal.seeded_sentence_layer` with ``d_model``, ``num_heads`` and ``seed``).
 
     >>> data = causal_results()
     >>> data["lost_targets"]["verb"]
@@ -117,18 +113,16 @@ def causal_results(
 
 
 def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
-    count = weights.shape[0]
+    """Weights 0.1 or more printed in their cell; with ``masked``, each cell above the diagonal hatched."""
     image = weight_heatmap(ax, weights)
-    for row in range(count):
-        for col in range(count):
-            if masked and col > row:
-                ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, facecolor="#e0e0e0", edgecolor="#808080",
-                                       hatch="////", lw=0))
-            elif weights[row, col] >= LABEL_THRESHOLD:
-                value = weights[row, col]
-                label = "1" if value >= 0.995 else f"{value:.2f}"[1:]
-                ax.text(col, row, label, ha="center", va="center", fontsize=SMALL_FONT_PT,
-                        color="black" if value > 0.55 else "white")
+    for row, col in np.ndindex(weights.shape):
+        value = weights[row, col]
+        if masked and col > row:
+            ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, facecolor="#e0e0e0", edgecolor="#808080",
+                                   hatch="////", lw=0))
+        elif value >= LABEL_THRESHOLD:
+            ax.text(col, row, "1" if value >= 0.995 else f"{value:.2f}"[1:], ha="center", va="center",
+                    fontsize=SMALL_FONT_PT, color="black" if value > 0.55 else "white")
     ax.spines[:].set_visible(False)
     return image
 
@@ -136,8 +130,6 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
 @styled
 def heads_figure(data: dict[str, Any]) -> Figure:
     """One row per demo head: its weights without a mask (left) and with the causal mask (right).
-
-    The panels are drawn in the weight colour map, so their titles name heads, not colours.
 
     >>> fig = heads_figure(causal_results())
     >>> [ax.get_title() for ax in fig.axes[:2]]
@@ -151,10 +143,9 @@ def heads_figure(data: dict[str, Any]) -> Figure:
         for col, (key, masked) in enumerate((("free_weights", False), ("masked_weights", True))):
             ax = axes[row, col]
             image = _heatmap(ax, np.array(data[key][row]), masked)
-            ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=SMALL_FONT_PT)
-            ax.set_yticks(range(len(tokens)), tokens, fontsize=SMALL_FONT_PT)
+            token_ticks(ax, tokens)
             ax.tick_params(labelbottom=True, labelleft=col == 0)
-            ax.set_title(f"{HEAD_STYLES[name]['name']}: {'causal mask' if masked else 'no mask'}", fontsize=10)
+            ax.set_title(f"{HEAD_TITLES[name]}: {'causal mask' if masked else 'no mask'}", fontsize=10)
             if col == 0:
                 ax.set_ylabel("query")
             if row == len(heads) - 1:
@@ -220,13 +211,10 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
 
 
 def build_files(out_dir: Path | str, device: torch.device | str = "cpu") -> dict[Path, bytes]:
-    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``.
+    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir`` (nothing is written).
 
-    The numbers are computed on ``device``; the figures are drawn from the
-    ``causal.json`` already in ``out_dir`` if it agrees with them within
-    :data:`TOLERANCE` (:func:`mha_site.files.settled_json`), so a rebuild on
-    another machine leaves every committed file as it is. Nothing is written:
-    :func:`mha_site.files.write_or_check` does that.
+    The figures are drawn from the ``causal.json`` already in ``out_dir`` if fresh numbers (from
+    ``device``) agree with it within :data:`TOLERANCE`, so a rebuild elsewhere changes no file.
 
     >>> import tempfile
     >>> files = build_files(Path(tempfile.mkdtemp()))

@@ -1,24 +1,12 @@
 """The head explorer's data (``heads.json``) and its static figures, under ``docs/assets/explorer/``.
 
-Two datasets feed the explorer:
-
-``sentence``
-    the four hand-built heads of :mod:`mha_ref.demo_heads` on the demo sentence,
-    computed here in float64 (on ``device``) and rounded to :data:`DIGITS` places;
-``trained``
-    the previous-token and induction heads of the tiny trained model (seed 0 of
-    ``docs/assets/tiny-model/results.json``) on a block of random tokens written
-    twice, copied from that committed file.
-
-The work is split in two steps so that the files check as current on any machine:
-:func:`explorer_data` computes the JSON (current within :data:`JSON_TOLERANCE`:
-:func:`mha_site.files.json_differences` with :data:`DIGITS`),
-and :func:`explorer_figures` draws every SVG from that JSON alone (compare byte
-for byte). :func:`explorer_files` runs both and is what the build scripts call.
-
-Every head is drawn in its colour *and* its own dash pattern, and named in a
-legend, so no figure relies on colour alone. The colours (:data:`HEAD_COLOURS`)
-stay apart under simulated deuteranopia and protanopia; the test suite measures it.
+Two datasets: ``sentence``, the hand-built heads of :mod:`mha_ref.demo_heads` on the demo
+sentence (computed in float64 on ``device``), and ``trained``, the tiny model's previous-token
+and induction heads on a block of random tokens written twice (copied from seed 0 of
+``docs/assets/tiny-model/results.json``). :func:`explorer_data` computes the JSON (current
+within :data:`JSON_TOLERANCE`) and :func:`explorer_figures` draws every SVG from that JSON
+alone (current byte for byte), so both check as current on any machine. Every head is drawn
+in its colour *and* its dash pattern, and named in a legend: no figure relies on colour alone.
 """
 
 from __future__ import annotations
@@ -43,11 +31,12 @@ from mha_ref.demo_heads import D_K, DEFAULT_QUERY, FEATURE_NAMES, HEAD_NAMES, NU
 from mha_site.causal import demo_inputs_float64, demo_patterns_float64
 from mha_site.files import json_bytes
 from mha_site.tiny_model import RESULTS as TINY_RESULTS
-from mha_site.style import TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, weight_colorbar, weight_heatmap
+from mha_site.style import (SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, token_ticks,
+                             weight_colorbar, weight_heatmap)
 
 __all__ = [
     "ARC_MIN_WEIGHT", "DIGITS", "EXPLORER_ASSETS", "HEAD_COLOURS", "HEAD_DASHES", "JSON_TOLERANCE", "REPO_ROOT",
-    "RESULTS", "token_symbol", "demo_patterns", "demo_queries_keys", "sentence_dataset", "trained_dataset",
+    "RESULTS", "token_symbol", "demo_queries_keys", "sentence_dataset", "trained_dataset",
     "explorer_data", "arcs_for_query", "arc_figure", "heatmap_grid_figure", "explorer_figures", "explorer_files",
 ]
 
@@ -122,60 +111,24 @@ def _rounded(matrix: Any) -> list[list[float]]:
 
 
 def _head_entry(name: str, label: str, weights: list[list[float]], detail: str = "") -> dict[str, Any]:
-    colour = HEAD_COLOURS[name]
-    return {
-        "name": name,
-        "label": label,
-        "detail": detail,
-        "colour": colour["light"],
-        "colour_name": colour["name"],
-        "dash": HEAD_DASHES[name],
-        "dash_name": _DASH_WORDS[HEAD_DASHES[name]],
-        "weights": weights,
-    }
-
-
-def demo_patterns(device: str = "cpu") -> torch.Tensor:
-    """The demo heads' ``(4, T, T)`` weights computed in float64 on ``device``, returned on the CPU.
-
-    >>> patterns = demo_patterns()
-    >>> patterns.dtype, tuple(patterns.shape)
-    (torch.float64, (4, 11, 11))
-    """
-    return demo_patterns_float64(False, device).cpu()  # (h, T, T)
+    colour, dash = HEAD_COLOURS[name], HEAD_DASHES[name]
+    return {"name": name, "label": label, "detail": detail, "colour": colour["light"], "colour_name": colour["name"],
+            "dash": dash, "dash_name": _DASH_WORDS[dash], "weights": weights}
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The demo layer's input and every head's queries and keys, in float64, on the CPU.
-
-    Returns ``x`` ``(T, d_model)``, ``q`` and ``k`` ``(h, T, d_k)``: the projections
-    :func:`mha_ref.multi_head_attention` makes before it scores (``softmax(q k^T / sqrt(d_k))``).
+    """The demo layer's input ``x`` ``(T, d_model)`` and every head's queries and keys ``(h, T, d_k)``, in float64.
 
     >>> x, q, k = demo_queries_keys()
     >>> tuple(x.shape), tuple(q.shape), tuple(k.shape)
     ((11, 64), (4, 11, 16), (4, 11, 16))
-    >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns()))
+    >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns_float64(False)))
     True
     """
     x, weights = demo_inputs_float64(device)  # x: (1, T, d_model)
     q = split_heads(project(x, weights["w_q"]), NUM_HEADS)[0]  # (h, T, d_k)
     k = split_heads(project(x, weights["w_k"]), NUM_HEADS)[0]  # (h, T, d_k)
     return x[0].cpu(), q.cpu(), k.cpu()
-
-
-def _how_weights_are_made(device: str) -> dict[str, Any]:
-    """For the explorer's "how the weights are made" panel: features, q, k and the scaled scores."""
-    x, q, k = demo_queries_keys(device)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(D_K)  # (h, T, T): the softmax's input
-    named = len(FEATURE_NAMES)
-    return {
-        "d_k": D_K,
-        "feature_names": list(FEATURE_NAMES),
-        "features": _rounded(x[:, :named]),
-        "per_head": [
-            {"q": _rounded(q[i]), "k": _rounded(k[i]), "scores": _rounded(scores[i])} for i in range(NUM_HEADS)
-        ],
-    }
 
 
 def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
@@ -187,12 +140,14 @@ def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
     >>> data["heads"][3]["weights"][7][1]  # coreference head: "it" -> "cat"
     0.9975
     """
-    patterns = demo_patterns(device)
-    labels = {"previous": "previous token", "subject": "subject", "verb": "verb", "coreference": "coreference"}
-    made = _how_weights_are_made(device)
-    heads = [_head_entry(name, labels[name], _rounded(p)) for name, p in zip(HEAD_NAMES, patterns)]
-    for head, extra in zip(heads, made.pop("per_head")):
-        head.update(extra)
+    patterns = demo_patterns_float64(False, device).cpu()  # (h, T, T)
+    x, q, k = demo_queries_keys(device)  # for the "how the weights are made" panel
+    scores = q @ k.transpose(-1, -2) / math.sqrt(D_K)  # (h, T, T): the softmax's input
+    heads = [
+        _head_entry(name, "previous token" if name == "previous" else name, _rounded(patterns[i]))
+        | {"q": _rounded(q[i]), "k": _rounded(k[i]), "scores": _rounded(scores[i])}
+        for i, name in enumerate(HEAD_NAMES)
+    ]
     return {
         "name": "sentence",
         "title": "Hand-built heads, one sentence",
@@ -203,7 +158,9 @@ def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
         "tokens": list(TOKENS),
         "symbols": list(TOKENS),
         "default_query": DEFAULT_QUERY,
-        **made,
+        "d_k": D_K,
+        "feature_names": list(FEATURE_NAMES),
+        "features": _rounded(x[:, :len(FEATURE_NAMES)]),
         "heads": heads,
     }
 
@@ -226,11 +183,7 @@ def _check_record(results: Mapping[str, Any], source: str) -> Mapping[str, Any]:
 
 
 def trained_dataset(results: Mapping[str, Any] | None = None, source: str | PathLike[str] = RESULTS) -> dict[str, Any]:
-    """Seed 0's previous-token and induction heads on its ``[x, x]`` heatmap sequence.
-
-    ``results`` defaults to the JSON at ``source``. Token ids become syllables
-    (:func:`token_symbol`); the description states, from the weights, how many
-    second-copy queries the induction head sends to the token after their first copy.
+    """Seed 0's previous-token and induction heads on its ``[x, x]`` sequence (``results``: the JSON at ``source``).
 
     >>> data = trained_dataset()
     >>> len(data["tokens"]), [h["name"] for h in data["heads"]]
@@ -247,8 +200,6 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
     induction = _rounded(maps["induction"])
     second_copy = range(half, len(tokens))
     hits = sum(1 for q in second_copy if max(range(q + 1), key=induction[q].__getitem__) == q - half + 1)
-    prev_layer, prev_index = record["previous_token_head"]
-    ind_layer, ind_index = record["induction_head"]
     return {
         "name": "trained",
         "title": "Trained heads, random tokens written twice",
@@ -269,15 +220,10 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
         ),
         "heads": [
             _head_entry("previous", "previous token", _rounded(maps["previous_token"]),
-                        f"layer {prev_layer}, head {prev_index}"),
-            _head_entry("induction", "induction", induction, f"layer {ind_layer}, head {ind_index}"),
+                        "layer {}, head {}".format(*record["previous_token_head"])),
+            _head_entry("induction", "induction", induction, "layer {}, head {}".format(*record["induction_head"])),
         ],
     }
-
-
-def _cmap_stops(count: int = 11) -> list[str]:
-    cmap = colormaps[WEIGHT_CMAP]
-    return [to_hex(cmap(i / (count - 1))) for i in range(count)]
 
 
 def explorer_data(device: str = "cpu", results: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -289,7 +235,7 @@ def explorer_data(device: str = "cpu", results: Mapping[str, Any] | None = None)
     """
     return {
         "arc_min_weight": ARC_MIN_WEIGHT,
-        "cmap": _cmap_stops(),
+        "cmap": [to_hex(colormaps[WEIGHT_CMAP](i / 10)) for i in range(11)],
         "cmap_name": WEIGHT_CMAP,
         "datasets": [sentence_dataset(device), trained_dataset(results)],
     }
@@ -341,9 +287,8 @@ def _draw_arc(ax: Any, head: str, order: int, query: int, key: int, weight: floa
     width = 0.8 + 2.2 * weight
     if key == query:
         size = 0.3 + 0.12 * order
-        x = query
-        vertices = [(x - 0.1, _ARC_FOOT), (x - 0.42, _ARC_FOOT + 1.6 * size),
-                    (x + 0.42, _ARC_FOOT + 1.6 * size), (x + 0.1, _ARC_FOOT)]
+        vertices = [(query - 0.1, _ARC_FOOT), (query - 0.42, _ARC_FOOT + 1.6 * size),
+                    (query + 0.42, _ARC_FOOT + 1.6 * size), (query + 0.1, _ARC_FOOT)]
         path = Path(vertices, [Path.MOVETO, Path.CURVE4, Path.CURVE4, Path.CURVE4])
         peak = _ARC_FOOT + 1.5 * size
     else:
@@ -366,10 +311,9 @@ def _legend_label(head: Mapping[str, Any]) -> str:
 
 @styled
 def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | None = None) -> Figure:
-    """The dataset's tokens on a line, with one arrowed arc per ``(head, query, key, weight)``.
+    """The dataset's tokens on a line, ``query`` (if given) boxed, an arrowed arc per ``(head, query, key, weight)``.
 
-    Wider, more opaque arcs carry more weight; an arc whose key is its query is a
-    loop over the word. ``query`` (optional) is boxed. The legend names every head drawn.
+    Wider, more opaque arcs carry more weight; an arc from a token to itself is a loop over it.
 
     >>> data = sentence_dataset()
     >>> fig = arc_figure(data, arcs_for_query(data, 7), query=7)
@@ -396,19 +340,13 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
     for head, q, k, weight in arcs:
         top = max(top, _draw_arc(ax, head, order[head], q, k, weight))
     for i, symbol in enumerate(symbols):
-        is_query = i == query
-        ax.text(
-            i, _BASELINE, symbol, ha="center", va="center", fontsize=9 if many else 10, color=TEXT_COLOUR,
-            fontweight="bold" if is_query else "normal",
-            bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if is_query else None,
-        )
-    drawn = [h for h in dataset["heads"] if any(a[0] == h["name"] for a in arcs)]
-    handles = [
-        Line2D([], [], color=h["colour"], linestyle=h["dash"], linewidth=2.0, label=_legend_label(h)) for h in drawn
-    ]
+        box = {"boxstyle": "round,pad=0.3", "facecolor": "#f0f0f0", "edgecolor": TEXT_COLOUR} if i == query else None
+        ax.text(i, _BASELINE, symbol, ha="center", va="center", fontsize=9 if many else 10, color=TEXT_COLOUR,
+                fontweight="bold" if box else "normal", bbox=box)
+    handles = [Line2D([], [], color=h["colour"], linestyle=h["dash"], linewidth=2.0, label=_legend_label(h))
+               for h in dataset["heads"] if any(a[0] == h["name"] for a in arcs)]
     if handles:
-        fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False,
-                   fontsize=9)
+        fig.legend(handles=handles, loc="upper center", ncols=min(len(handles), 2), frameon=False, fontsize=9)
     ax.set_xlim(-0.6, len(symbols) - 0.4)
     ax.set_ylim(_BASELINE - 0.6, top + 0.45)
     ax.axis("off")
@@ -430,20 +368,13 @@ def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
     fig = new_figure(7.0, 3.6 * rows)
     axes = fig.subplots(rows, columns, squeeze=False, gridspec_kw={
         "hspace": 0.5, "wspace": 0.45, "left": 0.12, "right": 0.86, "top": 1 - 0.05 / rows, "bottom": 0.2 / rows})
-    image = None
     for ax, head in zip(axes.flat, heads):
-        size = len(symbols)
-        image = weight_heatmap(ax, head["weights"])  # cell (query, key) centred on (key, query), query 0 on top
-        ax.set_title(_legend_label(head), fontsize=9)
-        ax.set_xticks(range(size), symbols, rotation=90, fontsize=9)
-        ax.set_yticks(range(size), symbols, fontsize=9)
-        ax.set_xlabel("key (attended to)", fontsize=9)
-        ax.set_ylabel("query", fontsize=9)
-        for spine in ax.spines.values():
-            spine.set_visible(True)
-            spine.set_color(head["colour"])
-            spine.set_linestyle(head["dash"])
-            spine.set_linewidth(1.5)
+        image = weight_heatmap(ax, head["weights"])
+        token_ticks(ax, symbols)
+        ax.set_title(_legend_label(head), fontsize=SMALL_FONT_PT)
+        ax.set_xlabel("key (attended to)", fontsize=SMALL_FONT_PT)
+        ax.set_ylabel("query", fontsize=SMALL_FONT_PT)
+        ax.spines[:].set(visible=True, color=head["colour"], linestyle=head["dash"], linewidth=1.5)
     for ax in list(axes.flat)[len(heads):]:
         ax.set_visible(False)
     weight_colorbar(fig, image, cax=fig.add_axes((0.9, 0.3, 0.02, 0.4)))
@@ -453,55 +384,38 @@ def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
 def explorer_figures(data: Mapping[str, Any]) -> dict[str, bytes]:
     """Every SVG of the explorer, drawn from ``data`` (the parsed ``heads.json``) alone: name -> bytes.
 
-    ``arcs-it.svg`` (the sentence, query "it", every head), ``pattern-<head>.svg``
-    (one hand-built head out of every token), ``heatmaps.svg`` (their weight grids)
-    and ``trained-arcs.svg`` (the trained heads from the default query of that dataset).
-
     >>> sorted(explorer_figures(explorer_data()))  # doctest: +NORMALIZE_WHITESPACE
     ['arcs-it.svg', 'heatmaps.svg', 'pattern-coreference.svg', 'pattern-previous.svg', 'pattern-subject.svg',
      'pattern-verb.svg', 'trained-arcs.svg']
     """
-    sentence = _dataset(data, "sentence")
-    trained = _dataset(data, "trained")
-    query = sentence["default_query"]
-    figures = {
-        "arcs-it.svg": figure_to_svg(
-            arc_figure(sentence, arcs_for_query(sentence, query), query=query),
-            f"Four heads read \u201c{sentence['tokens'][query]}\u201d four ways",
-        ),
-    }
+    sentence, trained = _dataset(data, "sentence"), _dataset(data, "trained")
+
+    def from_default_query(dataset: Mapping[str, Any]) -> Figure:
+        query = dataset["default_query"]
+        return arc_figure(dataset, arcs_for_query(dataset, query), query=query)
+
+    figures = {"arcs-it.svg": figure_to_svg(from_default_query(sentence), "Four heads read \u201c"
+                                            f"{sentence['tokens'][sentence['default_query']]}\u201d four ways")}
     for head in sentence["heads"]:
         arcs = [arc for q in range(len(sentence["tokens"])) for arc in arcs_for_query(sentence, q, [head["name"]])]
         figures[f"pattern-{head['name']}.svg"] = figure_to_svg(
-            arc_figure(sentence, arcs), f"The {head['label']} head across the whole sentence"
-        )
+            arc_figure(sentence, arcs), f"The {head['label']} head across the whole sentence")
     figures["heatmaps.svg"] = figure_to_svg(heatmap_grid_figure(sentence), "Attention weights of the four demo heads")
-    trained_query = trained["default_query"]
     figures["trained-arcs.svg"] = figure_to_svg(
-        arc_figure(trained, arcs_for_query(trained, trained_query), query=trained_query),
-        "The trained previous-token and induction heads from one query of the second copy",
-    )
+        from_default_query(trained), "The trained previous-token and induction heads from one query of the second copy")
     return figures
 
 
 def explorer_files(out_dir: str | PathLike[str] = EXPLORER_ASSETS, *, device: str = "cpu") -> dict[FilePath, bytes]:
-    """Every generated explorer file, rendered in memory: path under ``out_dir`` -> bytes.
-
-    A relative ``out_dir`` is taken from the repository root, never the current
-    directory. The weights are computed on ``device`` ("cpu", "cuda", ...).
+    """Every explorer file, in memory: path under ``out_dir`` (relative: to the repository root) -> bytes.
 
     >>> files = explorer_files()
     >>> sorted(p.name for p in files)[:3], all(p.parent == EXPLORER_ASSETS for p in files)
     (['arcs-it.svg', 'heads.json', 'heatmaps.svg'], True)
     """
-    out = FilePath(out_dir)
-    if not out.is_absolute():
-        out = REPO_ROOT / out
-    data = explorer_data(device)
-    encoded = json_bytes(data)
-    files = {out / "heads.json": encoded}
+    out = REPO_ROOT / out_dir  # an absolute out_dir stays as it is
+    encoded = json_bytes(explorer_data(device))
     # Draw from the JSON as it will be read back, so a check can redraw from the committed file.
-    for name, content in explorer_figures(json.loads(encoded)).items():
-        files[out / name] = content
-    return files
+    figures = explorer_figures(json.loads(encoded))
+    return {out / "heads.json": encoded} | {out / name: svg for name, svg in figures.items()}
 

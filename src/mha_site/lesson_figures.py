@@ -1,14 +1,10 @@
-"""Figures for the lesson page, drawn from shapes that the reference code really produces.
+"""The lesson page's figures, drawn from shapes that the reference code really produces.
 
-:func:`shape_flow` runs :mod:`mha_ref`'s own steps (project, split the heads,
-score, softmax, weight the values, merge, project with W^O) on a tensor of the
-original transformer's sizes and records the shape after every step;
-:func:`shape_flow_figure` draws that list. :func:`transformer_block_figure`
-draws where that layer sits: one pre-LN transformer block, its stages listed in
-:data:`BLOCK_STAGES` (the order the lesson's block example checks against PyTorch's
-own block, and ``tests/pages/test_lesson_path_facts.py`` holds the lesson's prose
-to). :func:`build_files` renders both to bytes for
-:func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
+:func:`shape_flow` runs :mod:`mha_ref`'s own steps on a tensor of the original transformer's
+sizes and records the shape after each; :func:`shape_flow_figure` draws that list.
+:func:`transformer_block_figure` draws where the layer sits: one pre-LN block of
+:data:`BLOCK_STAGES`, the order the lesson's block example checks against PyTorch's own block
+(``tests/pages/test_lesson_path_facts.py`` holds the prose to it).
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
 from mha_ref.validation import check_int, head_dim
-from mha_site.style import PALETTE, TEXT_COLOUR, figure_to_svg, new_figure, styled
+from mha_site.style import PALETTE, TEXT_COLOUR, canvas, figure_to_svg, styled
 
 __all__ = [
     "BLOCK_STAGES", "FLOW_SIZES", "Step", "build_files", "shape_flow", "shape_flow_alt", "shape_flow_figure",
@@ -37,12 +33,12 @@ Step = tuple[str, str, tuple[int, ...]]
 
 OUT_DIR = Path(__file__).resolve().parents[2] / "docs" / "assets" / "lesson"
 
-# Figure geometry (inches and points). Fonts stay >= 9 pt and the figure <= 7.2 in wide,
-# so that at the lesson column's width (about 690 px) no text is smaller than 11 px.
+# Figure geometry, in inches and points (the size rules: mha_site.style).
 WIDTH_IN = 7.0
 ROW_IN = 0.62
 FONT_PT = 10
 _INK = "#444444"  # arrows and lines
+_MONO = "DejaVu Sans Mono"  # shapes
 
 
 @torch.no_grad()
@@ -99,8 +95,14 @@ def _rounded_box(ax, corner: tuple[float, float], width: float, height: float, h
                                 edgecolor=PALETTE["blue"] if highlight else "#555555", **style))
 
 
-def _fmt(shape: tuple[int, ...]) -> str:
-    return "(" + ", ".join(str(size) for size in shape) + ")"
+def _text(ax, x: float, y: float, text: str, **style) -> None:
+    """``text`` centred on ``(x, y)`` in the body size and ink, unless ``style`` says otherwise."""
+    ax.text(x, y, text, **{"ha": "center", "va": "center", "fontsize": FONT_PT, "color": TEXT_COLOUR, **style})
+
+
+def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: float = 1.0, shrink: float = 0) -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=_INK, linewidth=width,
+                                 shrinkA=shrink, shrinkB=shrink))
 
 
 @styled
@@ -114,37 +116,27 @@ def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> 
     if not steps:
         raise ValueError("steps must hold at least one step, got none")
     rows = len(steps)
-    fig = new_figure(WIDTH_IN, ROW_IN * rows + 1.0)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, WIDTH_IN)
-    ax.set_ylim(-(rows - 0.5) * ROW_IN - 0.4, 0.6)
-    ax.set_axis_off()
+    ax = canvas(WIDTH_IN, ROW_IN * rows + 1.0, ylim=(-(rows - 0.5) * ROW_IN - 0.4, 0.6))
+    for x, ha, header in ((0.05, "left", "step"), (4.05, "center", "shape"), (6.95, "right", "example")):
+        _text(ax, x, 0.35, header, ha=ha, fontweight="bold")
     d_k = sizes["d_model"] // sizes["h"]
     example = f"B={sizes['B']}, T={sizes['T']}, d_model={sizes['d_model']}, h={sizes['h']}, d_k={d_k}"
-    header = {"fontsize": FONT_PT, "fontweight": "bold", "color": TEXT_COLOUR, "va": "center"}
-    ax.text(0.05, 0.35, "step", ha="left", **header)
-    ax.text(4.05, 0.35, "shape", ha="center", **header)
-    ax.text(6.95, 0.35, "example", ha="right", **header)
-    ax.text(6.95, 0.1, example, ha="right", va="center", fontsize=9, color=TEXT_COLOUR)
-    head_rows = {i for i, (_, symbol, _) in enumerate(steps) if " h," in symbol}
+    _text(ax, 6.95, 0.1, example, ha="right", fontsize=9)
     for i, (label, symbol, shape) in enumerate(steps):
         y = -i * ROW_IN - 0.15
-        per_head = i in head_rows
+        per_head = " h," in symbol
         drawn = _DRAWN.get(label, label)
         # Mathtext sets sub- and superscripts at about two thirds: 13 pt keeps them above 11 px at the page width.
-        size = 13 if "$" in drawn else FONT_PT
-        ax.text(0.05, y, drawn, ha="left", va="center", fontsize=size, color=TEXT_COLOUR, linespacing=1.15)
+        _text(ax, 0.05, y, drawn, ha="left", fontsize=13 if "$" in drawn else FONT_PT, linespacing=1.15)
         _rounded_box(ax, (3.2, y - 0.17), 1.7, 0.34, per_head, linewidth=1.4 if per_head else 1.0,
                      linestyle="solid" if per_head else "dashed")
-        ax.text(4.05, y, symbol, ha="center", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
-        ax.text(6.95, y, _fmt(shape), ha="right", va="center", fontsize=FONT_PT, family="DejaVu Sans Mono", color=TEXT_COLOUR)
+        _text(ax, 4.05, y, symbol, family=_MONO)
+        _text(ax, 6.95, y, str(shape), ha="right", family=_MONO)  # a tuple of 2 or more sizes: (2, 10, 512)
         if i + 1 < rows:
-            ax.add_patch(FancyArrowPatch((4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), arrowstyle="-|>",
-                                         mutation_scale=10, color=_INK, linewidth=1.0))
-    ax.text(0.05, -(rows - 0.5) * ROW_IN - 0.2,
-            "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.",
-            ha="left", va="center", fontsize=9, color=TEXT_COLOUR)
-    return fig
+            _arrow(ax, (4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), shrink=2)
+    _text(ax, 0.05, -(rows - 0.5) * ROW_IN - 0.2,
+          "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.", ha="left", fontsize=9)
+    return ax.figure
 
 
 def shape_flow_alt(steps: list[Step]) -> str:
@@ -153,12 +145,9 @@ def shape_flow_alt(steps: list[Step]) -> str:
     >>> shape_flow_alt([("input x", "(B, T, d_model)", (2, 10, 512))])  # doctest: +ELLIPSIS
     'Shapes through one multi-head attention layer, top to bottom: input x, (B, T, d_model), e.g. (2, 10, 512). The...'
     """
-    parts = [f"{label.replace(chr(10), '')}, {symbol}, e.g. {_fmt(shape)}" for label, symbol, shape in steps]
-    return (
-        "Shapes through one multi-head attention layer, top to bottom: "
-        + "; ".join(parts)
-        + ". The steps with h among their dimensions run every head in one batched matmul."
-    )
+    parts = [f"{label.replace(chr(10), '')}, {symbol}, e.g. {shape}" for label, symbol, shape in steps]
+    return ("Shapes through one multi-head attention layer, top to bottom: " + "; ".join(parts)
+            + ". The steps with h among their dimensions run every head in one batched matmul.")
 
 
 #: One pre-LN transformer block (GPT-2, Llama), top to bottom: each sublayer reads the
@@ -183,14 +172,8 @@ def _box(ax, y_top: float, height: float, lines: tuple[str, ...], highlight: boo
     step = 0.2
     first = y_top - height / 2 + step * (len(lines) - 1) / 2
     for i, line in enumerate(lines):
-        weight = "bold" if highlight and i == 0 else "normal"
-        ax.text(centre, first - i * step, line, ha="center", va="center", fontsize=FONT_PT if i == 0 else 9,
-                fontweight=weight, color=TEXT_COLOUR)
-
-
-def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: float = 1.0) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=_INK, linewidth=width,
-                                 shrinkA=0, shrinkB=0))
+        _text(ax, centre, first - i * step, line, fontsize=FONT_PT if i == 0 else 9,
+              fontweight="bold" if highlight and i == 0 else "normal")
 
 
 @styled
@@ -207,21 +190,14 @@ def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES)
         raise ValueError("stages must hold at least one (sublayer, note) pair, got none")
     branch = 2.0  # inches per stage, fork to plus
     height = 1.2 + branch * len(stages)
-    fig = new_figure(BLOCK_WIDTH_IN, height)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, BLOCK_WIDTH_IN)
-    ax.set_ylim(0, height)
-    ax.set_axis_off()
+    ax = canvas(BLOCK_WIDTH_IN, height)
     centre = _BOX_X + _BOX_W / 2
     top, bottom = height - 0.45, 0.42
-    ax.text(0.08, height - 0.22, "in: x, (B, T, d_model)", ha="left", va="center", fontsize=FONT_PT,
-            family="DejaVu Sans Mono", color=TEXT_COLOUR)
-    ax.text(0.08, 0.18, "out: (B, T, d_model), to the next block", ha="left", va="center", fontsize=9,
-            family="DejaVu Sans Mono", color=TEXT_COLOUR)
+    _text(ax, 0.08, height - 0.22, "in: x, (B, T, d_model)", ha="left", family=_MONO)
+    _text(ax, 0.08, 0.18, "out: (B, T, d_model), to the next block", ha="left", fontsize=9, family=_MONO)
     # The residual stream: one thick line from input to output, through each circled plus.
     _arrow(ax, (_STREAM_X, top), (_STREAM_X, bottom), width=2.6)
-    ax.text(0.2, top - branch * len(stages) / 2, "residual stream", rotation=90, ha="center", va="center",
-            fontsize=FONT_PT, color=TEXT_COLOUR)
+    _text(ax, 0.2, top - branch * len(stages) / 2, "residual stream", rotation=90)
     radius = 0.14
     for i, (name, note) in enumerate(stages):
         fork = top - 0.25 - i * branch
@@ -237,9 +213,8 @@ def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES)
         ax.plot([centre, centre], [sub_top - 0.62, plus_y], color=_INK, linewidth=1.0, solid_capstyle="butt")
         _arrow(ax, (centre, plus_y), (_STREAM_X + radius, plus_y))
         ax.add_patch(Circle((_STREAM_X, plus_y), radius, facecolor="#ffffff", edgecolor=_INK, linewidth=1.4, zorder=3))
-        ax.text(_STREAM_X, plus_y, "+", ha="center", va="center", fontsize=12, fontweight="bold", color=TEXT_COLOUR,
-                zorder=4)
-    return fig
+        _text(ax, _STREAM_X, plus_y, "+", fontsize=12, fontweight="bold", zorder=4)
+    return ax.figure
 
 
 def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> str:
@@ -260,7 +235,8 @@ def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) ->
 
 
 def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
-    """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir`` (nothing is written).
+    """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir``, for
+    :func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
 
     >>> sorted(path.name for path in build_files(Path("out")))
     ['shape-flow.svg', 'transformer-block.svg']

@@ -38,9 +38,8 @@ def _precision_targets() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def full_float32() -> Iterator[None]:
-    """Inside the block float32 matmuls (cuBLAS) and cuDNN kernels use full float32, never TF32.
-
-    The previous settings come back afterwards.
+    """Inside the block float32 matmuls (cuBLAS) and cuDNN kernels use full float32, never TF32; then the settings
+    come back as they were.
 
     >>> with full_float32():
     ...     uses_tf32(float32_settings())
@@ -73,9 +72,6 @@ def full_float32() -> Iterator[None]:
 
 def float32_settings() -> dict[str, Any]:
     """The settings that decide how float32 and half-precision products are computed, for provenance.
-
-    With torch 2.9 or later these are the per-backend ``*fp32_precision`` values; before, the
-    ``allow_tf32`` flags and ``float32_matmul_precision``.
 
     >>> settings = float32_settings()
     >>> "cuda_matmul_allow_fp16_reduced_precision_reduction" in settings, "tf32_override_variable" in settings

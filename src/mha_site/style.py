@@ -1,25 +1,19 @@
 """One look for every figure: fonts, palette, the colour map for attention weights, deterministic SVG.
 
-No global state: nothing here touches ``matplotlib.rcParams`` or pyplot. Figures are
-plain :class:`matplotlib.figure.Figure` objects, drawn inside :func:`styled` (a
-decorator that applies :data:`STYLE` through ``matplotlib.rc_context`` while a figure
-function runs, because artists read rcParams when they are created) and written by
-:func:`figure_to_svg`, which applies it again while saving. Importing this module,
-or any figure module, changes nothing in a reader's own notebook.
+No global state: figures are plain :class:`~matplotlib.figure.Figure` objects (no pyplot),
+drawn inside :func:`styled` and saved by :func:`figure_to_svg`, both of which apply
+:data:`STYLE` through ``matplotlib.rc_context`` (artists read rcParams when created, and
+again when saved); importing this module changes nothing in a reader's own notebook.
 
-matplotlib stamps SVGs with a creation date and random clip-path ids unless told
-not to; :func:`figure_to_svg` pins both so that drawing a figure twice from the same
-data gives the same bytes, which is what lets ``--check`` compare committed figures
-with fresh ones byte for byte. Nothing is rasterised: an embedded PNG's bytes depend
-on the zlib build of the machine that drew it, so heatmaps (:func:`weight_heatmap`)
-and colour bars (:func:`weight_colorbar`) are vector cells.
+:func:`figure_to_svg` pins matplotlib's creation date and random clip-path ids, so that one
+figure drawn twice gives the same bytes and ``--check`` compares committed figures byte for
+byte. Nothing is rasterised (an embedded PNG's bytes depend on the machine's zlib build):
+heatmaps and colour bars are vector cells.
 
-How a figure is shown, and so how small its text may be: a page shows a figure at
-its natural size (1 pt = 4/3 CSS px) whenever the text column is wide enough, and
-every desktop column is at least :data:`PAGE_WIDTH_PX` + padding. So a figure is at
-most :data:`MAX_WIDTH_IN` inches wide and no text in it is smaller than
-:data:`MIN_FONT_PT`, which is :data:`MIN_TEXT_PX` on screen. On narrower screens the
-figure keeps that width and scrolls sideways rather than shrinking.
+A page shows a figure at its natural size (1 pt = 4/3 CSS px) in any text column at least
+:data:`PAGE_WIDTH_PX` wide (every desktop one), and scrolls it sideways on narrower screens
+rather than shrinking it: so a figure is at most :data:`MAX_WIDTH_IN` wide, and no text in
+it is smaller than :data:`MIN_FONT_PT`.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ import functools
 import io
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import matplotlib
@@ -40,9 +34,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
-    "HEAD_STYLES", "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE",
-    "TEXT_COLOUR", "WEIGHT_CMAP", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells", "new_figure",
-    "plain_tick_labels", "styled", "weight_colorbar", "weight_heatmap",
+    "MAX_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "PAGE_WIDTH_PX", "SMALL_FONT_PT", "PALETTE", "STYLE", "TEXT_COLOUR",
+    "WEIGHT_CMAP", "canvas", "compact_rectangles", "figure_to_svg", "flatten_groups", "inline_uses", "merge_mesh_cells",
+    "new_figure", "plain_tick_labels", "styled", "token_ticks", "weight_colorbar", "weight_heatmap",
 ]
 
 #: Width in CSS px at which a page shows a figure at natural size: Material's narrowest
@@ -69,16 +63,13 @@ STYLE = {
     "figure.dpi": 100,
 }
 
-#: The Okabe-Ito palette (distinguishable under the common colour-vision deficiencies).
+#: The Okabe-Ito colours the figures use (distinguishable under the common colour-vision deficiencies).
 PALETTE = {
     "blue": "#0072B2",
     "orange": "#E69F00",
     "green": "#009E73",
     "vermillion": "#D55E00",
     "sky": "#56B4E9",
-    "purple": "#CC79A7",
-    "yellow": "#F0E442",
-    "black": "#000000",
 }
 
 #: Dark ink for text drawn on the figures' light background.
@@ -87,12 +78,6 @@ TEXT_COLOUR = "#222222"
 #: The one sequential colour map for attention weight (0 to 1) on every page: perceptually
 #: uniform, readable in greyscale and under colour-vision deficiencies.
 WEIGHT_CMAP = "cividis"
-
-#: What a figure drawn in the weight colour map, not in per-head colours, calls each demo head.
-HEAD_STYLES = {
-    "previous": {"name": "previous-token head"}, "subject": {"name": "subject head"},
-    "verb": {"name": "verb head"}, "coreference": {"name": "coreference head"},
-}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -117,16 +102,17 @@ def styled(draw: Callable[P, R]) -> Callable[P, R]:
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """A figure of ``width`` x ``height`` inches (no pyplot: nothing global keeps a reference to it).
-
-    A committed figure is at most :data:`MAX_WIDTH_IN` wide, the widest a page shows
-    at natural size (``tests/site/test_assets_figures.py`` checks every SVG).
-
-    >>> fig = new_figure(4, 2.5)
-    >>> [float(size) for size in fig.get_size_inches()]
-    [4.0, 2.5]
-    """
+    """A figure of ``width`` x ``height`` inches, at most :data:`MAX_WIDTH_IN` wide (the tests check every SVG)."""
     return Figure(figsize=(width, height), dpi=STYLE["figure.dpi"])
+
+
+def canvas(width: float, height: float, ylim: tuple[float, float] | None = None) -> Axes:
+    """A diagram's one axes, filling a new figure, no axis drawn: x in inches, y over ``ylim`` (default: in inches)."""
+    ax = new_figure(width, height).add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(*(ylim or (0, height)))
+    ax.set_axis_off()
+    return ax
 
 
 def plain_tick_labels(axis: Any) -> None:
@@ -148,14 +134,14 @@ def weight_heatmap(ax: Axes, weights: Any) -> QuadMesh:
     """Draw a ``(query, key)`` matrix of attention weights in :data:`WEIGHT_CMAP` on the fixed scale 0 to 1.
 
     Cell ``(row, col)`` is centred on ``x = col, y = row``, row 0 at the top, square
-    cells, like ``imshow`` but drawn as vector cells (no embedded PNG).
+    cells, like ``imshow`` but drawn as vector cells (no embedded PNG). Masked cells are not drawn.
 
     >>> ax = new_figure(2, 2).add_subplot()
     >>> mesh = weight_heatmap(ax, [[1.0, 0.0], [0.5, 0.5]])
     >>> mesh.get_cmap().name, mesh.get_clim(), [float(y) for y in ax.get_ylim()]
     ('cividis', (0.0, 1.0), [1.5, -0.5])
     """
-    matrix = np.asarray(weights, dtype=np.float64)
+    matrix = np.ma.asarray(weights, dtype=np.float64)
     if matrix.ndim != 2:
         raise ValueError(f"weights must be a 2-D (query, key) matrix, got shape {matrix.shape}")
     rows, cols = matrix.shape
@@ -167,6 +153,12 @@ def weight_heatmap(ax: Axes, weights: Any) -> QuadMesh:
     ax.set_ylim(rows - 0.5, -0.5)  # query 0 at the top, like a matrix
     ax.set_aspect("equal")
     return mesh
+
+
+def token_ticks(ax: Axes, tokens: Sequence[str]) -> None:
+    """Name a square heatmap's keys (upright, along x) and queries (along y) in small print."""
+    ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=SMALL_FONT_PT)
+    ax.set_yticks(range(len(tokens)), tokens, fontsize=SMALL_FONT_PT)
 
 
 def weight_colorbar(fig: Figure, mesh: QuadMesh, **kwargs: Any) -> Colorbar:
@@ -199,10 +191,9 @@ def _decimal(value: float, places: int) -> bytes:
 def merge_mesh_cells(svg: bytes) -> bytes:
     """One ``<path>`` per colour in each heatmap, coordinates to 0.01 pt (0.013 px at 672 px).
 
-    matplotlib writes every cell of a mesh as its own ``<path>``: the causal page's eight 11 x 11
-    heatmaps were 1,500 elements and 484 KB, which a phone's browser parses and paints on the
-    page's main thread. Cells do not overlap, so cells of one colour can share a path. A group
-    holding anything but cells is left as it is.
+    matplotlib writes every cell as its own ``<path>``: the causal page's eight 11 x 11 heatmaps
+    were 1,500 elements and 484 KB for a phone to parse and paint on the page's main thread.
+    Cells do not overlap, so cells of one colour can share a path. Other groups are left as they are.
 
     >>> cell = b'<path d="M 0.123456 1 L 2 1" clip-path="url(#c)" style="fill: #000"/>'
     >>> merge_mesh_cells(b'<g id="QuadMesh_1">' + cell + cell.replace(b"0.123456", b"5") + b'</g>')
@@ -494,12 +485,26 @@ def flatten_groups(svg: bytes) -> bytes:
     return _SIBLING_PATHS.sub(join, svg)
 
 
-def figure_to_svg(fig: Figure, title: str) -> bytes:
-    """Render ``fig`` to deterministic SVG bytes with ``title`` as its ``<title>`` text.
+# An axis-aligned rectangle as matplotlib writes it (every heatmap cell), and a mesh's masked
+# cells, merged into one path that paints nothing.
+_RECT = re.compile(rb"M (-?[\d.]+) (-?[\d.]+) L (-?[\d.]+) \2 L \3 (-?[\d.]+) L \1 \4 L \1 \2")
+_UNPAINTED = re.compile(rb'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill: none"/>')
 
-    Heatmap cells are merged per colour (:func:`merge_mesh_cells`) and shared outlines
-    (glyphs, tick marks, markers) are drawn in place (:func:`inline_uses`), then
-    single-path groups are folded and same-fill neighbours joined (:func:`flatten_groups`).
+
+def compact_rectangles(svg: bytes) -> bytes:
+    """Rectangles ``M x y L x2 y L x2 y2 L x y2 L x y`` written ``M x y H x2 V y2 H x Z``, unpainted cells dropped.
+
+    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
+    b'd="M 1 2 H 3 V 4 H 1 Z"'
+    """
+    return _UNPAINTED.sub(b"", _RECT.sub(rb"M \1 \2 H \3 V \4 H \1 Z", svg))
+
+
+def figure_to_svg(fig: Figure, title: str, compact: bool = False) -> bytes:
+    """Render ``fig`` to deterministic SVG bytes, ``title`` its ``<title>``, with as few elements as draw it.
+
+    ``compact`` also writes rectangles shorter (:func:`compact_rectangles`): the real models'
+    thumbnails of every head are thousands of cells.
 
     >>> fig = new_figure(2, 1)
     >>> _ = fig.add_subplot().plot([0, 1], [1, 0])
@@ -509,4 +514,5 @@ def figure_to_svg(fig: Figure, title: str) -> bytes:
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Title": title, "Creator": "mha-lesson"})
-    return merge_mesh_cells(flatten_groups(inline_uses(buffer.getvalue())))
+    svg = merge_mesh_cells(flatten_groups(inline_uses(buffer.getvalue())))
+    return compact_rectangles(svg) if compact else svg

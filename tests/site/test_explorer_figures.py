@@ -30,7 +30,6 @@ from mha_site.explorer import (
     JSON_TOLERANCE,
     arc_figure,
     arcs_for_query,
-    demo_patterns,
     explorer_data,
     explorer_figures,
     explorer_files,
@@ -38,6 +37,7 @@ from mha_site.explorer import (
     trained_dataset,
 )
 
+from mha_site.causal import demo_patterns_float64
 from mha_site.files import json_differences
 from mha_site.placeholders import namespace_values
 from sitekit import ROOT
@@ -153,7 +153,7 @@ def test_svgs_are_titled_and_undated() -> None:
 
 
 def test_demo_weights_are_float64_and_rounded(fresh: dict) -> None:
-    patterns = demo_patterns()
+    patterns = demo_patterns_float64(False)
     sentence = dataset(fresh, "sentence")
     assert sentence["tokens"] == list(TOKENS) and sentence["tokens"][sentence["default_query"]] == "it"
     assert [h["name"] for h in sentence["heads"]] == list(HEAD_NAMES)

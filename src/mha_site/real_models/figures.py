@@ -8,7 +8,6 @@ each score carry their rank as a number in the cell, so no figure relies on colo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import matplotlib
@@ -20,17 +19,8 @@ from matplotlib.patches import Rectangle
 from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import SPECS, ModelSpec
-from mha_site.style import (
-    PALETTE,
-    SMALL_FONT_PT,
-    TEXT_COLOUR,
-    WEIGHT_CMAP,
-    figure_to_svg,
-    new_figure,
-    styled,
-    weight_colorbar,
-    weight_heatmap,
-)
+from mha_site.style import (PALETTE, SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled,
+                             token_ticks, weight_colorbar, weight_heatmap)
 
 __all__ = ["FIGURE_TITLES", "LABELLED", "all_figures", "decode_rows", "quantise"]
 
@@ -52,14 +42,8 @@ def decode_rows(rows: list[str]) -> list[list[float]]:
     return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
 
 
-def _number_top(ax, scores: list[list[float]]) -> None:
-    """Write each top head's rank in its cell, white on dark, dark on light."""
-    for rank, (layer, head, value) in enumerate(top_heads(scores, LABELLED), start=1):
-        ax.text(head, layer, str(rank), ha="center", va="center", fontsize=SMALL_FONT_PT,
-                color=TEXT_COLOUR if value > 0.6 else "white", fontweight="bold")
-
-
 def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_step: int):
+    """One score's L x H heatmap, each top head's rank written in its cell (white on dark, dark on light)."""
     mesh = weight_heatmap(ax, scores)
     ax.set_aspect("auto")
     layers, heads = len(scores), len(scores[0])
@@ -72,7 +56,9 @@ def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_
     if ylabel:
         ax.set_ylabel("layer")
     ax.set_title(title, fontsize=10)
-    _number_top(ax, scores)
+    for rank, (layer, head, value) in enumerate(top_heads(scores, LABELLED), start=1):
+        ax.text(head, layer, str(rank), ha="center", va="center", fontsize=SMALL_FONT_PT,
+                color=TEXT_COLOUR if value > 0.6 else "white", fontweight="bold")
     return mesh
 
 
@@ -100,23 +86,6 @@ def quantise(weights: list[list[float]], levels: int = SHADES) -> np.ma.MaskedAr
     weights = np.asarray(weights, dtype=np.float64)
     steps = np.round(weights * levels) / levels
     return np.ma.masked_where(weights < 1 / levels, steps)
-
-
-_RECT = re.compile(r"M (-?[\d.]+) (-?[\d.]+) L (-?[\d.]+) \2 L \3 (-?[\d.]+) L \1 \4 L \1 \2")
-
-
-def compact_rectangles(svg: bytes) -> bytes:
-    """Write each axis-aligned cell ``M x y L x2 y L x2 y2 L x y2 L x y`` as ``M x y H x2 V y2 H x Z``.
-
-    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
-    b'd="M 1 2 H 3 V 4 H 1 Z"'
-    """
-    text = _RECT.sub(lambda m: f"M {m[1]} {m[2]} H {m[3]} V {m[4]} H {m[1]} Z", svg.decode())
-    return _UNPAINTED.sub("", text).encode()
-
-
-#: A mesh's masked cells, merged into one path that paints nothing.
-_UNPAINTED = re.compile(r'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill: none"/>')
 
 
 #: Empty cells between two thumbnails of the model view.
@@ -150,13 +119,10 @@ def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
                for row in range(len(layers)) for head in range(heads)]
     ax.add_collection(PatchCollection(squares, facecolor=matplotlib.colormaps[WEIGHT_CMAP](0.0),
                                       edgecolor=TEXT_COLOUR, linewidth=0.4, zorder=0.5))
-    ax.pcolormesh(np.arange(grid.shape[1] + 1) - 0.5, np.arange(grid.shape[0] + 1) - 0.5, grid, cmap=WEIGHT_CMAP,
-                  vmin=0.0, vmax=1.0, shading="flat", edgecolors="face", linewidth=0.3)
+    weight_heatmap(ax, grid)
     ax.set_xlim(-1, grid.shape[1])
     ax.set_ylim(grid.shape[0], -1)
-    ax.set_aspect("equal")
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    ax.spines[:].set_visible(False)
     centres = [i * step + (size - 1) / 2 for i in range(heads)]
     ax.xaxis.tick_top()
     ax.set_xticks(centres, [f"H{h}" for h in range(heads)], fontsize=SMALL_FONT_PT)
@@ -188,9 +154,7 @@ def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
         for col, name in enumerate(names):
             ax = axes[row][col]
             mesh = weight_heatmap(ax, decode_rows(item["weights"][name]))
-            ticks = range(len(tokens))
-            ax.set_xticks(ticks, tokens, rotation=90, fontsize=SMALL_FONT_PT)
-            ax.set_yticks(ticks, tokens, fontsize=SMALL_FONT_PT)
+            token_ticks(ax, tokens)
             ax.tick_params(length=2)
             layer, head = view["heads"][name]
             ax.set_title(f"{head_name(layer, head)}, {name.replace('_', '-')} head", fontsize=10)
@@ -229,14 +193,13 @@ def ablation_figure(doc: dict) -> Figure:
     labels = ["none"] + [head_name(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
     values = [ab["base"]] + ab["single"] + [ab["together"], ab["control"]]
     colours = ([PALETTE["sky"]] + [PALETTE["blue"]] * len(ab["single"]) + [PALETTE["vermillion"], PALETTE["orange"]])
-    hatches = [""] + [""] * len(ab["single"]) + ["///", ".."]
+    hatches = [""] * (1 + len(ab["single"])) + ["///", ".."]
     fig = new_figure(6.4, 3.4)
     ax = fig.subplots()
     bars = ax.bar(range(len(values)), values, color=colours, edgecolor=TEXT_COLOUR, linewidth=0.6)
-    for bar, hatch, value in zip(bars, hatches, values):
-        bar.set_hatch(hatch)
-        ax.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, value), xytext=(0, 2),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)  # one by one: bar() would make them numpy strings, which change the hatch ids
+    ax.bar_label(bars, fmt="{:.2f}", padding=2, fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
     ax.set_xticks(range(len(values)), labels, fontsize=SMALL_FONT_PT)
     ax.set_xlabel("heads zeroed (top induction heads, best first)")
     ax.set_ylabel("second-copy loss (nats)")
@@ -257,4 +220,4 @@ def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
         if spec.ablate:
             figures[f"{spec.prefix}-loss.svg"] = loss_figure(doc)
             figures[f"{spec.prefix}-ablation.svg"] = ablation_figure(doc)
-    return {name: compact_rectangles(figure_to_svg(fig, FIGURE_TITLES[name])) for name, fig in figures.items()}
+    return {name: figure_to_svg(fig, FIGURE_TITLES[name], compact=True) for name, fig in figures.items()}
