@@ -31,12 +31,13 @@ from mha_ref.demo_heads import D_K, DEFAULT_QUERY, FEATURE_NAMES, HEAD_NAMES, NU
 from mha_site.causal import demo_inputs_float64, demo_patterns_float64
 from mha_site.files import json_bytes
 from mha_site.tiny_model import RESULTS as TINY_RESULTS
+from mha_site.tiny_model.export import token_symbols
 from mha_site.style import (SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled, token_ticks,
                              weight_colorbar, weight_heatmap)
 
 __all__ = [
     "ARC_MIN_WEIGHT", "DIGITS", "EXPLORER_ASSETS", "HEAD_COLOURS", "HEAD_DASHES", "JSON_TOLERANCE", "REPO_ROOT",
-    "RESULTS", "token_symbol", "demo_queries_keys", "sentence_dataset", "trained_dataset",
+    "RESULTS", "demo_queries_keys", "sentence_dataset", "trained_dataset",
     "explorer_data", "arcs_for_query", "arc_figure", "heatmap_grid_figure", "explorer_figures", "explorer_files",
 ]
 
@@ -83,27 +84,8 @@ HEAD_DASHES: dict[str, str] = {
 
 _DASH_WORDS = {"solid": "solid", "dashed": "dashed", "dotted": "dotted", "dashdot": "dash-dot"}
 
-# The trained model's 64 token ids, shown as consonant-vowel syllables: id = 4 * consonant + vowel.
-_CONSONANTS = "bdfghklmnprstvwz"
-_VOWELS = "aeio"
-
 _BASELINE = 0.0  # y of the token labels in the arc figures
 _ARC_FOOT = 0.32  # arcs start and end this far above the labels
-
-
-def token_symbol(token_id: int) -> str:
-    """A short readable name for one of the trained model's 64 token ids: a consonant-vowel syllable.
-
-    >>> [token_symbol(i) for i in (0, 1, 5, 59, 63)]
-    ['ba', 'be', 'de', 'wo', 'zo']
-    >>> token_symbol(64)
-    Traceback (most recent call last):
-    ...
-    ValueError: token_id must be an int in 0..63, got 64
-    """
-    if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < 64:
-        raise ValueError(f"token_id must be an int in 0..63, got {token_id!r}")
-    return _CONSONANTS[token_id // 4] + _VOWELS[token_id % 4]
 
 
 def _rounded(matrix: Any) -> list[list[float]]:
@@ -188,7 +170,7 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
     >>> data = trained_dataset()
     >>> len(data["tokens"]), [h["name"] for h in data["heads"]]
     (24, ['previous', 'induction'])
-    >>> data["symbols"][:3] == [token_symbol(t) for t in data["tokens"][:3]]
+    >>> data["symbols"][:3] == [token_symbols(64)[t] for t in data["tokens"][:3]]
     True
     """
     if results is None:
@@ -206,11 +188,11 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
         "description": (
             f"Seed {record['seed']} of the two-layer model from Heads that learn, reading a block of {half} random "
             f"tokens written twice. Its tokens are numbers 0 to 63, shown as syllables (token {tokens[0]} is "
-            f"\u201c{token_symbol(tokens[0])}\u201d). In the second copy, {hits} of the {half} queries give the "
+            f"\u201c{token_symbols(64)[tokens[0]]}\u201d). In the second copy, {hits} of the {half} queries give the "
             "induction head\u2019s largest weight to the token that followed their first copy."
         ),
         "tokens": tokens,
-        "symbols": [token_symbol(t) for t in tokens],
+        "symbols": [token_symbols(64)[t] for t in tokens],  # the live widget's syllables
         "default_query": half + half // 2,
         "half": half,
         "induction_hits": hits,

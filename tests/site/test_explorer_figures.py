@@ -33,13 +33,13 @@ from mha_site.explorer import (
     explorer_data,
     explorer_figures,
     explorer_files,
-    token_symbol,
     trained_dataset,
 )
 
 from mha_site.causal import demo_patterns_float64
 from mha_site.files import json_differences
 from mha_site.placeholders import namespace_values
+from mha_site.tiny_model.export import token_symbols
 from sitekit import ROOT
 
 ASSETS = ROOT / "docs" / "assets" / "explorer"
@@ -170,9 +170,9 @@ def test_trained_dataset_copies_seed_0_of_the_results() -> None:
     maps = results["seeds"][0]["heatmaps"]
     trained = trained_dataset()
     assert trained["tokens"] == maps["tokens"]
-    assert trained["symbols"] == [token_symbol(t) for t in maps["tokens"]]
-    assert len(set(token_symbol(t) for t in range(64))) == 64  # every token id has its own syllable
-    assert all(len(token_symbol(t)) == 2 for t in range(64))
+    # The live widget's syllables: the reader can type what the explorer shows.
+    assert trained["symbols"] == [token_symbols(64)[t] for t in maps["tokens"]]
+    assert len(set(token_symbols(64))) == 64 and all(len(s) == 2 for s in token_symbols(64))  # one syllable per id
     assert [h["name"] for h in trained["heads"]] == ["previous", "induction"]
     assert trained["heads"][0]["weights"] == maps["previous_token"]
     assert trained["heads"][1]["weights"] == maps["induction"]
