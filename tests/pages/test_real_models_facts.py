@@ -264,3 +264,14 @@ def test_minilm_sentence_lengths(mini, values):
     for item in mini["views"]["head_view"]["inputs"]:
         assert len(item["tokens"]) == len(re.findall(r"\w+|[^\w\s]", item["text"])) + 2
     assert values["mini_mean_tokens"] == "13"
+
+
+def test_a_head_view_texts_first_word_and_its_repeat_are_different_tokens():
+    """real-models.md#smollm2-head-view: "The" against " The", "one" against " one"."""
+    doc = load_json(DOCS / "assets" / "real-models" / "smollm2-135m" / "heads.json")
+    for view in doc["views"]["head_view"]["inputs"][:2]:
+        tokens = view["tokens"][1:]  # after the start token
+        first = tokens[0]
+        assert " " + first in tokens and first not in tokens[1:], (view["text"], tokens)
+    text = " ".join((DOCS / "real-models.md").read_text(encoding="utf-8").split())
+    assert '("The" against " The", "one" against " one")' in text
