@@ -154,3 +154,23 @@ def test_the_page_shows_the_pinned_hashes_the_measurement_checked():
     for spec in SPECS.values():
         committed_hash = json.loads((ROOT / "docs" / "assets" / "real-models" / spec.id / "heads.json").read_text())["source"]["sha256"]
         assert committed_hash == spec.sha256, spec.id
+
+
+@pytest.mark.parametrize("field", ["original", "views", "loss"])
+def test_a_heads_json_without_a_field_the_page_reads_is_named_by_check_and_build_alike(tmp_path, field):
+    """Before, a heads.json without `original` passed --check ("stale", whose advice made it green) while the
+    build failed with a KeyError: both now name the file and the field."""
+    import shutil
+
+    from mha_site.real_models.build import committed, heads_path
+
+    for model_id in ("smollm2-135m", "minilm-l6"):
+        target = heads_path(tmp_path, model_id)
+        target.parent.mkdir(parents=True)
+        shutil.copy(heads_path(ROOT, model_id), target)
+    broken = heads_path(tmp_path, "smollm2-135m")
+    doc = json.loads(broken.read_text())
+    del doc[field]
+    broken.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"smollm2-135m/heads.json: smollm2-135m heads.json: missing field\(s\) \['{field}'\]"):
+        committed(tmp_path)

@@ -13,6 +13,11 @@ __all__ = ["MODELS", "validate_heads", "top_heads"]
 
 #: The model ids, each the folder of its heads.json.
 MODELS = tuple(SPECS)
+#: What the page and its figures read from every heads.json, and from a model with a loss experiment
+#: (checked here, so ``--check`` and the build agree on a file that lacks one).
+FIELDS = {"model", "original", "weights_note", "positions", "source", "num_layers", "num_heads", "d_model",
+          "inputs", "scores", "views", "reproduction"}
+EXPERIMENT_FIELDS = {"loss", "ablation"}
 
 
 def _matrix(name: str, value: Any, rows: int, cols: int, low: float = 0.0, high: float = 1.0) -> None:
@@ -30,14 +35,14 @@ def validate_heads(model_id: str, doc: Any) -> None:
     >>> validate_heads("minilm-l6", {"model": "x"})
     Traceback (most recent call last):
     ...
-    ValueError: minilm-l6 heads.json: missing field(s) ['num_heads', 'num_layers', 'reproduction', 'scores', 'source']
+    ValueError: minilm-l6 heads.json: missing field(s) ['d_model', 'inputs', 'num_heads', 'num_layers', 'original', 'positions', 'reproduction', 'scores', 'source', 'views', 'weights_note']
     """
     if model_id not in SPECS:
         raise ValueError(f"unknown model id {model_id!r}; known: {list(MODELS)}")
     spec = SPECS[model_id]
     if not isinstance(doc, dict):
         raise ValueError(f"{model_id} heads.json must hold an object")
-    missing = sorted({"model", "source", "num_layers", "num_heads", "scores", "reproduction"} - set(doc))
+    missing = sorted((FIELDS | (EXPERIMENT_FIELDS if spec.ablate else set())) - set(doc))
     if missing:
         raise ValueError(f"{model_id} heads.json: missing field(s) {missing}")
     source = doc["source"]
