@@ -494,7 +494,8 @@ def _snippet_config(root: Path) -> _Config:
 @pytest.mark.parametrize(("page_text", "message"), [
     ('--8<-- "pkg/code.py:gone"',
      'snippet "pkg/code.py:gone": src/pkg/code.py has no section \'gone\' (no \'--8<-- [start:gone]\' line)'),
-    ('--8<-- "pkg/none.py:body"', 'snippet "pkg/none.py:body": no such file in src or inc (pymdownx.snippets base_path)'),
+    ('--8<-- "pkg/none.py:body"',
+     'snippet "pkg/none.py:body": no such file in src or inc (pymdownx.snippets base_path)'),
     ('Text.\n\n--8<-- "outer.md"\n',
      'snippet "missing.md" (in inc/outer.md): no such file in src or inc (pymdownx.snippets base_path)'),
 ])
