@@ -3,7 +3,7 @@
 
     python scripts/train_tiny_model.py                 # train 3 seeds (a minute each), write results.json + figures
     python scripts/train_tiny_model.py --figures-only  # redraw the figures from the committed results.json
-    python scripts/train_tiny_model.py --export-only   # if the browser's files fail --check: retrain seed 0, write them
+    python scripts/train_tiny_model.py --export-only   # if the browser's files fail --check: retrain seed 0 (a minute)
     python scripts/train_tiny_model.py --check         # exit 1 naming any file that differs from results.json
 
 Outputs go to docs/assets/tiny-model/ (or --out). Arguments, the output folder and results.json are
