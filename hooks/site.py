@@ -38,6 +38,7 @@ def _numbers(text: str, fill: Callable[..., str], page: Any, config: Any) -> str
 def on_config(config: Any) -> Any:
     with stop_on_error():
         checks.anchor_paths(config)  # the build finds its files from any working directory
+        checks.drop_broken_notebook_cache(config)  # an entry cut short would break every later build
         page_assets.mark_plain(config)  # the site, or the same pages as plain Material
     return config
 
@@ -55,6 +56,9 @@ def on_nav(nav: Any, config: Any, files: Any) -> Any:  # noqa: ARG001 - MkDocs h
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:  # noqa: ARG001
     with stop_on_error(page):
+        if page.file.src_uri.endswith(".ipynb"):  # the notebook's JSON: one line, not nbconvert's traceback
+            return notebook_page.notebook_readable(markdown, page, config)
+        markdown = checks.page_snippets_found(markdown, config)  # one line, not pymdownx's traceback
         return _numbers(markdown, fill_markdown, page, config)
 
 

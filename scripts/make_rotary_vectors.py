@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
 
 from mha_site.files import json_bytes, json_within, run_write_or_check  # noqa: E402
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Write the site's math font subset from Noto Sans Math (see mha_site.math_font).
 
 A separate job from build_assets.py: the vendored subset is remade only from a new upstream font
@@ -10,9 +11,13 @@ file, which the repository does not hold (docs/assets/vendor/README.md says wher
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from mha_site.math_font import FONT, subset
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
+
+from mha_site.math_font import FONT, subset  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.source.is_file():
         parser.error(f"source={str(args.source)!r} is not a file")
-    size = subset(args.source)
+    try:
+        size = subset(args.source)
+    except ValueError as error:
+        print(f"subset_math_font.py: {error}", file=sys.stderr)
+        return 1
     print(f"{FONT}: {size:,} bytes")
     return 0
 

@@ -40,11 +40,20 @@ CHARACTERS: frozenset[int] = frozenset(c for c in _WANTED if unicodedata.name(ch
 
 def subset(source: Path, target: Path = FONT) -> int:
     """Write the subset of ``source`` (Noto Sans Math, woff2 or TTF) to ``target`` as woff2;
-    return its size in bytes."""
+    return its size in bytes. ValueError, writing nothing: ``source`` is not a font or has no MATH table.
+
+    The same source gives the same bytes: the subset keeps the source's ``head`` dates (fontTools
+    would stamp the time of the run, a churning rebuild).
+    """
     from fontTools import subset as ft_subset
     from fontTools.ttLib import TTFont
 
-    font = TTFont(source)
+    try:
+        font = TTFont(source, recalcTimestamp=False)
+        font.ensureDecompiled()  # a truncated or foreign file fails here, not halfway through the subset
+    except Exception as error:  # fontTools raises TTLibError, struct.error, EOFError, ... for a bad file
+        raise ValueError(f"source={str(source)!r} is not a font fontTools can read (woff2, WOFF, TTF or OTF): "
+                         f"{type(error).__name__}: {error}") from None
     if "MATH" not in font:
         raise ValueError(f"source={str(source)!r} has no OpenType MATH table: MathML layout needs one")
     options = ft_subset.Options()

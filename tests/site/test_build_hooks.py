@@ -480,3 +480,62 @@ def test_the_lowest_material_allowed_is_the_one_the_suite_runs():
         f"pyproject allows mkdocs-material {requirement.specifier}, constraints.txt pins "
         f"{pinned and pinned.group(1)}, {installed} is installed: the lowest allowed must be the one tested")
     assert installed in requirement.specifier
+
+
+# --- one clear line, no traceback: a missing snippet, a broken notebook, a notebook cache entry cut short ---
+
+
+def _snippet_config(root: Path) -> _Config:
+    config = _Config(mdx_configs={"pymdownx.snippets": {"base_path": [str(root / "src"), str(root / "inc")]}})
+    config.config_file_path = str(root / "mkdocs.yml")
+    return config
+
+
+@pytest.mark.parametrize(("page_text", "message"), [
+    ('--8<-- "pkg/code.py:gone"',
+     'snippet "pkg/code.py:gone": src/pkg/code.py has no section \'gone\' (no \'--8<-- [start:gone]\' line)'),
+    ('--8<-- "pkg/none.py:body"',
+     'snippet "pkg/none.py:body": no such file in src or inc (pymdownx.snippets base_path)'),
+    ('Text.\n\n--8<-- "outer.md"\n',
+     'snippet "missing.md" (in inc/outer.md): no such file in src or inc (pymdownx.snippets base_path)'),
+])
+def test_a_missing_snippet_file_or_section_fails_the_build_naming_page_file_and_section(tmp_path, page_text, message):
+    """pymdownx.snippets raised SnippetMissingError with a traceback before MkDocs' line: the hook
+    names page, file and section first (mha_site/build/checks.py)."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "code.py").write_text("# --8<-- [start:body]\nx = 1\n# --8<-- [end:body]\n")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "outer.md").write_text('Intro.\n\n--8<-- "missing.md"\n')
+    config = _snippet_config(tmp_path)
+    fine = '--8<-- "pkg/code.py:body"\n;--8<-- "escaped.md"\n'
+    assert site.on_page_markdown(fine, _page("lesson.md"), config, None) == fine
+    with pytest.raises(PluginError) as error:
+        site.on_page_markdown(page_text, _page("lesson.md"), config, None)
+    assert str(error.value) == f"lesson.md: {message}"
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('{"cells": [{"cell_type": "markdown", "sou', "is not notebook JSON (truncated or malformed: Unterminated string"),
+    ("{}", 'is not a notebook: it has no list of "cells"'),
+])
+def test_a_broken_notebook_fails_the_build_naming_the_file_not_nbconvert(tmp_path, text, problem):
+    config = _snippet_config(tmp_path)
+    page = _page("notebooks/walk.ipynb")
+    page.file.abs_src_path = str(tmp_path / "docs" / "notebooks" / "walk.ipynb")
+    with pytest.raises(PluginError) as error:
+        site.on_page_markdown(text, page, config, None)
+    first, _, rest = str(error.value).partition(" ")
+    assert first == "notebooks/walk.ipynb:" and rest.startswith(f"docs/notebooks/walk.ipynb {problem}")
+    assert rest.endswith("restore it with git checkout -- docs/notebooks/walk.ipynb") and "\n" not in rest
+
+
+def test_a_notebook_cache_entry_cut_short_is_dropped_before_it_breaks_the_build(tmp_path):
+    """mkdocs-jupyter writes its cache in place and reads it unchecked (a JSONDecodeError naming the page)."""
+    whole = json.dumps({"content": "<p>cell</p>", "toc_tokens": [], "title": None})
+    (tmp_path / "good.json").write_text(whole)
+    (tmp_path / "cut.json").write_text(whole[:20])
+    (tmp_path / "other.json").write_text("{}")
+    config = _Config()
+    config.plugins = {"mkdocs-jupyter": SimpleNamespace(config={"cache": True, "cache_dir": str(tmp_path)})}
+    assert build_checks.drop_broken_notebook_cache(config) == [tmp_path / "cut.json", tmp_path / "other.json"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["good.json"]

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import html
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 from fontTools.ttLib import TTFont
 
-from mha_site.math_font import CHARACTERS, FONT
+from mha_site.math_font import CHARACTERS, FONT, subset
+from sitekit import ROOT
 
 MATH = re.compile(r"<math\b.*?</math>", re.S)
 ANNOTATION = re.compile(r"<annotation\b.*?</annotation>", re.S)
@@ -92,3 +95,31 @@ def test_a_single_letter_drawn_as_math_italic() -> None:
     page = ('<math><semantics><mrow><mi>h</mi><mo>=</mo><mi mathvariant="normal">d</mi><mtext>softmax</mtext></mrow>'
             '<annotation encoding="application/x-tex">h = \\mathrm{d}</annotation></semantics></math>')
     assert drawn_characters(page) == {"\u210e", "=", "d", "s", "o", "f", "t", "m", "a", "x"}
+
+
+def test_a_rebuild_from_the_same_font_gives_the_same_bytes(tmp_path: Path, monkeypatch) -> None:
+    """The subset keeps the source's dates: a rerun an hour later leaves `git status` clean."""
+    from fontTools.ttLib.tables import _h_e_a_d
+
+    first, second = tmp_path / "first.woff2", tmp_path / "second.woff2"
+    subset(FONT, first)
+    monkeypatch.setattr(_h_e_a_d, "timestampNow", lambda: 4_000_000_000)  # the clock moved on
+    subset(FONT, second)
+    assert first.read_bytes() == second.read_bytes()
+    made, source = TTFont(second)["head"], TTFont(FONT)["head"]
+    assert (made.created, made.modified) == (source.created, source.modified)
+
+
+@pytest.mark.parametrize("content", [b"not a font at all", FONT.read_bytes()[:5000], b""],
+                         ids=["text", "truncated", "empty"])
+def test_a_file_that_is_not_a_font_is_named_in_one_line_and_nothing_is_written(tmp_path: Path, content: bytes) -> None:
+    source, target = tmp_path / "source.woff2", tmp_path / "subset.woff2"
+    source.write_bytes(content)
+    with pytest.raises(ValueError, match=rf"^source='{re.escape(str(source))}' is not a font fontTools can read"):
+        subset(source, target)
+    assert not target.exists()
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "subset_math_font.py"), str(source)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"subset_math_font.py: source='{source}' is not a font fontTools can read")
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -145,3 +145,21 @@ def test_site_offers_the_notebook_for_download(built_site: Path):
     # The stored outputs are shown as they are: the page carries the figures' descriptions.
     alts = [img.get("alt", "") for img in soup.select(".jp-OutputArea img")]
     assert len(alts) == 2 and all(len(alt) > 80 for alt in alts)
+
+
+@pytest.mark.parametrize(("cut", "problem"), [(3000, "is not notebook JSON (truncated or malformed: "),
+                                              (0, "is not notebook JSON (truncated or malformed: "),
+                                              (None, 'is not a notebook: it has no list of "cells"')])
+def test_check_names_a_truncated_notebook_in_one_line_and_writes_nothing(tmp_path, cut, problem):
+    """`build_assets.py --check notebook` printed nbformat's "Notebook does not appear to be JSON" without the file."""
+    notebook = tmp_path / NOTEBOOKS[0]
+    notebook.parent.mkdir(parents=True)
+    content = (ROOT / NOTEBOOKS[0]).read_bytes()[:cut] if cut is not None else b"{}"
+    notebook.write_bytes(content)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert run(tmp_path, ["notebook"], check=True) == 1
+    line = err.getvalue().strip()
+    assert line.startswith(f"notebook: {notebook} {problem}") and "\n" not in line
+    assert line.endswith(f"restore it with git checkout -- {notebook}")
+    assert notebook.read_bytes() == content and [p.name for p in notebook.parent.iterdir()] == [notebook.name]

@@ -13,6 +13,7 @@ import ast
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -41,6 +42,25 @@ def _usage_error(main, argv: list[str], capsys) -> str:
 def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600)
+
+
+# --- every script runs this checkout's code ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", sorted(path.name for path in (ROOT / "scripts").glob("*.py")))
+def test_each_script_imports_this_checkouts_mha_site_whatever_is_installed(script, tmp_path):
+    """Two checkouts can share one virtual environment, whose install points at one of them: each
+    script puts its own checkout's src/ first (the preamble after its imports), ahead of PYTHONPATH
+    and the install, so it never checks or writes the other checkout."""
+    decoy = tmp_path / "elsewhere" / "mha_site"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("")
+    load = "import runpy, sys; runpy.run_path(sys.argv[1]); import mha_site; print(mha_site.__file__)"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-c", load, str(ROOT / "scripts" / script)], cwd=tmp_path, text=True,
+                            capture_output=True, timeout=300, env={**env, "PYTHONPATH": str(decoy.parent)})
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()) == ROOT / "src" / "mha_site" / "__init__.py"
 
 
 # --- build_assets.py and its fronts --------------------------------------------------------------
@@ -350,6 +370,7 @@ def test_train_tiny_model_exports_the_seed_0_it_trained_without_training_again(t
     script = _script("train_tiny_model.py")
     calls = []
     monkeypatch.setattr(mha_site.assets, "run", lambda root, names: 0)
+    monkeypatch.setattr(export, "check_files", lambda root: ["stale"])
     monkeypatch.setattr(export, "build_files", lambda root: pytest.fail("trained seed 0 a second time"))
     monkeypatch.setattr(export, "files_for_model", lambda root, state, results: calls.append(state) or {})
     model = torch.nn.Linear(1, 1)

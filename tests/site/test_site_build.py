@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from bs4 import BeautifulSoup
 
 from markdown_fences import mkdocs_config
-from sitekit import ROOT, page_paths
+from mha_site.build import error_page
+from sitekit import MKDOCS_ENV, ROOT, page_paths
 
 # Anything that would make the browser fetch from another origin when the page loads.
 EXTERNAL_FETCH_ATTRS = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src", "video": "src"}
@@ -73,6 +79,21 @@ def test_a_build_without_an_address_works_under_any_path(built_site: Path):
         assert "127.0.0.1" not in text and "localhost" not in text, f"{name} names a development address"
         assert 'rel="canonical"' not in text, f"{name} has a canonical link with no address to give"
         assert not root_link.search(text), f"{name} links a file from the host's root: {root_link.search(text)}"
+
+
+def test_a_second_build_into_the_same_folder_writes_the_same_404_page(built_site: Path, tmp_path: Path):
+    """The 404 page is rewritten in place after the build: its script was once added by every build
+    into the folder. The step changes a page it already made stand alone in nothing, and a whole
+    second build into a folder holding the first gives the same page."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    first = (site / "404.html").read_bytes()
+    assert first.count(error_page.DONE.encode()) == 1
+    error_page.stand_alone_404(SimpleNamespace(site_url=None, site_dir=str(site)))
+    assert (site / "404.html").read_bytes() == first
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                    "-d", str(site)], check=True, cwd=tmp_path, env={**os.environ, **MKDOCS_ENV}, timeout=600)
+    assert (site / "404.html").read_bytes() == first
 
 
 def test_lesson_code_is_included_from_src_not_copied(built_site: Path):

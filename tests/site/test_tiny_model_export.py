@@ -153,3 +153,58 @@ def test_page_states_the_check_s_score_margin() -> None:
     page = " ".join((ROOT / "docs" / "tiny-model.md").read_text(encoding="utf-8").split())
     margin = re.search(r"by less than ([\d.]+) as the asset check enforces", page)
     assert margin is not None and float(margin.group(1)) == lh.SCORE_TOLERANCE
+
+
+def _without_scores(text: str) -> str:
+    return json.dumps({key: value for key, value in json.loads(text).items() if key != "scores"})
+
+
+@pytest.mark.parametrize(("name", "damage", "problem"), [
+    ("model.json", lambda text: text[:500], r"not valid JSON \(truncated or malformed: Expecting .*\)"),
+    ("model.json", lambda text: "{}",
+     "lacks format, bytes, sha256, tensors, symbols, figure_tokens, previous_token_head, scores"),
+    ("model.json", _without_scores, "lacks scores"),
+    ("model.json", lambda text: "[]", "expected a JSON object, got list"),
+    ("model.json", lambda text: json.dumps({**json.loads(text), "scores": {"induction": []}}),
+     "scores lack previous_token or induction"),
+    ("tiny-model-vectors.json", lambda text: text[:300], r"not valid JSON \(truncated or malformed: .*\)"),
+])
+def test_check_names_a_malformed_browser_file_in_one_line(tmp_path, name, damage, problem) -> None:
+    """A malformed, truncated, empty or scoreless file was a JSONDecodeError without its name or a KeyError."""
+    root = _copy_inputs(tmp_path)
+    path = root / (lh.VECTORS if name == lh.VECTORS.name else ASSETS / name)
+    path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
+    problems = lh.check_files(root)
+    assert len(problems) == 1 and re.fullmatch(rf"{re.escape(str(path))}: {problem}", problems[0]), problems
+
+
+def test_check_names_truncated_weights(tmp_path) -> None:
+    root = _copy_inputs(tmp_path)
+    weights = root / ASSETS / "weights.bin"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    assert lh.check_files(root) == [
+        f"{weights}: size or sha256 differs from {root / ASSETS / 'model.json'}",
+        f"{weights}: does not decode into the model: weights hold 500 float16 values but the tensors need "
+        f"{json.loads((root / ASSETS / 'model.json').read_text())['bytes'] // 2}"]
+
+
+def test_export_only_rewrites_nothing_that_passes_its_check(tmp_path, monkeypatch, capsys) -> None:
+    """Another CPU trains seed 0 to other last bits (AVX-512: most weight bytes differ, scores within
+    SCORE_TOLERANCE): `--export-only` leaves `git status` clean while the committed files pass their check,
+    and trains and writes only when they fail it."""
+    script = load_file_module("scripts/train_tiny_model.py")
+    root = _copy_inputs(tmp_path)
+    monkeypatch.setattr(script, "ROOT", root)
+    monkeypatch.setattr(lh, "build_files", lambda where: pytest.fail("trained though the files are current"))
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+    assert script.main(["--export-only"]) == 0
+    assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before
+    assert capsys.readouterr().out.strip() == (
+        f"the browser's files are current, nothing written: their head scores are within {lh.SCORE_TOLERANCE} of the "
+        f"seed-0 record and their test vectors within {lh.VECTOR_TOLERANCE} of a float64 forward pass")
+    manifest_path = root / ASSETS / "model.json"
+    manifest_path.write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(lh, "build_files", lambda where: {manifest_path: before[manifest_path]})
+    assert script.main(["--export-only"]) == 0
+    assert manifest_path.read_bytes() == before[manifest_path]
+    assert f"not current with the results:\n  {manifest_path}: lacks format," in capsys.readouterr().out

@@ -4,15 +4,23 @@ swallow the rest of it (steps of hooks/site.py).
 pymdownx.snippets takes its ``base_path`` from the working directory and mkdocs-jupyter its
 ``cache_dir``, where MkDocs and mkdocstrings resolve from the config file's folder; and a raw-HTML
 component left open (a quiz, the explorer, the live-heads box) takes every later heading into it
-while the page still builds. The other checks of what a page shows sit where the page is read
+while the page still builds. A missing ``--8<--`` file or section stops pymdownx.snippets with a
+traceback naming neither the page nor the base path: :func:`snippets_found` names all three first.
+A notebook cache entry cut short is dropped (:func:`drop_broken_notebook_cache`).
+The other checks of what a page shows sit where the page is read
 (images in :mod:`~mha_site.build.page_assets`, formulas in :mod:`~mha_site.build.katex`).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+from pathlib import Path
 
 from mha_site.build.html import unclosed_element
+
+log = logging.getLogger("mkdocs.plugins.mha_site")
 
 # Classes of the components the pages write as raw HTML (docs/_includes/); no heading belongs inside one.
 COMPONENTS = frozenset({"quiz", "mha-explorer", "live-heads"})
@@ -33,9 +41,83 @@ def anchor_paths(config) -> None:
         jupyter.config["cache_dir"] = os.path.join(folder, jupyter.config["cache_dir"])
 
 
+def drop_broken_notebook_cache(config) -> list[Path]:
+    """Delete, and return, the mkdocs-jupyter cache entries that are not whole (call after :func:`anchor_paths`).
+
+    mkdocs-jupyter writes an entry in place and reads it back unchecked: one cut short (a build killed
+    mid-write, a full disk) broke every later build with a JSONDecodeError naming the notebook page,
+    not the cache. Dropped, the page is rendered again and its entry rewritten.
+    """
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config.get("cache", True):
+        return []
+    dropped = []
+    for entry in sorted(Path(jupyter.config["cache_dir"]).glob("*.json")):
+        try:
+            cached = json.loads(entry.read_text(encoding="utf-8"))
+            whole = isinstance(cached, dict) and isinstance(cached.get("content"), str) and "toc_tokens" in cached
+        except (OSError, ValueError):
+            whole = False
+        if not whole:
+            entry.unlink(missing_ok=True)
+            log.info("dropped %s: not a whole mkdocs-jupyter cache entry; the notebook page is rendered again", entry)
+            dropped.append(entry)
+    return dropped
+
+
 def components_closed(content: str) -> str:
     """``content`` unchanged, or ValueError naming the component left open."""
     problem = unclosed_element(content, COMPONENTS)
     if problem:
         raise ValueError(f"unbalanced HTML (in the page or a file it includes): {problem}")
     return content
+
+
+def page_snippets_found(markdown: str, config) -> str:
+    """:func:`snippets_found` with the site's snippet folders (made absolute by :func:`anchor_paths`)."""
+    bases = config["mdx_configs"].get("pymdownx.snippets", {}).get("base_path", ["."])
+    bases = [bases] if isinstance(bases, str) else bases
+    root = os.path.dirname(os.path.abspath(config.config_file_path or "mkdocs.yml"))
+    return snippets_found(markdown, [os.path.join(root, base) for base in bases], root)
+
+
+def snippets_found(markdown: str, base_paths: list[str], root: str = ".", _within: tuple[str, ...] = ()) -> str:
+    """``markdown`` unchanged, or ValueError naming the first ``--8<-- "file:section"`` include
+    (pymdownx.snippets' own syntax, followed into included files) whose file or section is missing.
+
+    >>> snippets_found('--8<-- "mha_ref/attention.py:core"', ["src"]) == '--8<-- "mha_ref/attention.py:core"'
+    True
+    >>> snippets_found('--8<-- "mha_ref/attention.py:cores"', ["src"])
+    Traceback (most recent call last):
+    ...
+    ValueError: snippet "mha_ref/attention.py:cores": src/mha_ref/attention.py has no section 'cores' (no '--8<-- [start:cores]' line)
+    >>> snippets_found('--8<-- "nothere.md"', ["src", "docs/_includes"])
+    Traceback (most recent call last):
+    ...
+    ValueError: snippet "nothere.md": no such file in src or docs/_includes (pymdownx.snippets base_path)
+    """
+    from pymdownx.snippets import SnippetPreprocessor as Snippets
+
+    for line in markdown.splitlines():
+        match = Snippets.RE_ALL_SNIPPETS.match(line)
+        if not match or match["escape"] or not match["inline_marker"]:
+            continue
+        name = match["snippet"][1:-1].strip()
+        if name.startswith(("http://", "https://")):
+            continue
+        path, _lines, section = Snippets.RE_SNIPPET_FILE.match(name).groups()
+        found = next((Path(base, path) for base in base_paths if Path(base, path).is_file()), None)
+        where = f'snippet "{name}"' + "".join(f" (in {outer})" for outer in reversed(_within))
+        if found is None:
+            folders = " or ".join(os.path.relpath(base, root) for base in base_paths)
+            raise ValueError(f"{where}: no such file in {folders} (pymdownx.snippets base_path)")
+        text = found.read_text(encoding="utf-8")
+        shown = os.path.relpath(found, root)
+        if section:
+            section = section[1:]
+            starts = (Snippets.RE_SNIPPET_SECTION.match(marker) for marker in text.splitlines())
+            if not any(m and m["type"].lower() == "start" and m["name"] == section for m in starts):
+                raise ValueError(f"{where}: {shown} has no section '{section}' (no '--8<-- [start:{section}]' line)")
+        elif path.endswith(".md") and shown not in _within:  # an included page's own includes
+            snippets_found(text, base_paths, root, (*_within, shown))
+    return markdown

@@ -12,10 +12,13 @@ loaded lazily. Its download button is overrides/main.html's; its math is :mod:`~
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from urllib.parse import unquote
 
 from mkdocs.structure.files import File
+
+from mha_site.notebook import read_notebook
 
 # What the template adds around the cells: inline CSS and scripts, comments, the copy widget, empty
 # collapsers, and the widget's copy of each cell's source as plain text: with the widget's CSS gone
@@ -32,6 +35,14 @@ FOCUSABLE_WRAPPER = re.compile(r'(<div class="jp-Cell-inputWrapper") tabindex="0
 # own permalinks ("headerlink") they get Material's styles: hidden until the heading is hovered or focused.
 ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="(#[^"]*)">')
 INLINE_SVG_IMG = re.compile(r'<img\b[^>]*?\bsrc="data:image/svg\+xml,([^"]*)"[^>]*>')
+
+
+def notebook_readable(source: str, page, config) -> str:
+    """The notebook page's ``source`` (its JSON) unchanged, or ValueError naming the file: nbconvert
+    would stop on a truncated notebook with a traceback."""
+    root = os.path.dirname(os.path.abspath(config.config_file_path or "mkdocs.yml"))
+    read_notebook(os.path.relpath(page.file.abs_src_path, root), source)
+    return source
 
 
 def clean_notebook_html(content: str) -> str:

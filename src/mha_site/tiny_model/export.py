@@ -339,6 +339,48 @@ def gzip_size(data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=6, mtime=0))
 
 
+#: What :func:`check_files` reads of the manifest (the page's script reads these and the tensors).
+MANIFEST_KEYS = ("format", "bytes", "sha256", "tensors", "symbols", "figure_tokens", "previous_token_head", "scores")
+
+
+def _json_object(path: Path, keys: tuple[str, ...]) -> dict:
+    """The JSON object in ``path`` holding ``keys``, or ValueError naming the file and what is wrong.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "model.json"
+    >>> _ = path.write_text('{"format": "mha-live')
+    >>> _json_object(path, ("format",))
+    Traceback (most recent call last):
+    ...
+    ValueError: .../model.json: not valid JSON (truncated or malformed: Unterminated string starting at: line 1 column 12 (char 11))
+    >>> _ = path.write_text("{}")
+    >>> _json_object(path, ("format", "scores"))
+    Traceback (most recent call last):
+    ...
+    ValueError: .../model.json: lacks format, scores
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except ValueError as error:  # a UnicodeDecodeError too
+        raise ValueError(f"{path}: not valid JSON (truncated or malformed: {error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    missing = [key for key in keys if key not in data]
+    if missing:
+        raise ValueError(f"{path}: lacks {', '.join(missing)}")
+    return data
+
+
+def _close(stored: object, measured: list, atol: float) -> bool:
+    """Stored numbers within ``atol`` of the measured ones, in the same shape (False for any other)."""
+    try:
+        return bool(np.allclose(np.asarray(stored, dtype=np.float64), measured, atol=atol, rtol=0))
+    except (ValueError, TypeError):
+        return False
+
+
 def check_files(root: Path) -> list[str]:
     """Problems with the committed widget files, one line each (empty: all current). Trains nothing.
 
@@ -357,10 +399,12 @@ def check_files(root: Path) -> list[str]:
         results = load_results(root / RESULTS)
         config = _config(results)
         record = _record(results)
-        manifest = json.loads(paths[MANIFEST_NAME].read_text(encoding="utf-8"))
-        document = json.loads(paths["vectors"].read_text(encoding="utf-8"))
-    except (ValueError, OSError) as error:
-        return [f"unreadable: {error}"]
+        manifest = _json_object(paths[MANIFEST_NAME], MANIFEST_KEYS)
+        document = _json_object(paths["vectors"], ("weights_sha256", "cases"))
+        if not isinstance(manifest["scores"], dict) or {"previous_token", "induction"} - manifest["scores"].keys():
+            raise ValueError(f"{paths[MANIFEST_NAME]}: scores lack previous_token or induction")
+    except ValueError as error:
+        return [str(error)]
     blob = paths[WEIGHTS_NAME].read_bytes()
     problems = []
     if manifest.get("format") != FORMAT:
@@ -385,7 +429,7 @@ def check_files(root: Path) -> list[str]:
     summary = measure(model, eval_data(config))
     problems += [f"{paths[WEIGHTS_NAME]}: {p}" for p in reproduction_problems(summary, record)]
     for kind in ("previous_token", "induction"):
-        if not np.allclose(manifest["scores"][kind], summary[kind], atol=1e-4, rtol=0):
+        if not _close(manifest["scores"][kind], summary[kind], 1e-4):
             problems.append(f"{paths[MANIFEST_NAME]}: {kind} scores differ from the weights' own (beyond 1e-4)")
     if manifest.get("previous_token_head") != [0, _roles(summary)[0]]:
         problems.append(f"{paths[MANIFEST_NAME]}: previous_token_head is not the best layer-0 previous-token head")
