@@ -539,3 +539,17 @@ def test_a_notebook_cache_entry_cut_short_is_dropped_before_it_breaks_the_build(
     config.plugins = {"mkdocs-jupyter": SimpleNamespace(config={"cache": True, "cache_dir": str(tmp_path)})}
     assert build_checks.drop_broken_notebook_cache(config) == [tmp_path / "cut.json", tmp_path / "other.json"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["good.json"]
+
+
+def test_redirect_pages_are_written_again_by_a_dirty_build_but_never_over_a_page(tmp_path: Path):
+    from mha_site.build.course import MOVED_PAGES, write_redirects
+
+    config = {"site_dir": str(tmp_path), "site_url": None}
+    write_redirects(config)
+    first = {old: (tmp_path / old / "index.html").read_bytes() for old in MOVED_PAGES}
+    write_redirects(config)  # mkdocs build --dirty into the same folder
+    assert {old: (tmp_path / old / "index.html").read_bytes() for old in MOVED_PAGES} == first
+    old = next(iter(MOVED_PAGES))
+    (tmp_path / old / "index.html").write_text("<!doctype html><title>A real page</title>", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"redirect from {old} to .*: the build already has a page at"):
+        write_redirects(config)
