@@ -7,14 +7,16 @@
     python scripts/bench.py --device cuda            # the GPU run: layer sweeps + attention kernels -> cuda.json + SVGs
     python scripts/bench.py --dry-run                # the GPU run's code on this CPU at tiny sizes -> build/bench/
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
-    python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
+    python scripts/bench.py --check                  # exit 1 naming any stale or missing figure, or contradicted claim
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
 Every argument and the output folder are checked before anything is measured. The results
 file and its figures are written once, when the run is complete, each by a rename (never
-half-written), with Ctrl-C and SIGTERM held back for those few milliseconds: a run cut short
-leaves every file in --out as it was. What it measured so far is in a scratch file,
+half-written), with Ctrl-C and SIGTERM held back until the last one (then exit 130, naming
+what was written): a run cut short leaves every file in --out as it was. Having written, and with
+--plots-only and --check, it names each claim of the pages (mha_site.bench.claims) that the results
+in --out contradict. What it measured so far is in a scratch file,
 <name>.partial.json in build/bench-partial/ (for the committed folder; git-ignored) or in
 <out>-partial/ beside any other --out, for a look, never read back. --plots-only and
 --check refuse a results file marked incomplete. The logic lives in mha_site.bench
