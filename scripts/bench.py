@@ -319,7 +319,8 @@ def _check_claims(out: Path, wrote: bool) -> int:
     from mha_site.bench.claims import claim_problems
     from mha_site.files import load_json
 
-    docs = {device: load_json(out / f"{device}.json") for device in ("cpu", "cuda") if (out / f"{device}.json").is_file()}
+    paths = {device: out / f"{device}.json" for device in ("cpu", "cuda")}
+    docs = {device: load_json(path) for device, path in paths.items() if path.is_file()}
     problems = claim_problems(docs) if docs else {}
     for key, problem in problems.items():
         pages = sorted(str(page.relative_to(ROOT)) for page in (ROOT / "docs").rglob("*.md")

@@ -57,10 +57,10 @@ class Claim:
 
     ``kind`` is ``"faster"`` (``factor`` times ``left``'s time is below ``right``'s at every
     T in ``tokens``), ``"ratio"`` (no direction: the sentence states the range of ``left``'s time over
-    ``right``'s that was measured, so another machine's run prints its own), ``"less_memory"`` (the same of their peak memory), ``"same_flops"`` (the head sweep's FLOP
-    count does not change with h) or ``"decode_faster"`` (the cached decoding step beats
-    recomputing the prefix at every prefix length in ``tokens``). ``text``
-    is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
+    ``right``'s that was measured, so another machine's run prints its own), ``"less_memory"`` (the same
+    of their peak memory), ``"same_flops"`` (the head sweep's FLOP count does not change with h) or
+    ``"decode_faster"`` (the cached decoding step beats recomputing the prefix at every prefix length in
+    ``tokens``). ``text`` is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
     is printed instead when ``device`` has no committed results.
 
     >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
@@ -106,9 +106,11 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-#: Claims printed only in the benchmark and inference pages' sections (``CLAIMS`` are the benchmark page's
-#: summary, docs/_includes/cost.md, one sentence each).
+#: Claims printed only in the benchmark and inference pages' sections and the benchmark page's quiz (``CLAIMS``
+#: are the benchmark page's summary, docs/_includes/cost.md, one sentence each).
 PAGE_CLAIMS: tuple[Claim, ...] = (
+    Claim("cpu_batched_faster_t128", "cpu", "faster", left="batched", right="loop", tokens=(128,),
+          text="At T = {t_max} the batched layer won: the loop took {speedup} of its time"),  # the quiz's key
     Claim("cpu_loop_memory", "cpu", "less_memory", left="loop", right="batched", tokens=(512, 1024, 2048), factor=3.0,
           text="at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
           "version's {right_mib} MiB"),
@@ -201,8 +203,8 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
 
 
 def claim_problems(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Claim key -> one line for each claim about a device in ``docs`` that the results contradict or cannot fill, naming its key
-    and the sentence as it would read; empty when every page claim holds.
+    """Claim key -> one line for each claim about a device in ``docs`` that the results contradict or cannot
+    fill, naming it and the sentence as it would read; empty when every claim holds.
 
     A claim either states what was measured (its numbers are placeholders) or makes a statement
     that another machine may not repeat; a new run checks the second kind here, before a build does.

@@ -149,7 +149,8 @@ def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
         "",
         f"{kernel_counter_summary(doc)} Every output is checked against float64 attention on the same rounded "
         f"inputs; a variant above its dtype's bound is marked wrong and not drawn. Each variant was warmed up "
-        f"{markdown_text(config['warmup'])}, then timed in {config['repeats']} block{'' if config['repeats'] == 1 else 's'} of at "
+        f"{markdown_text(config['warmup'])}, then timed in {config['repeats']} "
+        f"block{'' if config['repeats'] == 1 else 's'} of at "
         f"least {config['min_block_s'] * 1e3:g} ms. {statuses['unsupported']} variant-cells were refused by their backend and {statuses['oom']} ran out "
         "of memory; the tables say which and why.",
         "",

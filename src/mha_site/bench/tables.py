@@ -17,8 +17,8 @@ from typing import Any
 
 from mha_site.bench.labels import SWEEPS, device_label, figure_alt, figure_name
 
-__all__ = ["collapsible", "decode_table", "figure_markdown", "markdown_code", "markdown_plain", "markdown_text", "mib", "ms",
-           "provenance_table", "ratio", "results_table", "sci"]
+__all__ = ["collapsible", "decode_table", "figure_markdown", "markdown_code", "markdown_plain", "markdown_text",
+           "mib", "ms", "provenance_table", "ratio", "results_table", "sci"]
 
 #: What Markdown and the site's extensions read as syntax inside a line: emphasis, code, links and images,
 #: attribute lists, table cells, headings. A backslash before each renders it as itself, byte for byte the same
@@ -38,12 +38,13 @@ def markdown_text(value: object) -> str:
 
 
 def markdown_plain(markdown: str) -> str:
-    """The text that :func:`markdown_text` escaped, for a place that takes plain text (an include's HTML).
+    """The text that :func:`markdown_text` escaped, for a place that takes plain text: an include's
+    placeholders are filled in the rendered HTML, where no Markdown undoes the escapes.
 
     >>> markdown_plain(markdown_text("<b>need_weights</b> $x$"))
     '<b>need_weights</b> $x$'
     """
-    return html.unescape(re.sub(r"\\([\\`*_{}\[\]#|!])", r"\1", markdown))
+    return html.unescape(re.sub(r"\\" + _MARKDOWN_SYNTAX.pattern, r"\1", markdown))
 
 
 def markdown_code(value: object) -> str:
