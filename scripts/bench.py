@@ -7,14 +7,16 @@
     python scripts/bench.py --device cuda            # the GPU run: layer sweeps + attention kernels -> cuda.json + SVGs
     python scripts/bench.py --dry-run                # the GPU run's code on this CPU at tiny sizes -> build/bench/
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
-    python scripts/bench.py --check                  # exit 1 naming any figure that is stale or missing
+    python scripts/bench.py --check                  # exit 1 naming any stale or missing figure, or contradicted claim
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
 Every argument and the output folder are checked before anything is measured. The results
 file and its figures are written once, when the run is complete, each by a rename (never
-half-written), with Ctrl-C and SIGTERM held back for those few milliseconds: a run cut short
-leaves every file in --out as it was. What it measured so far is in a scratch file,
+half-written), with Ctrl-C and SIGTERM held back until the last one (then exit 130, naming
+what was written): a run cut short leaves every file in --out as it was. Having written, and with
+--plots-only and --check, it names each claim of the pages (mha_site.bench.claims) that the results
+in --out contradict. What it measured so far is in a scratch file,
 <name>.partial.json in build/bench-partial/ (for the committed folder; git-ignored) or in
 <out>-partial/ beside any other --out, for a look, never read back. --plots-only and
 --check refuse a results file marked incomplete. The logic lives in mha_site.bench
@@ -119,21 +121,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM back while the block runs; one that arrived meanwhile acts after it.
+#: Test hook: seconds to pause after each file of the final writes, so a test can interrupt them midway.
+COMMIT_PAUSE_S = float(os.environ.get("MHA_BENCH_COMMIT_PAUSE_S", "0"))
 
-    The results file and its figures are renamed into place one after another; an
-    interruption between two renames would leave new data beside old figures.
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[str]]:
+    """Record Ctrl-C and SIGTERM while the block runs, acting on neither; yields the names of those that came.
+
+    The results file and its figures are renamed into place one after another; an interruption
+    between two renames would leave new data beside old figures. A signal mask cannot hold them:
+    it covers the calling thread only, and torch's threads take the signal. Python runs its
+    handlers in the main thread whichever thread the signal reached, so recording handlers do.
     """
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal mask; the window is milliseconds
-        yield
-        return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    caught: list[str] = []
+    held = (signal.SIGINT, signal.SIGTERM)
     try:
-        yield
+        before = {s: signal.signal(s, lambda signum, frame: caught.append(signal.Signals(signum).name)) for s in held}
+    except ValueError:  # not the main thread: no handler can be set, and no signal reaches this code
+        yield caught
+        return
+    try:
+        yield caught
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for held_signal, handler in before.items():
+            signal.signal(held_signal, handler)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -176,14 +188,41 @@ def _write_results(doc: dict, target: Path, started: float, scratch: Path | None
         return 1
     files = {target.parent / name: svg for name, svg in figure_files(target.stem, doc).items()}
     files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
-    try:
-        with _signals_held():
-            write_or_check(files)  # each file by a rename (mha_site.files.write_atomic)
-    except KeyboardInterrupt:  # held back during the writes, delivered once they were done
-        print(f"interrupted after writing {target} and its figures", file=sys.stderr)
+    written: list[Path] = []
+    print(f"writing {target} and {len(files) - 1} figure(s)", flush=True)
+    with _signals_held() as caught:
+        try:
+            for path, content in files.items():
+                written += write_or_check({path: content})  # by a rename (mha_site.files.write_atomic)
+                time.sleep(COMMIT_PAUSE_S)
+        except OSError as error:
+            print(f"cannot write {error.filename or target}: {error.strerror or error}; "
+                  f"{_written_words(written, target.parent)} before it", file=sys.stderr)
+            return 1
+    if caught:  # held back during the writes, acted on once they were done
+        print(f"{caught[0]} came while the results were being written; held until they were all written: "
+              f"{_written_words(written, target.parent)}", file=sys.stderr)
         return 130
     print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
     return 0
+
+
+def _written_words(written: list[Path], folder: Path) -> str:
+    """Which files a commit changed, in words: ``wrote cpu.json, cpu-time.svg in docs/assets/bench``."""
+    if not written:
+        return f"nothing in {folder} changed (every file was already current)"
+    return f"wrote {', '.join(path.name for path in written)} in {folder}"
+
+
+def _sizes(args: argparse.Namespace) -> str:
+    """The size set of mha_site.bench.run.SIZE_SETS that this invocation measures."""
+    return "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+
+
+def _stem(args: argparse.Namespace) -> str:
+    """The results file's name without ``.json``: ``cpu``, ``cuda``, ``cpu-quick``, ``cpu-dryrun``..."""
+    sizes = _sizes(args)
+    return "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}"
 
 
 def _plan(args: argparse.Namespace) -> tuple[str, dict]:
@@ -191,7 +230,7 @@ def _plan(args: argparse.Namespace) -> tuple[str, dict]:
     from mha_site.bench.run import KernelSweep, TimingSettings
 
     gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
-    sizes = "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+    sizes = _sizes(args)
     # (repeats, min_block_s) of the layer sweeps and of the kernel sweep, where the command line names none
     if args.dry_run:
         layer = kernel = (1, 0.001)
@@ -200,8 +239,7 @@ def _plan(args: argparse.Namespace) -> tuple[str, dict]:
     warmup = "until stable" if gpu_run else "two calls"
     timing = TimingSettings(args.repeats or layer[0], args.min_block_s or layer[1], args.clock, warmup)
     kernel_timing = TimingSettings(args.repeats or kernel[0], args.min_block_s or kernel[1], warmup=warmup)
-    stem = "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}"
-    return stem, {
+    return _stem(args), {
         "sizes": sizes,
         "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
         "timing": timing,
@@ -225,7 +263,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             print(error, file=sys.stderr)
             return 1
-        return run_write_or_check(files, args.check, "python scripts/bench.py --plots-only")
+        return run_write_or_check(files, args.check, "python scripts/bench.py --plots-only") or _check_claims(
+            out, wrote=not args.check)
+
+    if args.supplement:  # before torch loads: a mistake in the file or the flags shows at once
+        problem = _supplement_problem(args, out / f"{_stem(args)}.json")
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
 
     import torch
 
@@ -253,8 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _sigterm_interrupts():
             if args.supplement:
-                return _supplement(args.supplement.split(","), plan["sizes"], device, target, command, started)
-            return _measure(plan, device, target, partial, command, started)
+                code = _supplement(args.supplement.split(","), plan["sizes"], device, target, command, started)
+            else:
+                code = _measure(plan, device, target, partial, command, started)
+            return code or _check_claims(out, wrote=True)
     except KeyboardInterrupt:
         kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
         print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
@@ -262,13 +309,61 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _check_claims(out: Path, wrote: bool) -> int:
+    """Check the pages' claims (mha_site.bench.claims) against the results in ``out`` that the pages read
+    (``cpu.json``, ``cuda.json``): print each sentence to revise and the pages that print it; 1 if any.
+
+    Files can be rebuilt; sentences cannot. A claim states what was measured where it can, but one
+    that says which variant won may not hold on another CPU, and the build refuses to print it.
+    """
+    from mha_site.bench.claims import claim_problems
+    from mha_site.files import load_json
+
+    paths = {device: out / f"{device}.json" for device in ("cpu", "cuda")}
+    docs = {device: load_json(path) for device, path in paths.items() if path.is_file()}
+    problems = claim_problems(docs) if docs else {}
+    for key, problem in problems.items():
+        pages = sorted(str(page.relative_to(ROOT)) for page in (ROOT / "docs").rglob("*.md")
+                       if f"bench.claim.{key} " in page.read_text(encoding="utf-8"))
+        print(f"{problem}; revise it (mha_site.bench.claims) and its sentence in {', '.join(pages)}", file=sys.stderr)
+    if wrote and docs and out.resolve() == COMMITTED:
+        print("the pages' other words about these results are tested by: .venv/bin/python -m pytest -n0 "
+              "tests/site/test_bench.py tests/pages/test_quiz_keys.py tests/pages/test_lesson_path_facts.py")
+    return 1 if problems else 0
+
+
+def _supplement_problem(args: argparse.Namespace, target: Path) -> str | None:
+    """Why ``--supplement`` cannot add to ``target``, in one line naming the file or the flag; None if it can.
+
+    Checked before torch loads and anything is measured: the variant names, the file (present, JSON, a
+    finished run on the schema) and that this command times as the file was timed (a process-clock file
+    needs --threads 1 --clock process, or the rows would not compare with the others).
+    """
+    from mha_site.bench.labels import VARIANT_STYLES  # every variant has a figure style: its names, without torch
+    from mha_site.bench.schema import check_results
+    from mha_site.files import load_json
+
+    variants = args.supplement.split(",")
+    unknown = [name for name in variants if name not in VARIANT_STYLES]
+    if unknown:
+        return f"--supplement: unknown variant(s) {unknown}; choose from {sorted(VARIANT_STYLES)}"
+    try:
+        doc = load_json(target)
+        check_results(doc, target)
+    except ValueError as error:  # a schema report lists a problem a line: one line here
+        return "--supplement: " + str(error).replace(":\n  ", ": ").replace("\n  ", "; ")
+    clock = doc["config"]["clock"]
+    if clock != args.clock:
+        flags = "--threads 1 --clock process" if clock == "process" else "--clock wall"
+        return (f"--supplement: {target} was timed with --clock {clock} and this command with --clock {args.clock}; "
+                f"add its flags: {flags}")
+    return None
+
+
 def _supplement(variants: list[str], sizes: str, device: object, target: Path, command: str, started: float) -> int:
     """Measure some variants again (or add them) into the complete results in ``target``."""
     from mha_site.bench.run import supplement
 
-    if not target.is_file():
-        print(f"--supplement needs an existing {target}", file=sys.stderr)
-        return 2
     doc = supplement(json.loads(target.read_text(encoding="utf-8")), variants, sizes, device, command)
     return _write_results(doc, target, started)
 

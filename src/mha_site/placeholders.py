@@ -23,6 +23,7 @@ from typing import Any
 
 from mha_site.bench.report import bench_values
 from mha_site.bench.schema import check_results
+from mha_site.bench.tables import markdown_plain
 from mha_site.files import load_json
 from mha_site.tiny_model import RESULTS
 from mha_site.tiny_model.report import page_values
@@ -213,6 +214,6 @@ def fill_html(text: str, values: dict[str, dict[str, str]], where: str) -> str:
             raise PlaceholderError(
                 f"{where}: {{{{ {match.group(1)}.{match.group(2)} }}}} is a block value; use it in a page, not an include"
             )
-        return html.escape(value, quote=False)
+        return html.escape(markdown_plain(value), quote=False)  # values are Markdown; here they are text
 
     return _check_no_leftover(PLACEHOLDER.sub(replace, text), where)

@@ -251,7 +251,8 @@ def test_every_claim_is_supported_by_the_committed_results(claim, committed):
 def test_every_page_claim_is_supported_and_printed_on_the_benchmark_page(claim, committed):
     holds, fields = evaluate_claim(claim, committed)
     assert holds, f"the committed {claim.device} results contradict: {claim.text.format(**fields)}"
-    assert f"{{{{ bench.claim.{claim.key} }}}}" in (ROOT / "docs" / "benchmark.md").read_text()
+    page = [ROOT / "docs" / "benchmark.md", ROOT / "docs" / "_includes" / "quizzes-benchmark.md"]  # and its quiz
+    assert any(f"{{{{ bench.claim.{claim.key} }}}}" in path.read_text() for path in page)
 
 
 def test_the_loop_memory_claim_fails_for_a_loop_that_keeps_every_head(committed):
@@ -425,4 +426,49 @@ def test_the_provenance_table_names_every_later_re_measurement():
         "command": "python scripts/bench.py --supplement loop,tiled"}}]
     assert provenance_table(doc).splitlines()[-1] == (
         "| Re-measured later | loop, tiled on 2026-11-29 (commit 0c9546bf74): "
-        "`python scripts/bench.py --supplement loop,tiled` |")
+        "<code>python scripts/bench.py --supplement loop,tiled</code> |")
+
+
+#: A device name that is markup in every context a page puts it: HTML, emphasis, a link, a table cell, code, math,
+#: an attribute list.
+HOSTILE = "<script>alert(1)</script> *AMD* _x_ [l](http://e.test) | `c` $x$ {: .y } \\(z\\)"
+
+
+def _rendered(markdown_text: str) -> str:
+    import markdown
+
+    extensions = ["tables", "attr_list", "md_in_html", "pymdownx.arithmatex"]
+    return markdown.markdown(markdown_text, extensions=extensions,
+                             extension_configs={"pymdownx.arithmatex": {"generic": True}})
+
+
+def _shown(rendered: str) -> str:
+    """The text a reader sees: tags dropped, references resolved."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+def test_strings_from_the_results_files_reach_the_pages_as_text(committed):
+    """Issue 37: a CPU or GPU name, a variant label, a command, a skip reason from cpu.json or cuda.json is
+    shown as written, never run as HTML or read as Markdown, wherever the pages put it."""
+    from mha_site.placeholders import fill_html
+
+    cpu = copy.deepcopy(committed["cpu"])
+    cpu["provenance"]["cpu_model"] = HOSTILE
+    cpu["provenance"]["command"] = HOSTILE
+    cpu["variant_labels"]["sdpa"] = HOSTILE
+    cuda = example_results("cuda")
+    cuda["provenance"]["device_name"] = HOSTILE
+    values = bench_values({"cpu": cpu, "cuda": cuda})
+    blocks = [values["cpu.provenance"], values["cpu.table.seq"], f"({values['cpu.device_name']})",
+              values["cpu.best_variant"], values["claim.gpu_heads_parallel"], values["gpu.section"]]
+    for block in blocks:
+        rendered = _rendered(block)
+        assert "<script>" not in rendered and 'href="http://e.test"' not in rendered and "<em>" not in rendered
+        assert 'class="y"' not in rendered and "arithmatex" not in rendered, rendered
+        assert HOSTILE in _shown(rendered), rendered
+    figure = _rendered(values["cpu.figure.time"])
+    alt = html.unescape(re.search(r'alt="([^"]*)"', figure).group(1))
+    assert HOSTILE in alt and "<script>" not in figure
+    # An include's placeholders are filled in the HTML: the same value, as plain escaped text.
+    filled = fill_html("<p>{{ bench.claim.gpu_heads_parallel }}</p>", {"bench": values}, "cost.md")
+    assert "<script>" not in filled and HOSTILE in _shown(filled)

@@ -485,3 +485,117 @@ def test_a_finished_run_that_fails_the_schema_is_kept_in_scratch_not_out(tmp_pat
     assert json.loads((scratch / "cpu-tiny.invalid.json").read_text())["complete"] is True
     err = capsys.readouterr().err
     assert "missing top-level key 'ceiling'" in err and f"the results are in {scratch / 'cpu-tiny.invalid.json'}" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no SIGINT to a child process on Windows")
+def test_ctrl_c_during_the_final_writes_is_held_until_every_file_is_written(tmp_path):
+    """SIGINT while bench.py renames its files into place (paused after each by a test hook): it finishes
+    them all, then exits 130 naming exactly the files it wrote; the folder checks as current."""
+    import os
+    import signal
+
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    argv = ["--tiny", "--repeats", "1", "--min-block-s", "0.001", "--out", str(out), "--scratch", str(scratch)]
+    env = {**os.environ, "MHA_BENCH_COMMIT_PAUSE_S": "0.3"}
+    with subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bench.py"), *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env) as process:
+        for line in process.stdout:
+            if line.startswith("writing "):
+                break
+        time.sleep(0.15)  # the first file is in place, the second not yet
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    names = sorted(path.name for path in out.iterdir())
+    assert len(names) == 5 and "cpu-tiny.json" in names  # the results and their four figures, no temporary file
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]  # (torch's profiler may log lines before it)
+    held = "SIGINT came while the results were being written; held until they were all written: wrote "
+    assert last.startswith(held) and last.endswith(f" in {out}"), last
+    wrote = last[len(held):-len(f" in {out}")].split(", ")
+    assert sorted(wrote) == names and wrote[-1] == "cpu-tiny.json"  # every file, the data last
+    assert _script("bench.py").main(["--check", "--out", str(out)]) == 0  # the figures are those of the JSON
+
+
+def _committed_cpu(tmp_path: Path, change=None) -> Path:
+    """A copy of the committed cpu.json in a folder of its own, optionally changed by ``change(doc)``."""
+    doc = json.loads((ROOT / "docs" / "assets" / "bench" / "cpu.json").read_text(encoding="utf-8"))
+    if change is not None:
+        change(doc)
+    (tmp_path / "cpu.json").write_text(json.dumps(doc))
+    return tmp_path / "cpu.json"
+
+
+@pytest.mark.parametrize(
+    ("content", "flags", "problem"),
+    [
+        (None, ["--supplement", "loop"], "{target} was timed with --clock process and this command with "
+         "--clock wall; add its flags: --threads 1 --clock process"),
+        ("{'cells': []", ["--supplement", "loop"],
+         "{target} is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+        ("{}", ["--supplement", "loop"], "{target}: results do not match the schema: missing top-level key 'ceiling'; "),
+        ("[]", ["--supplement", "loop"], "{target}: results must be a JSON object, got list"),
+        ("absent", ["--supplement", "loop"], "{target} is missing"),
+        (None, ["--supplement", "loop,flash", "--threads", "1", "--clock", "process"],
+         "unknown variant(s) ['flash']; choose from ['batched', 'batched_scaled_after', 'loop', 'sdpa', 'tiled', "
+         "'torch_mha', 'torch_mha_weights']"),
+    ],
+)
+def test_bench_supplement_names_the_file_and_the_problem_before_measuring(tmp_path, capsys, no_measuring,
+                                                                        content, flags, problem):
+    target = _committed_cpu(tmp_path)
+    if content == "absent":
+        target.unlink()
+    elif content is not None:
+        target.write_text(content)
+    before = _folder_bytes(tmp_path)
+    assert _script("bench.py").main([*flags, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("--supplement: " + problem.format(target=target)), err
+    assert _folder_bytes(tmp_path) == before
+
+
+def test_bench_supplement_refuses_an_unknown_variant_before_loading_torch(tmp_path):
+    _committed_cpu(tmp_path)
+    probe = (f"import sys; sys.argv[0] = 'bench.py'; sys.path.insert(0, {str(ROOT / 'scripts')!r}); import bench; "
+             f"code = bench.main(['--supplement', 'flash', '--out', {str(tmp_path)!r}]); "
+             "assert 'torch' not in sys.modules; sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.startswith("--supplement: unknown variant(s) ['flash']"), result
+
+
+def _slower(variant: str, factors: dict[int, float]):
+    """A change to a results document: ``variant``'s seq-sweep times multiplied by ``factors[T]``."""
+
+    def change(doc):
+        for cell in doc["cells"]:
+            if cell["sweep"] == "seq" and cell["variant"] == variant and cell["tokens"] in factors:
+                cell["median_s"] *= factors[cell["tokens"]]
+
+    return change
+
+
+def test_a_rerun_on_another_cpu_states_its_own_short_sequence_ratios(tmp_path, capsys):
+    """Batching slower than the loop at T = 256 and 512 (issue 37's Intel run): the range claim states the
+    measured ratios, no claim is named, and every placeholder of the pages fills (the build's step)."""
+    from mha_site.bench.report import bench_values
+
+    target = _committed_cpu(tmp_path, _slower("batched", {256: 1.15, 512: 1.25}))
+    assert _script("bench.py").main(["--plots-only", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+    claim = bench_values({"cpu": json.loads(target.read_text())})["claim.cpu_batched_short"]
+    assert claim.startswith("from T = 128 to T = 512 the batched version took 0.") and claim.endswith(
+        " of the loop's time") and " to 1." in claim
+
+
+def test_bench_names_each_page_claim_that_new_results_contradict(tmp_path, capsys):
+    """The loop slower than batching at T = 2048: --plots-only draws the figures, then names the claim
+    that the build would refuse and the pages that print it; --check says the same."""
+    _committed_cpu(tmp_path, _slower("loop", {2048: 2.0}))
+    for flag in ("--plots-only", "--check"):
+        assert _script("bench.py").main([flag, "--out", str(tmp_path)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(
+            "claim 'cpu_loop_faster_long' no longer holds: 'at T = 2048 the per-head loop took only "), err
+        assert err[0].endswith("revise it (mha_site.bench.claims) and its sentence in docs/_includes/cost.md, "
+                               "docs/benchmark.md")

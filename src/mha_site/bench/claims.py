@@ -4,6 +4,7 @@
 benchmark and inference pages' own sections) hold every such sentence. The build renders each one
 with :func:`render_claim`, which refuses to print a claim the data contradicts, and the tests check
 each one with :func:`evaluate_claim`, so the wording and the check read the same record.
+:func:`claim_problems` lists every claim that new results contradict, for the command that wrote them.
 :func:`find_cell` and :func:`seq_tokens` look up a results document's cells.
 """
 
@@ -15,7 +16,8 @@ from typing import Any
 from mha_site.bench import tables
 from mha_site.bench.labels import device_label, ok_cells
 
-__all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "evaluate_claim", "find_cell", "render_claim", "seq_tokens"]
+__all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "claim_problems", "evaluate_claim", "find_cell", "render_claim",
+           "seq_tokens"]
 
 
 def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
@@ -54,10 +56,11 @@ class Claim:
     """A statement about cost that a page prints and the committed results must support.
 
     ``kind`` is ``"faster"`` (``factor`` times ``left``'s time is below ``right``'s at every
-    T in ``tokens``), ``"less_memory"`` (the same of their peak memory), ``"same_flops"`` (the head sweep's FLOP
-    count does not change with h) or ``"decode_faster"`` (the cached decoding step beats
-    recomputing the prefix at every prefix length in ``tokens``). ``text``
-    is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
+    T in ``tokens``), ``"ratio"`` (no direction: the sentence states the range of ``left``'s time over
+    ``right``'s that was measured, so another machine's run prints its own), ``"less_memory"`` (the same
+    of their peak memory), ``"same_flops"`` (the head sweep's FLOP count does not change with h) or
+    ``"decode_faster"`` (the cached decoding step beats recomputing the prefix at every prefix length in
+    ``tokens``). ``text`` is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
     is printed instead when ``device`` has no committed results.
 
     >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
@@ -86,7 +89,7 @@ CLAIMS: tuple[Claim, ...] = (
           "at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP"),
     Claim("cpu_loop_faster_long", "cpu", "faster", left="loop", right="batched", tokens=(2048,),
           text="at T = {t_max} the per-head loop took only {ratio_max} of the time of the batched version"),
-    Claim("cpu_batched_short", "cpu", "faster", left="batched", right="loop", tokens=(128, 256, 512),
+    Claim("cpu_batched_short", "cpu", "ratio", left="batched", right="loop", tokens=(128, 256, 512),
           text="from T = {t_min} to T = {t_max} the batched version took {ratio_min} to {ratio_max} of the "
           "loop's time"),
     Claim("cpu_fused_faster", "cpu", "faster", left="sdpa", right="batched", tokens=(2048,),
@@ -103,9 +106,11 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-#: Claims printed only in the benchmark and inference pages' sections (``CLAIMS`` are the benchmark page's
-#: summary, docs/_includes/cost.md, one sentence each).
+#: Claims printed only in the benchmark and inference pages' sections and the benchmark page's quiz (``CLAIMS``
+#: are the benchmark page's summary, docs/_includes/cost.md, one sentence each).
 PAGE_CLAIMS: tuple[Claim, ...] = (
+    Claim("cpu_batched_faster_t128", "cpu", "faster", left="batched", right="loop", tokens=(128,),
+          text="At T = {t_max} the batched layer won: the loop took {speedup} of its time"),  # the quiz's key
     Claim("cpu_loop_memory", "cpu", "less_memory", left="loop", right="batched", tokens=(512, 1024, 2048), factor=3.0,
           text="at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
           "version's {right_mib} MiB"),
@@ -127,7 +132,7 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
     if claim.device not in docs:
         raise LookupError(f"claim {claim.key!r} is about {claim.device!r}, which has no committed results")
     doc = docs[claim.device]
-    fields = {"device_name": device_label(doc)}
+    fields = {"device_name": tables.markdown_text(device_label(doc))}  # the sentence is Markdown; the name is data
     if claim.kind == "same_flops":
         cells = [c for c in doc["cells"] if c["sweep"] == "heads" and c["dtype"] == claim.dtype]
         if not cells:
@@ -152,7 +157,7 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
         pairs = [(row["cached_median_s"], row["recompute_median_s"]) for row in chosen]
         ratios = [row["recompute_over_cached"] for row in chosen]
         holds = all(ratio > 1 for ratio in ratios)
-    elif claim.kind in ("faster", "less_memory"):
+    elif claim.kind in ("faster", "ratio", "less_memory"):
         measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
         pairs = [
             (find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
@@ -160,7 +165,7 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             for t in claim.tokens
         ]
         ratios = [left / right for left, right in pairs]
-        holds = all(left * claim.factor < right for left, right in pairs)
+        holds = claim.kind == "ratio" or all(left * claim.factor < right for left, right in pairs)
     else:
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
@@ -195,3 +200,30 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
             f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS"
         )
     return claim.text.format(**fields)
+
+
+def claim_problems(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Claim key -> one line for each claim about a device in ``docs`` that the results contradict or cannot
+    fill, naming it and the sentence as it would read; empty when every claim holds.
+
+    A claim either states what was measured (its numbers are placeholders) or makes a statement
+    that another machine may not repeat; a new run checks the second kind here, before a build does.
+
+    >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
+    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 2048,
+    ...                   "median_s": s} for v, s in (("sdpa", 0.002), ("batched", 0.001))]}
+    >>> claim_problems({"cpu": doc})["cpu_fused_faster"]
+    "claim 'cpu_fused_faster' no longer holds: 'at T = 2048 the fused kernel took 2 ms against 1 ms for the batched version, 0.50× faster'"
+    """
+    problems = {}
+    for claim in CLAIMS + PAGE_CLAIMS:
+        if claim.device not in docs:
+            continue
+        try:
+            holds, fields = evaluate_claim(claim, docs)
+        except KeyError as error:  # LookupError's family: a cell the claim needs is missing
+            problems[claim.key] = f"claim {claim.key!r} cannot be filled: {error.args[0]}"
+            continue
+        if not holds:
+            problems[claim.key] = f"claim {claim.key!r} no longer holds: {claim.text.format(**fields)!r}"
+    return problems

@@ -11,7 +11,9 @@ from typing import Any
 
 from mha_site.bench.labels import FIGURES, KERNEL_FIGURES, SWEEPS, device_label
 from mha_site.bench.schema import kernel_flops
-from mha_site.bench.tables import collapsible, figure_markdown, mib, provenance_table, results_table, sci
+from mha_site.bench.tables import (
+    collapsible, figure_markdown, markdown_code, markdown_text, mib, provenance_table, results_table, sci,
+)
 
 __all__ = ["CUDA_COMMAND", "gpu_section", "kernel_counter_summary", "kernel_memory_table", "kernel_section",
            "kernel_table"]
@@ -25,7 +27,7 @@ def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
     if row["status"] == "wrong":
         error = "not finite" if row["max_rel_error"] is None else sci(row["max_rel_error"])
         return f"wrong ({error})"
-    note = notes.setdefault(row["reason"], len(notes) + 1)
+    note = notes.setdefault(markdown_text(row["reason"]), len(notes) + 1)
     return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
 
 
@@ -36,7 +38,7 @@ def _kernel_grid(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool, s
     variants = section["config"]["variants"]
     rows = [r for r in section["rows"] if (r["dtype"], r["head_dim"], r["causal"]) == (dtype, head_dim, causal)]
     lead = ["T", "B × h"] if shape else ["T"]
-    lines = ["| " + " | ".join(lead + [section["variant_labels"][v] for v in variants]) + " |",
+    lines = ["| " + " | ".join(lead + [markdown_text(section["variant_labels"][v]) for v in variants]) + " |",
              "|" + "---:|" * (len(lead) + len(variants))]
     for tokens in sorted({r["tokens"] for r in rows}):
         by_variant = {r["variant"]: r for r in rows if r["tokens"] == tokens}
@@ -101,7 +103,8 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
     """
     section = doc["kernels"]
     agreed, none, other = [], [], []
-    for variant, label in section["variant_labels"].items():
+    for variant, recorded in section["variant_labels"].items():
+        label = markdown_text(recorded)
         counted = [r for r in section["rows"] if r["variant"] == variant and r["status"] in ("ok", "wrong")]
         if not counted:
             continue
@@ -129,8 +132,8 @@ def _peak_words(section: dict[str, Any]) -> str:
     if peak is None:
         return ("This device is not in the table of known dense peaks (`mha_site.bench.kernels.DENSE_PEAKS`), so no "
                 "percentage of peak is given.")
-    return (f"Percentages are of the {peak['name']}'s dense float16/bfloat16 peak, "
-            f"{peak['flops_per_s'] / 1e12:.0f} TFLOP/s ({peak['source']}).")
+    return (f"Percentages are of the {markdown_text(peak['name'])}'s dense float16/bfloat16 peak, "
+            f"{peak['flops_per_s'] / 1e12:.0f} TFLOP/s ({markdown_text(peak['source'])}).")
 
 
 def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
@@ -142,11 +145,12 @@ def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
     parts = [
         f"Attention alone: `q`, `k`, `v` of shape $(B, h, T, d)$ with $B \\cdot T = {config['tokens_per_cell']}$ "
         f"tokens and $h \\cdot d = {config['width']}$ in every cell, random normal. FLOPs per call: "
-        f"`{config['flop_convention']}`; TFLOP/s is that over the median time. {_peak_words(section)}",
+        f"{markdown_code(config['flop_convention'])}; TFLOP/s is that over the median time. {_peak_words(section)}",
         "",
         f"{kernel_counter_summary(doc)} Every output is checked against float64 attention on the same rounded "
         f"inputs; a variant above its dtype's bound is marked wrong and not drawn. Each variant was warmed up "
-        f"{config['warmup']}, then timed in {config['repeats']} block{'' if config['repeats'] == 1 else 's'} of at "
+        f"{markdown_text(config['warmup'])}, then timed in {config['repeats']} "
+        f"block{'' if config['repeats'] == 1 else 's'} of at "
         f"least {config['min_block_s'] * 1e3:g} ms. {statuses['unsupported']} variant-cells were refused by their backend and {statuses['oom']} ran out "
         "of memory; the tables say which and why.",
         "",
@@ -195,7 +199,7 @@ def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
         return _NO_GPU_RESULTS
     doc = docs["cuda"]
     parts = [
-        f"Measured on {device_label(doc)} with `{doc['provenance']['command']}`.",
+        f"Measured on {markdown_text(device_label(doc))} with {markdown_code(doc['provenance']['command'])}.",
         "",
         provenance_table(doc),
         "",

@@ -15,7 +15,7 @@ from mha_site.bench import tables
 from mha_site.bench.claims import CLAIMS, PAGE_CLAIMS, render_claim, seq_tokens
 from mha_site.bench.gpu_section import gpu_section
 from mha_site.bench.labels import FIGURES, SWEEPS, device_label
-from mha_site.bench.tables import decode_table, figure_markdown, provenance_table, results_table
+from mha_site.bench.tables import decode_table, figure_markdown, markdown_text, provenance_table, results_table
 
 __all__ = ["UNIT_ROUNDOFF", "bench_values"]
 
@@ -34,14 +34,15 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
     ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
     ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
     Block keys (Markdown): ``table.<sweep>``, ``provenance``, ``figure.<kind>``.
-    Not device-prefixed: ``claim.<key>`` and ``gpu.section``.
+    Not device-prefixed: ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from
+    a results file escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
     """
     values: dict[str, str] = {}
     for device, doc in docs.items():
-        values[f"{device}.device_name"] = device_label(doc)
-        values[f"{device}.date"] = doc["provenance"]["date_utc"][:10]
+        values[f"{device}.device_name"] = markdown_text(device_label(doc))
+        values[f"{device}.date"] = markdown_text(doc["provenance"]["date_utc"][:10])
         values[f"{device}.threads"] = str(doc["provenance"]["threads"])
-        values[f"{device}.clock"] = doc["config"]["clock"]
+        values[f"{device}.clock"] = markdown_text(doc["config"]["clock"])
         values[f"{device}.repeats"] = str(doc["config"]["repeats"])
         for dtype, bound in doc["config"]["error_bounds"].items():
             values[f"{device}.bound.{dtype}"] = tables.sci(bound, 0)
@@ -91,7 +92,7 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
             if longest:
                 best = max(longest, key=lambda c: c["ceiling_fraction"])
                 values[f"{prefix}.t_max"] = str(tokens[-1])
-                values[f"{prefix}.best_variant"] = doc["variant_labels"][best["variant"]]
+                values[f"{prefix}.best_variant"] = markdown_text(doc["variant_labels"][best["variant"]])
                 values[f"{prefix}.best_pct"] = f"{100 * best['ceiling_fraction']:.0f}"
         if doc.get("decode"):
             values[f"{device}.table.decode"] = decode_table(doc)

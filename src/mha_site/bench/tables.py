@@ -5,18 +5,56 @@ Each block turns one results document into Markdown that :mod:`mha_site.bench.re
 the pages' placeholders and :mod:`mha_site.bench.gpu_section` into the GPU section. :func:`ms`,
 :func:`mib`, :func:`ratio` and :func:`sci` are one rounding rule per kind of number, shared by
 the tables, the claims (:mod:`mha_site.bench.claims`) and the placeholder values, so a number
-reads the same in a sentence and in a table.
+reads the same in a sentence and in a table. :func:`markdown_text` and :func:`markdown_code` put a
+string read from a results file (a CPU or GPU name, a label, a command) into Markdown as text.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 from mha_site.bench.labels import SWEEPS, device_label, figure_alt, figure_name
 
-__all__ = ["collapsible", "decode_table", "figure_markdown", "mib", "ms", "provenance_table",
-           "ratio", "results_table", "sci"]
+__all__ = ["collapsible", "decode_table", "figure_markdown", "markdown_code", "markdown_plain", "markdown_text",
+           "mib", "ms", "provenance_table", "ratio", "results_table", "sci"]
+
+#: What Markdown and the site's extensions read as syntax inside a line: emphasis, code, links and images,
+#: attribute lists, table cells, headings. A backslash before each renders it as itself, byte for byte the same
+#: HTML (Python-Markdown's escapable characters); ``$`` (math) is not escapable, so it becomes a reference.
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|!])")
+
+
+def markdown_text(value: object) -> str:
+    """A string from a results file as Markdown that shows exactly that text, in a sentence, a table cell or
+    an image's alt text: committed JSON is data, never markup (a ``<script>`` in a CPU name stays text).
+
+    >>> print(markdown_text("<script>*AMD*</script> | need_weights $x$"))
+    &lt;script&gt;\\*AMD\\*&lt;/script&gt; \\| need\\_weights &#36;x&#36;
+    """
+    escaped = _MARKDOWN_SYNTAX.sub(r"\\\1", html.escape(str(value), quote=False))
+    return escaped.replace("$", "&#36;")
+
+
+def markdown_plain(markdown: str) -> str:
+    """The text that :func:`markdown_text` escaped, for a place that takes plain text: an include's
+    placeholders are filled in the rendered HTML, where no Markdown undoes the escapes.
+
+    >>> markdown_plain(markdown_text("<b>need_weights</b> $x$"))
+    '<b>need_weights</b> $x$'
+    """
+    return html.unescape(re.sub(r"\\" + _MARKDOWN_SYNTAX.pattern, r"\1", markdown))
+
+
+def markdown_code(value: object) -> str:
+    """A string from a results file (a command) as inline code: ``<code>`` around :func:`markdown_text`, since a
+    backtick code span cannot hold a backtick or be escaped.
+
+    >>> print(markdown_code("bench.py --out `x`"))
+    <code>bench.py --out \\`x\\`</code>
+    """
+    return f"<code>{markdown_text(value)}</code>"
 
 
 def sci(value: float, digits: int = 1) -> str:
@@ -109,11 +147,12 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
     ]
     for c in rows:
         if c["status"] == "skipped":
-            lines.append(f"| {c[key]} | {labels[c['variant']]} | skipped: {c['reason']} | | | | |")
+            label, reason = markdown_text(labels[c["variant"]]), markdown_text(c["reason"])
+            lines.append(f"| {c[key]} | {label} | skipped: {reason} | | | | |")
             continue
         mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
         lines.append(
-            f"| {c[key]} | {labels[c['variant']]}{mark} | {ms(c['median_s'])} | "
+            f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
             f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
             f"{100 * c['ceiling_fraction']:.0f} | {sci(c['max_rel_error'])} |"
         )
@@ -128,7 +167,7 @@ _WARMUP_WORDS = {
 
 
 def provenance_table(doc: dict[str, Any]) -> str:
-    """A two-column Markdown table of where and how ``doc`` was measured."""
+    """A two-column Markdown table of where and how ``doc`` was measured; every recorded string shown as text."""
     p = doc["provenance"]
     rows = [
         ("Device", device_label(doc)),
@@ -139,7 +178,7 @@ def provenance_table(doc: dict[str, Any]) -> str:
         ("Threads", p["threads"]),
         ("Date (UTC)", p["date_utc"]),
         ("Git commit", p["git_commit"] + (" (with uncommitted changes)" if p.get("git_dirty") else "")),
-        ("Command", f"`{p['command']}`"),
+        ("Command", markdown_code(p["command"])),
         ("Load average (1 min) at start / end", f"{p.get('load_average_1min')} / {p.get('load_average_1min_end')}"),
         ("Timed blocks per cell", doc["config"]["repeats"]),
         ("Warm-up", _WARMUP_WORDS.get(doc["config"].get("warmup"))),  # none recorded before schema 3
@@ -153,9 +192,11 @@ def provenance_table(doc: dict[str, Any]) -> str:
         ]
     for extra in doc.get("supplements", []):  # variants re-measured into this file by a later run
         q = extra["provenance"]
-        rows.append(("Re-measured later", f"{', '.join(extra['variants'])} on {q['date_utc'][:10]} "
-                     f"(commit {q['git_commit'][:10]}): `{q['command']}`"))
-    lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in rows if value is not None]
+        rows.append(("Re-measured later", markdown_text(f"{', '.join(extra['variants'])} on {q['date_utc'][:10]} "
+                     f"(commit {q['git_commit'][:10]}): ") + markdown_code(q["command"])))
+    shown = {"Command", "Re-measured later"}  # already Markdown; every other value is recorded text
+    lines = ["| Measured | |", "|---|---|"] + [f"| {name} | {value if name in shown else markdown_text(value)} |"
+                                               for name, value in rows if value is not None]
     return "\n".join(lines)
 
 
@@ -189,7 +230,8 @@ def _precision_words(settings: dict[str, Any] | None) -> str:
 
 def figure_markdown(stem: str, kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
     """A figure of assets/bench/ as a Markdown image with its alt text, sized by the page's ``bench-figure`` rule."""
-    return f"![{figure_alt(kind, doc, dtype)}](assets/bench/{figure_name(stem, kind, dtype)}){{ .bench-figure }}"
+    alt = markdown_text(figure_alt(kind, doc, dtype))
+    return f"![{alt}](assets/bench/{figure_name(stem, kind, dtype)}){{ .bench-figure }}"
 
 
 def collapsible(title: str, body: str) -> list[str]:
