@@ -5,6 +5,7 @@
     python scripts/bench.py --threads 1 --clock process   # the committed CPU run (steady on a shared machine)
     python scripts/bench.py --quick                  # small sizes, < 60 s on 2 cores -> build/bench/
     python scripts/bench.py --device cuda            # the GPU run: layer sweeps + attention kernels -> cuda.json + SVGs
+    python scripts/bench.py --device cuda:1          # the same on GPU 1 (as torch numbers them)
     python scripts/bench.py --dry-run                # the GPU run's code on this CPU at tiny sizes -> build/bench/
     python scripts/bench.py --plots-only             # redraw the SVGs from the committed JSON
     python scripts/bench.py --check                  # exit 1 naming any stale or missing figure, or contradicted claim
@@ -22,6 +23,9 @@ in --out contradict. What it measured so far is in a scratch file,
 --check refuse a results file marked incomplete. The logic lives in mha_site.bench
 (measurement, schema) and mha_site.bench.figures (figures);
 `python scripts/build_assets.py bench` redraws the committed figures too.
+
+The GPU run needs torch 2.5 or later with CUDA (a GPU machine's own torch will do, with
+matplotlib beside it: README, "Maintainer commands").
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import sys
@@ -52,13 +57,26 @@ KERNEL_REPEATS = 10
 KERNEL_MIN_BLOCK_S = 0.02
 #: A variable that makes cuBLAS use TF32 whatever torch's flags say: the float32 checks would fail.
 TF32_OVERRIDE = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
+#: The oldest torch the GPU run supports: it forces SDPA backends with torch.nn.attention.sdpa_kernel
+#: (2.3) and counts with torch.utils.flop_counter (2.1); anything newer it uses is looked up first.
+MIN_TORCH = (2, 5)
+
+
+def _device(text: str) -> str:
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"expected cpu, cuda or cuda:N, got {text!r}")
+    return text
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument(
+        "--device", type=_device, default="cpu",
+        help="cpu, cuda (the current GPU) or cuda:N (GPU N as torch numbers them, after CUDA_VISIBLE_DEVICES); "
+        f"the GPU run needs torch {'.'.join(map(str, MIN_TORCH))} or later built with CUDA",
+    )
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
@@ -107,6 +125,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--check", action="store_true", help="verify the figures in --out match their JSON; write nothing"
     )
     args = parser.parse_args(argv)
+    args.device, _, index = args.device.partition(":")  # the kind, and the GPU's index if named
+    args.cuda_index = int(index) if index else None
     if args.dtypes is not None:
         args.dtypes = [name.strip() for name in args.dtypes.split(",")]
         try:
@@ -272,14 +292,16 @@ def main(argv: list[str] | None = None) -> int:
             print(problem, file=sys.stderr)
             return 2
 
+    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
+        print(f"{TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]!r} is set: cuBLAS would use TF32 for float32 whatever "
+              "torch's flags say, and the float32 checks would fail; unset it", file=sys.stderr)
+        return 2
     import torch
 
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("--device cuda: torch.cuda.is_available() is False on this machine", file=sys.stderr)
-        return 2
-    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
-        print(f"{TF32_OVERRIDE} is set: cuBLAS would use TF32 for float32 whatever torch's flags say, and the "
-              "float32 checks would fail; unset it", file=sys.stderr)
+    problem = _cuda_problem(torch, args.cuda_index) if args.device == "cuda" else None
+    if problem:
+        named = args.device if args.cuda_index is None else f"cuda:{args.cuda_index}"
+        print(f"--device {named}: {problem}", file=sys.stderr)
         return 2
     # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
     scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
@@ -291,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
     stem, plan = _plan(args)
-    device = torch.device(args.device)
+    device = torch.device(args.device, args.cuda_index)
+    if device.type == "cuda":  # calls that take no device (bfloat16 support, the cache) then ask this one
+        torch.cuda.set_device(device)
     target, partial = out / f"{stem}.json", scratch / f"{stem}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
@@ -357,6 +381,26 @@ def _supplement_problem(args: argparse.Namespace, target: Path) -> str | None:
         flags = "--threads 1 --clock process" if clock == "process" else "--clock wall"
         return (f"--supplement: {target} was timed with --clock {clock} and this command with --clock {args.clock}; "
                 f"add its flags: {flags}")
+    return None
+
+
+def _cuda_problem(torch: object, index: int | None) -> str | None:
+    """Why this torch cannot run on the GPU ``index`` (None: the current one), or None when it can."""
+    version = tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2])
+    if version < MIN_TORCH:
+        return (f"torch {torch.__version__} is older than {'.'.join(map(str, MIN_TORCH))}, the oldest the GPU run "
+                "supports; install a newer CUDA build (README.md, \"Two commands\")")
+    if not torch.cuda.is_available() and torch.version.cuda is None:
+        return (f"this torch ({torch.__version__}) is built without CUDA (torch.version.cuda is None); install a CUDA "
+                "build: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cuXYZ, with the CUDA "
+                "version your driver supports for XYZ (README.md, \"Two commands\")")
+    if not torch.cuda.is_available():
+        return (f"torch {torch.__version__} is built for CUDA {torch.version.cuda} but finds no GPU "
+                f"(torch.cuda.is_available() is False; CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r})"
+                "; check nvidia-smi and the driver")
+    count = torch.cuda.device_count()
+    if index is not None and index >= count:
+        return f"torch sees {count} GPU(s), cuda:0 to cuda:{count - 1} (after CUDA_VISIBLE_DEVICES)"
     return None
 
 

@@ -13,6 +13,7 @@ device only at the edges of a block.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_ref.attention import multi_head_attention, multi_head_attention_loop
 from mha_site.bench import kernels, measure
-from mha_site.bench.figures import kernel_figure_files
+from mha_site.bench.figures import figure_files, kernel_figure_files
 from mha_site.bench.kernels import KERNEL_VARIANTS, KernelCell, KernelSweep, kernel_plan, run_kernels
 from mha_site.bench.measure import TimingSettings, time_variants
 from mha_site.bench.gpu_section import gpu_section
@@ -264,22 +265,235 @@ def test_full_float32_turns_tf32_off_and_restores_the_settings():
     assert float32_settings() == before
 
 
-def test_the_gpu_commands_refuse_the_tf32_override_variable(monkeypatch, capsys, tmp_path):
+@pytest.mark.parametrize("device", ["--dry-run", "--device=cuda:1"])
+def test_the_gpu_commands_refuse_the_tf32_override_variable(monkeypatch, capsys, tmp_path, device):
+    """Refused first, before torch is asked about a GPU and before anything is written."""
     monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
-    assert load_file_module("scripts/bench.py").main(["--dry-run", "--out", str(tmp_path)]) == 2
-    assert "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE is set" in capsys.readouterr().err
+    assert load_file_module("scripts/bench.py").main([device, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.startswith("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE='1' is set: cuBLAS would use TF32")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_gpu_clocks_come_from_nvidia_smi_or_say_why_not(monkeypatch):
     import subprocess
 
     monkeypatch.setattr(measure.shutil, "which", lambda name: None)
-    assert measure.gpu_clocks() == "not recorded: nvidia-smi not found"
+    assert measure.gpu_clocks("GPU-1234") == "not recorded: nvidia-smi not found"
     monkeypatch.setattr(measure.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
-    reply = "570.86.15, 1980 MHz, 1980 MHz, 700.00 W, P0\n"
-    monkeypatch.setattr(measure.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, reply, ""))
-    assert measure.gpu_clocks() == {"driver_version": "570.86.15", "clocks.sm": "1980 MHz",
-                                    "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"}
+    reply, asked = "570.86.15, 1980 MHz, 1980 MHz, 700.00 W, P0\n", []
+    monkeypatch.setattr(measure.subprocess, "run",
+                        lambda command, **k: asked.append(command) or subprocess.CompletedProcess(command, 0, reply, ""))
+    assert measure.gpu_clocks("GPU-1234") == {"driver_version": "570.86.15", "clocks.sm": "1980 MHz",
+                                              "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"}
+    assert asked[0][1] == "--id=GPU-1234"  # by UUID: nvidia-smi's indices ignore CUDA_VISIBLE_DEVICES
+    assert measure.gpu_clocks(None).startswith("not recorded: this torch does not give the GPU's UUID")
+
+
+class _Props:
+    """What torch.cuda.get_device_properties returns, for a CPU test."""
+
+    name, total_memory, major, minor = "NVIDIA H100 80GB HBM3", 80 * 2**30, 9, 0
+
+    def __init__(self, uuid: str | None) -> None:
+        if uuid is not None:
+            self.uuid = uuid
+
+
+@pytest.mark.parametrize(("uuid", "visible", "expected"), [
+    ("5838-abcd", "2,3", "GPU-5838-abcd"), (None, None, "1"), (None, "2,3", None)])
+def test_the_gpu_is_named_for_nvidia_smi_by_uuid(monkeypatch, uuid, visible, expected):
+    """With CUDA_VISIBLE_DEVICES=2,3 torch's cuda:1 is nvidia-smi's GPU 3: only the UUID names it for both."""
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: _Props(uuid))
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert measure.gpu_id(torch.device("cuda", 1)) == expected
+
+
+def test_gpu_provenance_names_the_gpu_and_driver_and_reads_no_idle_clock(monkeypatch):
+    """Provenance is taken before any GPU work: it asks nvidia-smi for the driver only; the clocks come later."""
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: _Props("5838-abcd"))
+    monkeypatch.setattr(measure, "gpu_clocks", lambda gpu, fields=measure.SMI_FIELDS: asked.append((gpu, fields))
+                        or {"driver_version": "570.86.15"})
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    info = measure.provenance(torch.device("cuda", 0), "test")
+    assert asked == [("GPU-5838-abcd", ("driver_version",))] and "gpu_clocks" not in info
+    assert (info["gpu_uuid"], info["driver_version"], info["cuda_index"]) == ("GPU-5838-abcd", "570.86.15", 0)
+    assert info["environment"]["CUDA_LAUNCH_BLOCKING"] == "1" and set(info["sdpa_backends_enabled"]) >= {"flash", "math"}
+
+
+def test_clocks_are_read_while_the_gpu_is_kept_busy(monkeypatch):
+    """An idle GPU's clock (345 MHz on an H100) would be published as the run's: the reading overlaps work."""
+    syncs, seen = [], {}
+    monkeypatch.setattr(measure, "sync", lambda device: syncs.append(device))
+    monkeypatch.setattr(measure, "gpu_id", lambda device: "GPU-5838-abcd")
+
+    def reading(gpu):
+        seen["before"] = len(syncs)
+        time.sleep(0.05)  # nvidia-smi takes a while to answer
+        seen["after"] = len(syncs)
+        return {"clocks.sm": "1980 MHz", "gpu": gpu}
+
+    monkeypatch.setattr(measure, "gpu_clocks", reading)
+    assert measure.clocks_under_load(CPU, n=64) == {"clocks.sm": "1980 MHz", "gpu": "GPU-5838-abcd"}
+    assert seen["after"] > seen["before"]  # matmuls ran (and were waited for) during the reading
+
+
+# --- out of memory, dtypes, NaN, the device argument, older torch ---------------------------------------
+
+
+def test_after_oom_frees_the_tensors_the_errors_frames_held():
+    """The error's traceback holds the failed call's frames and their tensors: freed before the next variant."""
+    import weakref
+
+    held = []
+
+    def fills_memory():
+        scores = torch.ones(64)
+        held.append(weakref.ref(scores))
+        try:
+            raise RuntimeError("cuDNN setup failed")
+        except RuntimeError as cause:  # an error raised while handling another keeps that one's frames too
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB") from cause
+
+    kept = []
+    try:
+        fills_memory()
+    except Exception as error:  # noqa: BLE001
+        kept.append(error)  # as time_variants keeps its failures
+        assert measure.after_oom(error, CPU) == "CUDA out of memory. Tried to allocate 8.00 GiB"
+        assert held[0]() is None and error.__traceback__ is None and error.__cause__.__traceback__ is None
+    assert str(kept[0]).startswith("CUDA out of memory")
+
+
+@pytest.mark.parametrize("signature", ["with emulation argument", "older torch"])
+def test_bfloat16_is_unsupported_on_a_gpu_without_it(monkeypatch, signature):
+    asked = []
+    if signature == "older torch":
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: asked.append("native") or False)
+    else:
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: asked.append(
+            including_emulation) or including_emulation)  # emulated bfloat16 would be timed as if it were native
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (7, 0))
+    reason = measure.unsupported_dtype("bfloat16", torch.device("cuda", 0))
+    assert reason == ("this GPU (compute capability 7.0) has no native bfloat16: torch.cuda.is_bf16_supported() "
+                      "is False")
+    assert asked == (["native"] if signature == "older torch" else [False])
+    assert measure.unsupported_dtype("float16", torch.device("cuda", 0)) is None
+
+
+def test_a_run_on_a_gpu_without_bfloat16_records_it_and_measures_the_rest(monkeypatch, tmp_path):
+    """An older GPU ran the bfloat16 cells into an error that ended the run: now they say why they have no number."""
+    from mha_site.bench import run
+    from mha_site.bench.report import bench_values
+
+    reason = "this GPU (compute capability 7.0) has no native bfloat16: torch.cuda.is_bf16_supported() is False"
+    lacks = lambda dtype, device: reason if dtype == "bfloat16" else None  # noqa: E731
+    for module in (run, kernels):
+        monkeypatch.setattr(module, "unsupported_dtype", lacks)
+    doc = run.run_plan("tiny", CPU, ["float32", "bfloat16"], "test", variants=["batched", "sdpa"],
+                       timing=TimingSettings(1, 0.001), half_on_cpu=True,
+                       kernels=_tiny_sweep(dtypes=("float16", "bfloat16"), variants=("sdpa_math", "lesson")))
+    validate_results(doc)
+    assert set(doc["ceiling"]) == {"float32"}
+    assert {(c["status"], c.get("reason")) for c in doc["cells"] if c["dtype"] == "bfloat16"} == {("skipped", reason)}
+    assert {c["status"] for c in doc["cells"] if c["dtype"] == "float32"} == {"ok"}
+    rows = doc["kernels"]["rows"]
+    assert {(r["status"], r["reason"]) for r in rows if r["dtype"] == "bfloat16"} == {("unsupported", reason)}
+    assert {r["status"] for r in rows if r["dtype"] == "float16"} == {"ok"}
+    assert reason in gpu_section({"cuda": doc}) and kernel_figure_files("cuda", doc) and figure_files("cuda", doc)
+    # The page's values, from sizes its claims can be checked at: the committed CPU run as a GPU's, bfloat16 skipped.
+    cpu = json.loads((ROOT / "docs" / "assets" / "bench" / "cpu.json").read_text())
+    fake = json.loads(json.dumps(cpu))
+    fake["provenance"]["device_type"], fake["config"]["dtypes"] = "cuda", ["float32", "bfloat16"]
+    fake["cells"] += [dict(c, tokens=4096) for c in cpu["cells"] if c["sweep"] == "seq" and c["tokens"] == 2048]
+    for c in fake["cells"]:
+        if c["sweep"] == "seq" and c["tokens"] in (1024, 4096) and c["variant"] in ("batched", "loop"):
+            c["median_s"] = {"batched": 1.0, "loop": 3.0}[c["variant"]]
+    fake["cells"] += [{**{k: c[k] for k in c if k in ("sweep", "batch", "tokens", "heads", "d_model", "variant",
+                      "flops_attention", "flops_projection")}, "dtype": "bfloat16", "status": "skipped",
+                       "reason": reason} for c in cpu["cells"]]
+    values = bench_values({"cpu": cpu, "cuda": fake})
+    assert "cuda.bfloat16.ceiling_gflops" not in values and values["cuda.bfloat16.rows_skipped"] == str(len(cpu["cells"]))
+
+
+def test_a_nan_output_is_wrong_with_no_number_and_nan_never_passes_the_schema(monkeypatch):
+    from mha_ref.variants import VARIANTS
+    from mha_site.bench.run import run_plan
+    from mha_site.bench.tables import results_table
+
+    label, build = VARIANTS["batched"]
+    monkeypatch.setitem(VARIANTS, "batched", (label, lambda params: (lambda call: lambda: call() * float("nan"))(
+        build(params))))
+    doc = run_plan("tiny", CPU, ["float32"], "test", variants=["batched", "sdpa"], timing=TimingSettings(1, 0.001))
+    nan_rows = [c for c in doc["cells"] if c["variant"] == "batched"]
+    assert {(c["status"], c["max_rel_error"]) for c in nan_rows} == {("wrong", None)}
+    validate_results(doc)
+    assert "not finite" in results_table(doc, "seq")
+    doc["cells"][0]["max_rel_error"] = float("nan")
+    with pytest.raises(ValueError, match=r"results.cells\[0\].max_rel_error is nan: JSON has no such number"):
+        validate_results(doc)
+
+
+@pytest.mark.parametrize(("argv", "fake", "message"), [
+    (["--device", "gpu"], {}, "argument --device: expected cpu, cuda or cuda:N, got 'gpu'"),
+    (["--device", "cuda"], {"cuda": None}, "--device cuda: this torch (2.13.0+cpu) is built without CUDA "
+     "(torch.version.cuda is None); install a CUDA build: pip install torch==2.13.0 --index-url "
+     "https://download.pytorch.org/whl/cuXYZ"),
+    (["--device", "cuda"], {"cuda": "12.4", "available": False}, "--device cuda: torch 2.13.0+cpu is built for "
+     "CUDA 12.4 but finds no GPU (torch.cuda.is_available() is False"),
+    (["--device", "cuda:2"], {"cuda": "12.4", "available": True}, "--device cuda:2: torch sees 2 GPU(s), cuda:0 "
+     "to cuda:1 (after CUDA_VISIBLE_DEVICES)"),
+    (["--device", "cuda"], {"version": "2.4.1+cu121"}, "--device cuda: torch 2.4.1+cu121 is older than 2.5, the "
+     "oldest the GPU run supports"),
+], ids=["not-a-device", "cpu-only-torch", "no-gpu-visible", "no-such-index", "torch-too-old"])
+def test_the_device_argument_is_checked_before_any_work(monkeypatch, capsys, tmp_path, argv, fake, message):
+    monkeypatch.setattr(torch, "__version__", fake.get("version", torch.__version__))
+    monkeypatch.setattr(torch.version, "cuda", fake.get("cuda", torch.version.cuda))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: fake.get("available", False))
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    script = load_file_module("scripts/bench.py")
+    with pytest.raises(SystemExit) if argv[1] == "gpu" else contextlib.nullcontext():  # argparse exits
+        assert script.main([*argv, "--out", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_dry_run_code_runs_without_the_apis_newer_than_the_oldest_torch_stated(monkeypatch):
+    """README and bench.py --help say torch 2.5 (no older one can be installed here to run it). What the run
+    uses that is newer than torch.nn.attention.sdpa_kernel (2.3) is looked up, never assumed: here the newest
+    names are hidden (torch.OutOfMemoryError, the cuDNN SDPA backend) and the dry run's layer and kernel code
+    paths run, an out-of-memory error included."""
+    import sys
+    import types
+
+    from mha_site.bench.run import run_plan
+
+    monkeypatch.delattr(torch, "OutOfMemoryError")
+    attention = torch.nn.attention  # what the kernel sweep imports, seen without the cuDNN backend
+    monkeypatch.setitem(sys.modules, "torch.nn.attention", types.SimpleNamespace(sdpa_kernel=attention.sdpa_kernel,
+        SDPBackend=types.SimpleNamespace(**{name: getattr(attention.SDPBackend, name)
+                                            for name in ("MATH", "EFFICIENT_ATTENTION", "FLASH_ATTENTION")})))
+
+    def out_of_memory(q, k, v, causal):
+        def call():
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+
+        return call
+
+    monkeypatch.setitem(KERNEL_VARIANTS, "lesson_tiled", kernels.KernelVariant("tiled", out_of_memory))
+    doc = run_plan("tiny", CPU, ["float32", "bfloat16"], "test", variants=["batched", "sdpa"],
+                   timing=TimingSettings(1, 0.001, warmup="until stable"), half_on_cpu=True,
+                   kernels=_tiny_sweep(dtypes=("float16",)))
+    validate_results(doc)
+    status = {(r["variant"], r["status"]) for r in doc["kernels"]["rows"]}
+    assert ("sdpa_cudnn", "unsupported") in status and ("lesson_tiled", "oom") in status
+    assert ("sdpa_math", "ok") in status and {c["status"] for c in doc["cells"]} == {"ok"}
+    assert next(r for r in doc["kernels"]["rows"] if r["variant"] == "sdpa_cudnn")["reason"] == (
+        "this torch has no SDPBackend.CUDNN_ATTENTION")
 
 
 # --- the benchmark page's sentence about PyTorch's FLOP counter -------------------------------

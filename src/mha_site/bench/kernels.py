@@ -28,7 +28,9 @@ from torch.nn import functional as F
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
 from mha_ref.variants import relative_error
-from mha_site.bench.measure import TimingSettings, after_oom, count_flops, is_oom, peak_bytes, sync, time_all
+from mha_site.bench.measure import (
+    TimingSettings, after_oom, count_flops, is_oom, peak_bytes, sync, time_all, unsupported_dtype,
+)
 from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
 __all__ = [
@@ -225,8 +227,12 @@ def measure_kernel_cell(
     q32, k32, v32 = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
     rows = []
     for dtype_name in sweep.dtypes:
-        q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
         base = {**asdict(cell), "dtype": dtype_name, "flops": cell.flops}
+        lacking = unsupported_dtype(dtype_name, device)
+        if lacking:
+            rows += [{**base, "variant": name, "status": "unsupported", "reason": lacking} for name in sweep.variants]
+            continue
+        q, k, v = (t.to(getattr(torch, dtype_name)) for t in (q32, k32, v32))
         try:
             reference = reference_attention(q, k, v, cell.causal)  # from the rounded inputs: the error is the kernel's
         except Exception as error:  # noqa: BLE001 - only memory errors are expected

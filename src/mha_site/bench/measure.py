@@ -11,11 +11,14 @@ from __future__ import annotations
 import gc
 import os
 import platform
+import re
 import shutil
 import subprocess
 import time
+import traceback
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,8 +32,9 @@ from torch.utils.flop_counter import FlopCounterMode
 from mha_site.precision import float32_settings
 
 __all__ = [
-    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "count_flops", "cuda_index", "gpu_clocks",
-    "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync", "time_all", "time_variants",
+    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "clocks_under_load", "count_flops", "cuda_index",
+    "gpu_clocks", "gpu_id", "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync",
+    "time_all", "time_variants", "unsupported_dtype",
 ]
 
 
@@ -107,20 +111,61 @@ def is_oom(error: BaseException) -> bool:
     >>> is_oom(torch.OutOfMemoryError("CUDA out of memory")), is_oom(RuntimeError("shape mismatch"))
     (True, False)
     """
-    if isinstance(error, torch.OutOfMemoryError):
+    # torch.OutOfMemoryError is the newer, device-agnostic name (2024); torch.cuda.OutOfMemoryError the older one.
+    kinds = tuple(kind for kind in (getattr(torch, "OutOfMemoryError", None), torch.cuda.OutOfMemoryError) if kind)
+    if isinstance(error, kinds):
         return True
     return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
 
 
 def after_oom(error: BaseException, device: torch.device) -> str:
     """Give back what an allocation failure left (its garbage, CUDA's cache), so the next variant starts
-    clean, and return the first line of its message; any other error is raised."""
+    clean, and return the first line of its message; any other error is raised.
+
+    The error's traceback holds the frames it passed through, and their locals the tensors that
+    filled the memory; while the error lives (the caller's ``except`` block, a list of failures)
+    so do they, and emptying the cache frees nothing. So the frames are cleared and the
+    tracebacks dropped first (the error's and those it was raised from); the message stays.
+    """
     if not is_oom(error):
         raise error
+    message = str(error).splitlines()[0]
+    pending, seen = [error], set()
+    while pending:
+        failure = pending.pop()
+        if failure is None or id(failure) in seen:
+            continue
+        seen.add(id(failure))
+        traceback.clear_frames(failure.__traceback__)  # a frame still running (the caller's) is left alone
+        failure.__traceback__ = None
+        pending += [failure.__cause__, failure.__context__]
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    return str(error).splitlines()[0]
+    return message
+
+
+def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
+    """Why ``device`` cannot measure ``dtype_name``, or None when it can.
+
+    A GPU before Ampere (compute capability 8.0) has no bfloat16 arithmetic: torch emulates
+    some operations and refuses others, which would either end the run or time the emulation.
+
+    >>> unsupported_dtype("bfloat16", torch.device("cpu")) is None
+    True
+    """
+    if dtype_name != "bfloat16" or device.type != "cuda":
+        return None
+    with torch.cuda.device(device):
+        try:
+            native = torch.cuda.is_bf16_supported(including_emulation=False)
+        except TypeError:  # a torch without the argument counts native support only
+            native = torch.cuda.is_bf16_supported()
+    if native:
+        return None
+    major, minor = torch.cuda.get_device_capability(device)
+    return (f"this GPU (compute capability {major}.{minor}) has no native bfloat16: "
+            "torch.cuda.is_bf16_supported() is False")
 
 
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
@@ -313,26 +358,79 @@ def _cpu_model() -> str:
 SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "power.limit", "pstate")
 
 
-def gpu_clocks(index: int = 0) -> dict[str, str] | str:
-    """What ``nvidia-smi`` reports for GPU ``index`` (:data:`SMI_FIELDS`), or why nothing was recorded.
+def gpu_id(device: torch.device) -> str | None:
+    """How ``nvidia-smi --id`` names the CUDA device: its UUID (``GPU-...``), or None when torch cannot say.
 
-    >>> found = gpu_clocks()
+    nvidia-smi numbers every GPU of the machine, torch only those ``CUDA_VISIBLE_DEVICES``
+    shows, so torch's index names another GPU wherever the two differ; the UUID never does.
+    A torch whose device properties lack the UUID gets the index where no variable renumbers.
+    """
+    index = cuda_index(device)
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    if uuid is not None:
+        text = str(uuid)
+        return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+    return str(index) if os.environ.get("CUDA_VISIBLE_DEVICES") is None else None
+
+
+def gpu_clocks(gpu: str | None, fields: tuple[str, ...] = SMI_FIELDS) -> dict[str, str] | str:
+    """What ``nvidia-smi`` reports for the GPU named ``gpu`` (:func:`gpu_id`), or why nothing was recorded.
+
+    >>> found = gpu_clocks("0")
     >>> isinstance(found, dict) or found.startswith("not recorded: ")
     True
     """
+    if gpu is None:
+        return "not recorded: this torch does not give the GPU's UUID, and CUDA_VISIBLE_DEVICES renumbers GPUs"
     if shutil.which("nvidia-smi") is None:
         return "not recorded: nvidia-smi not found"
     try:
         done = subprocess.run(
-            ["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader"],
+            ["nvidia-smi", f"--id={gpu}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
             capture_output=True, text=True, timeout=30,
         )
     except (OSError, subprocess.SubprocessError) as error:
         return f"not recorded: nvidia-smi failed ({error})"
     values = [value.strip() for value in done.stdout.strip().split(",")]
-    if done.returncode != 0 or len(values) != len(SMI_FIELDS):
+    if done.returncode != 0 or len(values) != len(fields):
         return f"not recorded: nvidia-smi said {(done.stderr or done.stdout).strip()[:200]!r}"
-    return dict(zip(SMI_FIELDS, values))
+    return dict(zip(fields, values))
+
+
+def clocks_under_load(device: torch.device, n: int = 4096) -> dict[str, str] | str:
+    """:func:`gpu_clocks` read while ``n x n`` matmuls keep ``device`` busy, until nvidia-smi answers.
+
+    An idle GPU drops its SM clock (an H100 to 345 MHz) within a fraction of a second, so a
+    reading taken between runs says nothing about the clock the timings ran at.
+    """
+    gen = torch.Generator().manual_seed(2)
+    a, b = (torch.randn(n, n, generator=gen).to(device) for _ in range(2))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reading = pool.submit(gpu_clocks, gpu_id(device))
+        while not reading.done():
+            a @ b
+            sync(device)
+        return reading.result()
+
+
+def _driver_version(gpu: str | None) -> str:
+    """The NVIDIA driver's version: from nvidia-smi, else from the kernel module (Linux), else why not."""
+    found = gpu_clocks(gpu, ("driver_version",))
+    if isinstance(found, dict):
+        return found["driver_version"]
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()  # "... Kernel Module [for x86_64]  570.86.15 ..."
+        match = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d[\d.]*)", text)
+    except OSError:
+        match = None
+    return match.group(1) if match else found
+
+
+#: Environment variables that change what a run measures: which GPUs torch sees, launches that
+#: block (each call then waits for its kernel), the allocator (peak memory, where memory runs
+#: out), cuBLAS's workspace, the CPU's kernel path and threads.
+RUN_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+                 "CUBLAS_WORKSPACE_CONFIG", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS")
 
 
 def load_average() -> float | None:
@@ -349,8 +447,9 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
     """Where and how the numbers were made: hardware, versions, date, git commit, command.
 
     ``precision`` holds the float32 and half-precision matmul settings in force
-    (:func:`mha_site.precision.float32_settings`); on CUDA, ``gpu_clocks`` what ``nvidia-smi``
-    reported (:func:`gpu_clocks`), or why nothing was recorded.
+    (:func:`mha_site.precision.float32_settings`), ``environment`` those of :data:`RUN_VARIABLES`
+    that are set. On CUDA it names the GPU by UUID and the driver; the clocks are read later,
+    under load (:func:`clocks_under_load`), never here before any GPU work.
 
     >>> info = provenance(torch.device("cpu"), "python scripts/bench.py")
     >>> info["command"], info["device_type"], info["threads"] == torch.get_num_threads()
@@ -374,23 +473,27 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "threads": torch.get_num_threads(),
         "precision": float32_settings(),
+        "environment": {name: os.environ[name] for name in RUN_VARIABLES if name in os.environ},
         "device_type": device.type,
         "load_average_1min": load_average(),
     }
     if device.type == "cuda":
         index = cuda_index(device)
         props = torch.cuda.get_device_properties(index)
-        # nvidia-smi numbers every GPU of the machine; torch only those in CUDA_VISIBLE_DEVICES,
-        # so the two indices agree only without it (recorded, to tell).
-        clocks = gpu_clocks(index)
+        gpu = gpu_id(device)
         info.update(
             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+            cuda_index=index,
+            gpu_uuid=gpu,
             device_name=props.name,
             gpu_memory_bytes=int(props.total_memory),
             compute_capability=f"{props.major}.{props.minor}",
-            driver_version=clocks.get("driver_version") if isinstance(clocks, dict) else None,
+            driver_version=_driver_version(gpu),
             cudnn_version=torch.backends.cudnn.version(),
-            gpu_clocks=clocks,
+            # which SDPA backends an unforced call may pick (the layer sweeps' "sdpa" variant)
+            sdpa_backends_enabled={name: getattr(torch.backends.cuda, f"{name}_sdp_enabled")()
+                                   for name in ("flash", "mem_efficient", "math", "cudnn")
+                                   if hasattr(torch.backends.cuda, f"{name}_sdp_enabled")},
         )
     else:
         info["device_name"] = info["cpu_model"]

@@ -52,14 +52,15 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
             values[f"{device}.figure.{kind}"] = figure_markdown(device, kind, doc)
         for dtype in doc["config"]["dtypes"]:
             prefix = device if dtype == "float32" else f"{device}.{dtype}"
-            values[f"{prefix}.ceiling_gflops"] = f"{doc['ceiling'][dtype]['flops_per_s'] / 1e9:.0f}"
-            values[f"{prefix}.ceiling_n"] = str(doc["ceiling"][dtype]["n"])
+            if dtype in doc["ceiling"]:  # none for a dtype the GPU lacks (its cells are skipped, with the reason)
+                values[f"{prefix}.ceiling_gflops"] = f"{doc['ceiling'][dtype]['flops_per_s'] / 1e9:.0f}"
+                values[f"{prefix}.ceiling_n"] = str(doc["ceiling"][dtype]["n"])
             values[f"{prefix}.error_bound"] = tables.sci(doc["config"]["error_bounds"][dtype], 0)
             for sweep in SWEEPS:
                 values[f"{prefix}.table.{sweep}"] = results_table(doc, sweep, dtype)
             rows = [c for c in doc["cells"] if c["dtype"] == dtype]
             ok = [c for c in rows if c["status"] == "ok"]
-            checked = [c["max_rel_error"] for c in rows if "max_rel_error" in c]
+            checked = [c["max_rel_error"] for c in rows if c.get("max_rel_error") is not None]  # None: not finite
             if checked:
                 values[f"{prefix}.max_error"] = tables.sci(max(checked))
             values[f"{prefix}.rows_ok"] = str(len(ok))

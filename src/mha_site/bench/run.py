@@ -9,6 +9,7 @@ built from that file alone.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -25,8 +26,8 @@ from mha_ref.module import MultiHeadAttention
 from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output, relative_error
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
-    TimingSettings, after_oom, count_flops, cuda_index, gpu_clocks, load_average, matmul_ceiling, peak_bytes,
-    provenance, sync, time_all, time_variants,
+    TimingSettings, after_oom, clocks_under_load, count_flops, load_average, matmul_ceiling, peak_bytes, provenance,
+    sync, time_all, time_variants, unsupported_dtype,
 )
 from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes, validate_results  # noqa: F401 (doctests)
 from mha_site.precision import full_float32
@@ -82,9 +83,10 @@ def measure_cell(
 ) -> list[dict[str, Any]]:
     """Time, profile and check every (variant, dtype) of one cell; one result dict each.
 
-    A result is ``status`` ``"ok"``, ``"wrong"`` (error above :data:`ERROR_BOUNDS`; never
-    plotted) or ``"skipped"`` (out of memory, with the reason). Running out of memory
-    skips that variant only, whether in its checked call, its timing or its profiled call.
+    A result is ``status`` ``"ok"``, ``"wrong"`` (error above :data:`ERROR_BOUNDS`, or not a
+    number: then ``max_rel_error`` is None; never plotted) or ``"skipped"`` (out of memory, or a
+    dtype the device lacks: :func:`~mha_site.bench.measure.unsupported_dtype`; with the reason).
+    Running out of memory skips that variant only, whether in its checked call, its timing or its profiled call.
     The float64 reference is computed once per cell and shared by every variant and dtype.
     Each timed row also holds ``flops_counted``: what PyTorch's FLOP counter saw in one
     more call, outside the timing.
@@ -104,6 +106,11 @@ def measure_cell(
         reference = None
     rows = []
     for dtype_name in dtypes:
+        lacking = unsupported_dtype(dtype_name, device)
+        if lacking:
+            rows += [{**asdict(cell), "variant": name, "dtype": dtype_name, "flops_attention": flops_att,
+                      "flops_projection": flops_proj, "status": "skipped", "reason": lacking} for name in variants]
+            continue
         params = master.to(getattr(torch, dtype_name))
         pending: dict[str, dict[str, Any]] = {}
         fns: dict[str, Callable[[], Tensor]] = {}
@@ -128,11 +135,11 @@ def measure_cell(
                 except Exception as failure:  # noqa: BLE001 - an out-of-memory cell is recorded, not fatal
                     rows.append(_skipped(row, failure, device))
                     continue
-                bound = ERROR_BOUNDS[dtype_name]
+                bound, finite = ERROR_BOUNDS[dtype_name], math.isfinite(error)
                 pending[name] = {
                     **row,
-                    "status": "ok" if error < bound else "wrong",
-                    "max_rel_error": error,
+                    "status": "ok" if finite and error < bound else "wrong",
+                    "max_rel_error": error if finite else None,  # JSON has no NaN: a NaN output is "wrong", no number
                     "error_bound": bound,
                     "flops_counted": counted,
                 }
@@ -340,10 +347,13 @@ def run_plan(
             "provenance": provenance(device, command),
             "config": {**asdict(timing), "dtypes": dtypes, "variants": names, "error_bounds": ERROR_BOUNDS},
             "variant_labels": {name: VARIANTS[name][0] for name in names},
-            "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, timing) for d in dtypes},
+            "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, timing)
+                        for d in dtypes if not unsupported_dtype(d, device)},
             "cells": [],
             "decode": [],
         }
+        if device.type == "cuda":  # under load, after the ceiling's matmuls: an idle GPU's clock is not the run's
+            doc["provenance"]["gpu_clocks"] = clocks_under_load(device)
         progress = (lambda: on_progress(doc)) if on_progress else (lambda: None)
 
         _measure_into(doc, sizes, names, device, timing, progress)
@@ -358,7 +368,7 @@ def run_plan(
     doc["complete"] = True
     doc["provenance"]["load_average_1min_end"] = load_average()
     if device.type == "cuda":  # the clocks after minutes of load, beside those at the start
-        doc["provenance"]["gpu_clocks_end"] = gpu_clocks(cuda_index(device))
+        doc["provenance"]["gpu_clocks_end"] = clocks_under_load(device)
     doc["wall_s"] = round(time.perf_counter() - started, 1)
     return doc
 
@@ -393,6 +403,8 @@ def supplement(
     with full_float32():
         info = provenance(device, command)
         _measure_into(added, sizes, variants, device, timing)
+        if device.type == "cuda":
+            info["gpu_clocks"] = clocks_under_load(device)
 
     def key(row: dict[str, Any]) -> tuple:
         return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))

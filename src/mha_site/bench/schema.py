@@ -106,11 +106,28 @@ def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str]) -
     return [f"{where} lacks {sorted(missing)}"] if missing else []
 
 
+def _non_finite(value: Any, where: str = "results") -> list[str]:
+    """Where ``value`` holds a NaN or an infinity. JSON has neither (Python writes a bare ``NaN``,
+    which strict readers refuse), and every comparison with NaN is false, so a bound would pass it.
+
+    >>> _non_finite({"cells": [{"max_rel_error": float("nan")}], "wall_s": 1.0})
+    ['results.cells[0].max_rel_error is nan: JSON has no such number (record null with a reason)']
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return [f"{where} is {value}: JSON has no such number (record null with a reason)"]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _non_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _non_finite(item, f"{where}[{i}]")]
+    return []
+
+
 def validate_results(doc: Any) -> None:
     """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema.
 
-    Checks the keys, that FLOP counts match the formulas, and that every ``"ok"`` cell
-    is within its dtype's error bound (so no wrong result can be plotted as fast).
+    Checks the keys, that FLOP counts match the formulas, that every ``"ok"`` cell
+    is within its dtype's error bound (so no wrong result can be plotted as fast), and
+    that no number is NaN or infinite.
 
     >>> validate_results({"schema": 3})
     Traceback (most recent call last):
@@ -169,6 +186,7 @@ def validate_results(doc: Any) -> None:
             problems.append(f"supplement {i} provenance lacks {key!r}")
         for key in sorted({"variants", "cells", "decode_prefixes"} - set(extra)):
             problems.append(f"supplement {i} lacks {key!r}")
+    problems += _non_finite(doc)
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
 

@@ -154,7 +154,8 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
         lines.append(
             f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
             f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
-            f"{100 * c['ceiling_fraction']:.0f} | {sci(c['max_rel_error'])} |"
+            f"{100 * c['ceiling_fraction']:.0f} | "
+            f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |"
         )
     return "\n".join(lines)
 
@@ -186,8 +187,8 @@ def provenance_table(doc: dict[str, Any]) -> str:
     ]
     if p["device_type"] == "cuda":
         rows += [
-            ("GPU clocks at start (nvidia-smi)", _smi_words(p.get("gpu_clocks"))),
-            ("GPU clocks at end (nvidia-smi)", _smi_words(p.get("gpu_clocks_end"))),
+            ("GPU clocks under load, at start (nvidia-smi)", _smi_words(p.get("gpu_clocks"))),
+            ("GPU clocks under load, at end (nvidia-smi)", _smi_words(p.get("gpu_clocks_end"))),
             ("Float32 matmuls", _precision_words(p.get("precision"))),
         ]
     for extra in doc.get("supplements", []):  # variants re-measured into this file by a later run
