@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Compare", "StaleOutputs", "json_bytes", "json_differences", "json_within", "load_json",
-           "run_write_or_check", "settled_json", "write_atomic", "write_or_check"]
+           "read_notebook", "run_write_or_check", "settled_json", "write_atomic", "write_or_check"]
 
 #: ``compare(path, committed, fresh)``: the reasons ``committed`` is not current (empty: it is).
 Compare = Callable[[Path, bytes, bytes], list[str]]
@@ -261,3 +261,28 @@ def run_write_or_check(
     if check:
         print(f"{len(files)} generated file(s) are current")
     return 0
+
+
+def read_notebook(path: Path | str, text: str | None = None) -> dict[str, Any]:
+    """The notebook at ``path`` (or its ``text``) as JSON, or ValueError naming it in one line. The stored
+    notebook is also the source of its cells: a broken one is restored from git, not rebuilt.
+
+    >>> read_notebook("a.ipynb", '{"cells": [{"cell_type": "co')
+    Traceback (most recent call last):
+    ...
+    ValueError: a.ipynb is not notebook JSON (truncated or malformed: Unterminated string starting at: line 1 column 26 (char 25)); restore it with git checkout -- a.ipynb
+    >>> read_notebook("a.ipynb", "{}")
+    Traceback (most recent call last):
+    ...
+    ValueError: a.ipynb is not a notebook: it has no list of "cells"; restore it with git checkout -- a.ipynb
+    """
+    restore = f"restore it with git checkout -- {path}"
+    try:
+        notebook = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
+    except ValueError as error:  # a UnicodeDecodeError too
+        raise ValueError(f"{path} is not notebook JSON (truncated or malformed: {error}); {restore}") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise ValueError(f'{path} is not a notebook: it has no list of "cells"; {restore}')
+    return notebook

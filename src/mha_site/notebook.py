@@ -16,8 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mha_site.files import read_notebook
+
 __all__ = ["NOTEBOOKS", "NOTEBOOK_METADATA", "NUMBER_TOLERANCE", "execute_notebook", "normalise",
-           "notebook_differences", "read_notebook", "unstable_outputs"]
+           "notebook_differences", "unstable_outputs"]
 
 #: The notebooks stored with outputs, relative to the repository root.
 NOTEBOOKS = ("docs/notebooks/mha-walkthrough.ipynb",)
@@ -39,31 +41,6 @@ _UNSTABLE = (
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"), "a timestamp"),
     (re.compile(r"/(?:home|root|tmp|work|Users)/\S+"), "an absolute path"),
 )
-
-
-def read_notebook(path: Path | str, text: str | None = None) -> dict[str, Any]:
-    """The notebook at ``path`` (or its ``text``) as JSON, or ValueError naming it in one line. The stored
-    notebook is also the source of its cells: a broken one is restored from git, not rebuilt.
-
-    >>> read_notebook("a.ipynb", '{"cells": [{"cell_type": "co')
-    Traceback (most recent call last):
-    ...
-    ValueError: a.ipynb is not notebook JSON (truncated or malformed: Unterminated string starting at: line 1 column 26 (char 25)); restore it with git checkout -- a.ipynb
-    >>> read_notebook("a.ipynb", "{}")
-    Traceback (most recent call last):
-    ...
-    ValueError: a.ipynb is not a notebook: it has no list of "cells"; restore it with git checkout -- a.ipynb
-    """
-    restore = f"restore it with git checkout -- {path}"
-    try:
-        notebook = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)
-    except OSError as error:
-        raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
-    except ValueError as error:  # a UnicodeDecodeError too
-        raise ValueError(f"{path} is not notebook JSON (truncated or malformed: {error}); {restore}") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise ValueError(f'{path} is not a notebook: it has no list of "cells"; {restore}')
-    return notebook
 
 
 def _output_text(output: dict[str, Any]) -> str:

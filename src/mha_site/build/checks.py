@@ -75,9 +75,11 @@ def components_closed(content: str) -> str:
 
 def page_snippets_found(markdown: str, config) -> str:
     """:func:`snippets_found` with the site's snippet folders (made absolute by :func:`anchor_paths`)."""
-    bases = config["mdx_configs"].get("pymdownx.snippets", {}).get("base_path", ["."])
+    if "--8<--" not in markdown:  # most pages include nothing
+        return markdown
+    bases = (config.get("mdx_configs") or {}).get("pymdownx.snippets", {}).get("base_path", ["."])
     bases = [bases] if isinstance(bases, str) else bases
-    root = os.path.dirname(os.path.abspath(config.config_file_path or "mkdocs.yml"))
+    root = os.path.dirname(os.path.abspath(getattr(config, "config_file_path", None) or "mkdocs.yml"))
     return snippets_found(markdown, [os.path.join(root, base) for base in bases], root)
 
 

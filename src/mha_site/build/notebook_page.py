@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from mkdocs.structure.files import File
 
-from mha_site.notebook import read_notebook
+from mha_site.files import read_notebook
 
 # What the template adds around the cells: inline CSS and scripts, comments, the copy widget, empty
 # collapsers, and the widget's copy of each cell's source as plain text: with the widget's CSS gone
