@@ -100,9 +100,9 @@ def test_imports_go_one_way_without_cycles():
     imported by the hook alone: it reads pages, never models or figures, and the pages' data and
     figures never need MkDocs. Within mha_site no two modules import each other, at any remove."""
     site = {_module_name(path): path for path in (ROOT / "src" / "mha_site").rglob("*.py")}
-    graph = {name: {other for other in site if other != name and other in _imported(path)} for name, path in site.items()}
-    for name, path in site.items():
-        imported = _imported(path)
+    imports = {name: _imported(path) for name, path in site.items()}  # each file parsed once
+    graph = {name: {other for other in site if other != name and other in imports[name]} for name in site}
+    for name, imported in imports.items():
         if name.startswith("mha_site.build"):
             assert not {m.split(".")[0] for m in imported} & {"torch", "numpy", "matplotlib", "mha_ref"}, name
             # (mha_site.files: the atomic write every generated file shares)
