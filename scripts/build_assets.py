@@ -103,10 +103,11 @@ def recompute(check: bool, threads: int | None) -> int:
         return 1
     # A file within the tolerance of the committed one is current: another CPU's float32 sums would
     # otherwise rewrite it (and git status) with nothing that matters changed.
-    changed = {path: content for path, content in files.items() if recompute_differences({path: content})}
+    problems = {path: recompute_differences({path: content}) for path, content in files.items()}
+    changed = {path: files[path] for path, lines in problems.items() if lines}
     if check and changed:
-        problems = recompute_differences(changed)
-        print("the committed real-models data differs from a recomputation:\n  " + "\n  ".join(problems),
+        lines = [line for path in changed for line in problems[path]]
+        print("the committed real-models data differs from a recomputation:\n  " + "\n  ".join(lines),
               file=sys.stderr)
         return 1
     if not changed:

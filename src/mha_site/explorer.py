@@ -178,6 +178,8 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
     record = _check_record(results, str(source))
     maps = record["heatmaps"]
     tokens = [int(t) for t in maps["tokens"]]
+    alphabet = token_symbols(64)  # the live widget's syllables
+    symbols = [alphabet[t] for t in tokens]
     half = len(tokens) // 2
     induction = _rounded(maps["induction"])
     second_copy = range(half, len(tokens))
@@ -188,11 +190,11 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
         "description": (
             f"Seed {record['seed']} of the two-layer model from Heads that learn, reading a block of {half} random "
             f"tokens written twice. Its tokens are numbers 0 to 63, shown as syllables (token {tokens[0]} is "
-            f"\u201c{token_symbols(64)[tokens[0]]}\u201d). In the second copy, {hits} of the {half} queries give the "
+            f"\u201c{symbols[0]}\u201d). In the second copy, {hits} of the {half} queries give the "
             "induction head\u2019s largest weight to the token that followed their first copy."
         ),
         "tokens": tokens,
-        "symbols": [token_symbols(64)[t] for t in tokens],  # the live widget's syllables
+        "symbols": symbols,
         "default_query": half + half // 2,
         "half": half,
         "induction_hits": hits,
