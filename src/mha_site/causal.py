@@ -56,10 +56,6 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
 
     The demo heads' features and weights are exact float32 numbers; float64 keeps
     every later step ~1e-16 from any other machine's, far below :data:`TOLERANCE`.
-
-    >>> from mha_ref.causal import demo_patterns
-    >>> float((demo_patterns_float64(True) - demo_patterns(True).double()).abs().max()) < 1e-6
-    True
     """
     x, w = demo_inputs_float64(device)  # x: (1, T, d_model)
     mask = causal_mask(x.shape[1], device=device) if causal else None  # (T, T)
@@ -76,16 +72,6 @@ def causal_results(
 
     ``perturbed``: the token whose input vector gets noise in the seeded layer
     (:func:`mha_ref.causal.seeded_sentence_layer` with ``d_model``, ``num_heads`` and ``seed``).
-
-    >>> data = causal_results()
-    >>> data["lost_targets"]["verb"]
-    ['The', 'cat', 'because', 'it']
-    >>> max(data["change_with_mask"][: data["perturbed_position"]])
-    0.0
-    >>> causal_results(perturbed="dog")
-    Traceback (most recent call last):
-    ...
-    ValueError: perturbed token 'dog' is not in the sentence ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.']
     """
     if perturbed not in TOKENS:
         raise ValueError(f"perturbed token {perturbed!r} is not in the sentence {list(TOKENS)}")
@@ -129,12 +115,7 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
 
 @styled
 def heads_figure(data: dict[str, Any]) -> Figure:
-    """One row per demo head: its weights without a mask (left) and with the causal mask (right).
-
-    >>> fig = heads_figure(causal_results())
-    >>> [ax.get_title() for ax in fig.axes[:2]]
-    ['previous-token head: no mask', 'previous-token head: causal mask']
-    """
+    """One row per demo head: its weights without a mask (left) and with the causal mask (right)."""
     heads, tokens = data["heads"], data["tokens"]
     fig = new_figure(7.0, 14.6)
     fig.set_layout_engine("constrained")
@@ -157,12 +138,7 @@ def heads_figure(data: dict[str, Any]) -> Figure:
 
 @styled
 def change_figure(data: dict[str, Any]) -> Figure:
-    """Bars: how far each token's output moves when one token's input moves, with and without the mask.
-
-    >>> ax = change_figure(causal_results()).axes[0]
-    >>> len(ax.patches), ax.get_xticklabels()[7].get_text()  # 2 x 11 bars and the shaded column
-    (23, '[it]')
-    """
+    """Bars: how far each token's output moves when one token's input moves, with and without the mask."""
     fig = new_figure(7.0, 3.6)
     ax = fig.add_subplot()
     tokens = data["tokens"]
@@ -182,12 +158,7 @@ def change_figure(data: dict[str, Any]) -> Figure:
 
 
 def alt_texts(data: dict[str, Any]) -> dict[str, str]:
-    """Alt text for each figure, written from ``data`` so that it cannot drift from what is drawn.
-
-    >>> alts = alt_texts(causal_results())
-    >>> sorted(alts), "exactly zero for 'The', 'cat'" in alts["change.svg"]
-    (['change.svg', 'heads.svg'], True)
-    """
+    """Alt text for each figure, written from ``data`` so that it cannot drift from what is drawn."""
     position = data["perturbed_position"]
     before = ", ".join(repr(t) for t in data["tokens"][:position])
     lost = "; ".join(
@@ -215,13 +186,6 @@ def build_files(out_dir: Path | str, device: torch.device | str = "cpu") -> dict
 
     The figures are drawn from the ``causal.json`` already in ``out_dir`` if fresh numbers (from
     ``device``) agree with it within :data:`TOLERANCE`, so a rebuild elsewhere changes no file.
-
-    >>> import tempfile
-    >>> files = build_files(Path(tempfile.mkdtemp()))
-    >>> sorted(path.name for path in files)
-    ['causal.json', 'change.svg', 'heads.svg']
-    >>> b'"alt": {' in files[next(p for p in files if p.suffix == ".json")]  # the alt texts travel with the data
-    True
     """
     out = Path(out_dir)
     data = causal_results(device=device)

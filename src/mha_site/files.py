@@ -36,25 +36,12 @@ class StaleOutputs(Exception):
 
 
 def json_bytes(data: Any) -> bytes:
-    """Stable JSON: sorted keys, two-space indent, trailing newline.
-
-    >>> json_bytes({"b": 1, "a": [1.5, 2]})
-    b'{\\n  "a": [\\n    1.5,\\n    2\\n  ],\\n  "b": 1\\n}\\n'
-    """
+    """Stable JSON: sorted keys, two-space indent, trailing newline."""
     return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def load_json(path: Path) -> object:
-    """Parse the JSON file at ``path``, or raise ValueError naming the file and what is wrong.
-
-    >>> import tempfile
-    >>> bad = Path(tempfile.mkdtemp()) / "results.json"
-    >>> _ = bad.write_text("{'seeds': []}")
-    >>> load_json(bad)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: .../results.json is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)
-    """
+    """Parse the JSON file at ``path``, or raise ValueError naming the file and what is wrong."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path} is missing")
@@ -70,13 +57,6 @@ def json_differences(committed: Any, fresh: Any, digits: int, where: str = "$") 
     """Where two parsed JSON documents differ (one line each, at most 5): a committed number must be
     rounded to ``digits`` places and within one unit of the last (``10 ** -digits``) of the fresh
     one; everything else must match exactly (an int and a float compare as numbers).
-
-    >>> json_differences({"w": [0.1234, 0.5], "n": 3}, {"w": [0.1235, 0.5], "n": 3}, digits=4)
-    []
-    >>> json_differences({"w": [0.1234, True, 0.12345]}, {"w": [0.1236, 1, 0.1235]}, digits=4)
-    ['$.w[0]: committed 0.1234, now 0.1236', '$.w[1]: committed True, now 1', '$.w[2]: committed 0.12345 is not rounded to 4 places']
-    >>> json_differences({"a": 1}, {"b": 1}, digits=4)
-    ["$: keys differ: committed ['a'], now ['b']"]
     """
     problems: list[str] = []
     _differences(committed, fresh, digits, where, problems)
@@ -115,12 +95,6 @@ def _differences(a: Any, b: Any, digits: int, where: str, problems: list[str]) -
 
 def json_within(digits: int) -> Compare:
     """A ``compare`` for :func:`write_or_check`: ``.json`` files as :func:`json_differences` with ``digits``, others byte for byte.
-
-    >>> same = json_within(4)
-    >>> same(Path("a.json"), b'{"x": 0.1234}', b'{"x": 0.1235}'), same(Path("a.svg"), b"<svg/>", b"<svg />")
-    ([], ['bytes differ'])
-    >>> same(Path("a.json"), b'{"x": ', b'{"x": 1}')
-    ['not valid JSON: Expecting value: line 1 column 7 (char 6)']
     """
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 15:
         raise ValueError(f"digits must be an int from 0 to 15, got {digits!r}")
@@ -142,12 +116,6 @@ def json_within(digits: int) -> Compare:
 def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
     """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`),
     else ``fresh``, as ``json.loads(json_bytes(...))`` gives it: figures drawn from either match.
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "data.json"
-    >>> _ = target.write_bytes(json_bytes({"w": 0.1234}))
-    >>> settled_json(target, {"w": 0.1235}, 4), settled_json(target, {"w": 0.2}, 4)
-    ({'w': 0.1234}, {'w': 0.2})
     """
     normal = json.loads(json_bytes(fresh))
     try:
@@ -164,16 +132,6 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
     The bytes go to a hidden ``.<name>.<random>.tmp`` in the same folder (matched by no ``*.json``
     or ``*.svg`` glob), renamed over ``path`` (atomic within one file system), with the old file's
     permissions (a new one: ``0o666`` less the umask). An error removes it and names ``path``.
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "sub" / "a.css"
-    >>> write_atomic(target, "p {}")
-    >>> target.read_text(), [p.name for p in target.parent.iterdir()]
-    ('p {}', ['a.css'])
-    >>> write_atomic(target.parent, "p {}")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    IsADirectoryError: [Errno ...] Is a directory: '.../sub'
     """
     path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
@@ -200,18 +158,6 @@ def write_or_check(
     """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by
     ``compare``) and return their paths; in ``check`` mode write nothing and raise
     :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons).
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "a.txt"
-    >>> write_or_check({target: b"hi"}, check=True)
-    Traceback (most recent call last):
-    ...
-    mha_site.files.StaleOutputs: generated files are not current:
-      missing: ...a.txt
-    >>> [p.name for p in write_or_check({target: b"hi"})]
-    ['a.txt']
-    >>> write_or_check({target: b"hi"}, check=True)
-    []
     """
     problems: list[str] = []
     written: list[Path] = []
@@ -239,14 +185,6 @@ def run_write_or_check(
 ) -> int:
     """Write or check ``files`` for a script: print each file written, or each stale one (to stderr)
     with ``fix_command``; return the exit code (1: something is stale or cannot be written).
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "b.txt"
-    >>> run_write_or_check({target: b"x"}, check=True, fix_command="python scripts/x.py")
-    1
-    >>> run_write_or_check({target: b"x"}, check=False, fix_command="python scripts/x.py")  # doctest: +ELLIPSIS
-    wrote ...b.txt
-    0
     """
     try:
         written = write_or_check(files, check=check, compare=compare)
@@ -266,15 +204,6 @@ def run_write_or_check(
 def read_notebook(path: Path | str, text: str | None = None) -> dict[str, Any]:
     """The notebook at ``path`` (or its ``text``) as JSON, or ValueError naming it in one line. The stored
     notebook is also the source of its cells: a broken one is restored from git, not rebuilt.
-
-    >>> read_notebook("a.ipynb", '{"cells": [{"cell_type": "co')
-    Traceback (most recent call last):
-    ...
-    ValueError: a.ipynb is not notebook JSON (truncated or malformed: Unterminated string starting at: line 1 column 26 (char 25)); restore it with git checkout -- a.ipynb
-    >>> read_notebook("a.ipynb", "{}")
-    Traceback (most recent call last):
-    ...
-    ValueError: a.ipynb is not a notebook: it has no list of "cells"; restore it with git checkout -- a.ipynb
     """
     restore = f"restore it with git checkout -- {path}"
     try:

@@ -43,16 +43,7 @@ _MONO = "DejaVu Sans Mono"  # shapes
 
 @torch.no_grad()
 def shape_flow(B: int = 2, T: int = 10, d_model: int = 512, h: int = 8, device: str = "cpu") -> list[Step]:
-    """Run the reference's steps on random data and return every step with the shape it produced.
-
-    >>> steps = shape_flow(B=1, T=3, d_model=4, h=2)
-    >>> [shape for _, _, shape in steps]
-    [(1, 3, 4), (1, 3, 4), (1, 2, 3, 2), (1, 2, 3, 3), (1, 2, 3, 3), (1, 2, 3, 2), (1, 3, 4), (1, 3, 4)]
-    >>> shape_flow(d_model=10, h=4)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: d_model=10 is not divisible by num_heads=4; pick num_heads from ...
-    """
+    """Run the reference's steps on random data and return every step with the shape it produced."""
     for name, value in (("B", B), ("T", T)):
         check_int(name, value)
     d_k = head_dim(d_model, h)
@@ -107,12 +98,7 @@ def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: floa
 
 @styled
 def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> Figure:
-    """Draw the steps top to bottom: operation, symbolic shape in a box, measured example shape.
-
-    >>> fig = shape_flow_figure(shape_flow(B=1, T=3, d_model=4, h=2), {"B": 1, "T": 3, "d_model": 4, "h": 2})
-    >>> min(text.get_fontsize() for text in fig.findobj(lambda a: hasattr(a, "get_text") and a.get_text())) >= 9
-    True
-    """
+    """Draw the steps top to bottom: operation, symbolic shape in a box, measured example shape."""
     if not steps:
         raise ValueError("steps must hold at least one step, got none")
     rows = len(steps)
@@ -140,11 +126,7 @@ def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> 
 
 
 def shape_flow_alt(steps: list[Step]) -> str:
-    """The figure's text alternative, built from the same steps.
-
-    >>> shape_flow_alt([("input x", "(B, T, d_model)", (2, 10, 512))])  # doctest: +ELLIPSIS
-    'Shapes through one multi-head attention layer, top to bottom: input x, (B, T, d_model), e.g. (2, 10, 512). The...'
-    """
+    """The figure's text alternative, built from the same steps."""
     parts = [f"{label.replace(chr(10), '')}, {symbol}, e.g. {shape}" for label, symbol, shape in steps]
     return ("Shapes through one multi-head attention layer, top to bottom: " + "; ".join(parts)
             + ". The steps with h among their dimensions run every head in one batched matmul.")
@@ -180,11 +162,6 @@ def _box(ax, y_top: float, height: float, lines: tuple[str, ...], highlight: boo
 def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> Figure:
     """Draw one pre-LN block: the residual stream down the left, each stage a branch off it
     (LayerNorm, then the sublayer) whose output is added back at a circled plus.
-
-    >>> fig = transformer_block_figure()
-    >>> texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text") and a.get_text())]
-    >>> texts.count("LayerNorm"), "this lesson's layer" in texts, "residual stream" in texts
-    (2, True, True)
     """
     if not stages:
         raise ValueError("stages must hold at least one (sublayer, note) pair, got none")
@@ -218,11 +195,7 @@ def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES)
 
 
 def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> str:
-    """The block figure's text alternative, built from the same stages.
-
-    >>> print(transformer_block_alt())  # doctest: +ELLIPSIS
-    One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs...
-    """
+    """The block figure's text alternative, built from the same stages."""
     steps = "; then ".join(
         f"a branch reads the stream through a LayerNorm into the {name} ({note}) and adds its output back to the stream"
         for name, note in stages
@@ -237,9 +210,6 @@ def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) ->
 def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
     """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir``, for
     :func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
-
-    >>> sorted(path.name for path in build_files(Path("out")))
-    ['shape-flow.svg', 'transformer-block.svg']
     """
     steps = shape_flow(**FLOW_SIZES, device=device)
     return {

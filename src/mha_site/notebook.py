@@ -53,13 +53,6 @@ def _output_text(output: dict[str, Any]) -> str:
 def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
     """Why a notebook's outputs (``nbformat`` JSON) cannot be stored, one line per problem naming the
     cell: errors, stderr, memory addresses, timestamps, absolute paths.
-
-    >>> cell = {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout",
-    ...                                          "text": "<object at 0x7f3a2b1c9d80>"}]}
-    >>> unstable_outputs({"cells": [cell]})
-    ['cell 0: output contains a memory address']
-    >>> unstable_outputs({"cells": [{"cell_type": "code", "outputs": [{"output_type": "error"}]}]})
-    ['cell 0: raised an error']
     """
     problems = []
     for index, cell in enumerate(notebook.get("cells", [])):
@@ -79,12 +72,6 @@ def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
 def normalise(notebook: Any) -> Any:
     """Put an executed ``nbformat`` notebook into the stored form, in place: :data:`NOTEBOOK_METADATA`,
     cells without Jupyter's timing and collapsed/scrolled state.
-
-    >>> import nbformat
-    >>> notebook = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": "3.11.7"}})
-    >>> notebook.cells.append(nbformat.v4.new_code_cell("1", metadata={"execution": {"iopub.status.idle": "..."}}))
-    >>> normalise(notebook).metadata == NOTEBOOK_METADATA, dict(notebook.cells[0].metadata)
-    (True, {})
     """
     notebook.metadata = {key: dict(value) for key, value in NOTEBOOK_METADATA.items()}
     for cell in notebook.cells:
@@ -97,13 +84,8 @@ def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Pat
     """Run the notebook at ``path`` from scratch in a fresh kernel; return the stored form as bytes.
 
     The kernel starts in the notebook's folder with ``pythonpath`` (the repository's ``src``) ahead
-    of ``PYTHONPATH``, so it imports the same code as the command. ValueError: a cell raises or an
-    output cannot be stored (:func:`unstable_outputs`). The example shows only the first check:
-
-    >>> execute_notebook("docs/notebooks/walkthrough.md")
-    Traceback (most recent call last):
-    ...
-    ValueError: expected a .ipynb file, got docs/notebooks/walkthrough.md
+    of ``PYTHONPATH``, so it imports the same code as the command. ValueError: not a ``.ipynb``, a
+    cell raises, or an output cannot be stored (:func:`unstable_outputs`).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -157,17 +139,6 @@ def notebook_differences(committed: bytes, fresh: bytes, tolerance: float = NUMB
     """Why a stored notebook is not current with a fresh run (empty: it is). Everything must match
     but the decimal numbers of text outputs, which may differ by ``tolerance`` or one unit in their
     last printed place, whichever is larger.
-
-    >>> def nb(text):
-    ...     cell = {"cell_type": "code", "source": "print(w)", "outputs": [
-    ...         {"output_type": "stream", "name": "stdout", "text": text}]}
-    ...     return json.dumps({"cells": [cell], "metadata": {}}).encode()
-    >>> notebook_differences(nb("w = 0.1770 True"), nb("w = 0.1780 True"))
-    []
-    >>> notebook_differences(nb("w = 0.1770 True"), nb("w = 0.1800 True"))
-    ['cell 0 output 0: printed 0.1770, now 0.1800']
-    >>> notebook_differences(nb("w = 0.1770 True"), nb("w = 0.1770 False"))
-    ['cell 0 output 0: text differs']
     """
     if committed == fresh:
         return []

@@ -40,10 +40,6 @@ def _precision_targets() -> dict[str, Any]:
 def full_float32() -> Iterator[None]:
     """Inside the block float32 matmuls (cuBLAS) and cuDNN kernels use full float32, never TF32; then the settings
     come back as they were.
-
-    >>> with full_float32():
-    ...     uses_tf32(float32_settings())
-    False
     """
     if _has_precision_api():
         saved = [(target, target.fp32_precision) for target in _precision_targets().values()]
@@ -71,12 +67,7 @@ def full_float32() -> Iterator[None]:
 
 
 def float32_settings() -> dict[str, Any]:
-    """The settings that decide how float32 and half-precision products are computed, for provenance.
-
-    >>> settings = float32_settings()
-    >>> "cuda_matmul_allow_fp16_reduced_precision_reduction" in settings, "tf32_override_variable" in settings
-    (True, True)
-    """
+    """The settings that decide how float32 and half-precision products are computed, for provenance."""
     matmul = torch.backends.cuda.matmul
     if _has_precision_api():
         settings: dict[str, Any] = {name: target.fp32_precision for name, target in _precision_targets().items()}
@@ -97,13 +88,7 @@ def float32_settings() -> dict[str, Any]:
 
 
 def uses_tf32(settings: dict[str, Any]) -> bool:
-    """Whether recorded ``settings`` let float32 matmuls or cuDNN kernels use TF32.
-
-    >>> uses_tf32({"fp32_precision": "ieee", "cuda_matmul_fp32_precision": "ieee"})
-    False
-    >>> uses_tf32({"cuda_matmul_allow_tf32": True, "cudnn_allow_tf32": False})
-    True
-    """
+    """Whether recorded ``settings`` let float32 matmuls or cuDNN kernels use TF32."""
     if settings.get("tf32_override_variable") not in (None, "0"):
         return True
     return any(value is True or value == "tf32" for key, value in settings.items() if "tf32" in key or "fp32" in key)

@@ -84,14 +84,7 @@ R = TypeVar("R")
 
 
 def styled(draw: Callable[P, R]) -> Callable[P, R]:
-    """Run a figure function with :data:`STYLE` in force (and only while it runs).
-
-    >>> @styled
-    ... def salt() -> str:
-    ...     return matplotlib.rcParams["svg.hashsalt"]
-    >>> salt(), matplotlib.rcParams["svg.hashsalt"] is None  # the global rcParams are untouched
-    ('mha-lesson', True)
-    """
+    """Run a figure function with :data:`STYLE` in force (and only while it runs)."""
 
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -119,12 +112,6 @@ def plain_tick_labels(axis: Any) -> None:
     """Label a log or symlog ``axis`` with plain numbers (``0.01``, ``100``), not ``10^x``.
 
     A superscript is drawn at 70 % of the font size, too small to read at :data:`MIN_TEXT_PX`.
-
-    >>> ax = new_figure(3, 2).add_subplot()
-    >>> ax.set_yscale("log")
-    >>> plain_tick_labels(ax.yaxis)
-    >>> ax.yaxis.get_major_formatter()(1000.0, 0), ax.yaxis.get_major_formatter()(0.01, 0)
-    ('1000', '0.01')
     """
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axis.set_minor_formatter(NullFormatter())
@@ -135,11 +122,6 @@ def weight_heatmap(ax: Axes, weights: Any) -> QuadMesh:
 
     Cell ``(row, col)`` is centred on ``x = col, y = row``, row 0 at the top, square
     cells, like ``imshow`` but drawn as vector cells (no embedded PNG). Masked cells are not drawn.
-
-    >>> ax = new_figure(2, 2).add_subplot()
-    >>> mesh = weight_heatmap(ax, [[1.0, 0.0], [0.5, 0.5]])
-    >>> mesh.get_cmap().name, mesh.get_clim(), [float(y) for y in ax.get_ylim()]
-    ('cividis', (0.0, 1.0), [1.5, -0.5])
     """
     matrix = np.ma.asarray(weights, dtype=np.float64)
     if matrix.ndim != 2:
@@ -162,13 +144,7 @@ def token_ticks(ax: Axes, tokens: Sequence[str]) -> None:
 
 
 def weight_colorbar(fig: Figure, mesh: QuadMesh, **kwargs: Any) -> Colorbar:
-    """A colour bar for :func:`weight_heatmap`, drawn as vector cells (matplotlib rasterises long ones).
-
-    >>> fig = new_figure(2, 2)
-    >>> bar = weight_colorbar(fig, weight_heatmap(fig.add_subplot(), [[1.0]]), ax=fig.axes[0])
-    >>> bar.solids.get_rasterized()
-    False
-    """
+    """A colour bar for :func:`weight_heatmap`, drawn as vector cells (matplotlib rasterises long ones)."""
     bar = fig.colorbar(mesh, **{"label": "attention weight", **kwargs})
     bar.solids.set_rasterized(False)
     bar.solids.set_edgecolor("face")  # no seams between the bar's cells either
@@ -194,10 +170,6 @@ def merge_mesh_cells(svg: bytes) -> bytes:
     matplotlib writes every cell as its own ``<path>``: the causal page's eight 11 x 11 heatmaps
     were 1,500 elements and 484 KB for a phone to parse and paint on the page's main thread.
     Cells do not overlap, so cells of one colour can share a path. Other groups are left as they are.
-
-    >>> cell = b'<path d="M 0.123456 1 L 2 1" clip-path="url(#c)" style="fill: #000"/>'
-    >>> merge_mesh_cells(b'<g id="QuadMesh_1">' + cell + cell.replace(b"0.123456", b"5") + b'</g>')
-    b'<g id="QuadMesh_1"><path d="M 0.12 1 L 2 1 M 5 1 L 2 1" clip-path="url(#c)" style="fill: #000"/></g>'
     """
     def merge(group: re.Match) -> bytes:
         body = group.group(2)
@@ -372,11 +344,6 @@ def inline_uses(svg: bytes) -> bytes:
     with that transform, so text keeps its exact outlines and strokes keep their widths:
     the picture is the same, with one element where there were many, each of which the
     browser had to clone. Runs holding anything else are left as they are.
-
-    >>> svg = (b'<defs><path id="g" d="M 0 0 L 64 0 L 0 64 z" transform="scale(0.015625)"/></defs>'
-    ...        b'<g><use xlink:href="#g"/><use xlink:href="#g" transform="translate(2 0)"/></g>')
-    >>> inline_uses(svg)
-    b'<g><path d="M 0 0 l 64 0 l -64 64 z M 128 0 l 64 0 l -64 64 z" transform="scale(0.015625)"/></g>'
     """
     outlines = {ident: dict(_ATTR.findall(attrs)) for ident, attrs in _OUTLINE.findall(svg)}
     parsed = {ident: _outline(attrs.get(b"d", b"")) for ident, attrs in outlines.items()}
@@ -446,11 +413,6 @@ def flatten_groups(svg: bytes) -> bytes:
     a size, angle and colour (a heatmap's cell values) become one ``<path>``. Only paths
     without stroke or opacity are joined: their union paints exactly what they painted
     one after another.
-
-    >>> inner = b'<path d="M 0 0 l 64 0 l 0 64 z" transform="scale(0.015625)"/>'
-    >>> label = b'<g id="text_%d"><g transform="translate(%d 0) scale(2)" style="fill: #fff">' + inner + b'</g></g>'
-    >>> flatten_groups(label % (1, 1) + label % (2, 3))
-    b'<path d="M 32 0 l 64 0 l 0 64 z M 96 0 l 64 0 l 0 64 z" transform="scale(2) scale(0.015625)" style="fill: #fff"/>'
     """
     user_space_patterns = all(b'patternUnits="userSpaceOnUse"' in tag for tag in re.findall(rb"<pattern [^>]*>", svg))
 
@@ -492,11 +454,7 @@ _UNPAINTED = re.compile(rb'<path d="[^"]*" clip-path="url\(#[^)]*\)" style="fill
 
 
 def compact_rectangles(svg: bytes) -> bytes:
-    """Rectangles ``M x y L x2 y L x2 y2 L x y2 L x y`` written ``M x y H x2 V y2 H x Z``, unpainted cells dropped.
-
-    >>> compact_rectangles(b'd="M 1 2 L 3 2 L 3 4 L 1 4 L 1 2"')
-    b'd="M 1 2 H 3 V 4 H 1 Z"'
-    """
+    """Rectangles ``M x y L x2 y L x2 y2 L x y2 L x y`` written ``M x y H x2 V y2 H x Z``, unpainted cells dropped."""
     return _UNPAINTED.sub(b"", _RECT.sub(rb"M \1 \2 H \3 V \4 H \1 Z", svg))
 
 
@@ -505,11 +463,6 @@ def figure_to_svg(fig: Figure, title: str, compact: bool = False) -> bytes:
 
     ``compact`` also writes rectangles shorter (:func:`compact_rectangles`): the real models'
     thumbnails of every head are thousands of cells.
-
-    >>> fig = new_figure(2, 1)
-    >>> _ = fig.add_subplot().plot([0, 1], [1, 0])
-    >>> figure_to_svg(fig, "a line") == figure_to_svg(fig, "a line")
-    True
     """
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):

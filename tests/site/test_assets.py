@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import mha_site.causal as causal
-from mha_site.assets import GROUPS, check_device, run
+from mha_site.assets import GROUPS, TRAINED_GROUPS, check_device, run
 from mha_site.files import StaleOutputs, write_or_check
 
 from sitekit import ROOT, load_file_module
@@ -60,8 +60,10 @@ def _settings() -> list[tuple[str | None, int, list[str]]]:
 def test_registry_names_every_group_and_refuses_unknown_ones():
     assert list(GROUPS) == ["explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
     assert {name for name, group in GROUPS.items() if group.uses_device} == {"explorer", "lesson", "causal"}
+    assert TRAINED_GROUPS == ("explorer", "tiny-model")
     with pytest.raises(ValueError, match=r"unknown asset group 'figures'; the groups are \['explorer'"):
         run(ROOT, ["figures"])
+    assert check_device("cpu") is None
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda', got 'gpu'"):
         check_device("gpu")
 

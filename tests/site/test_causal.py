@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from mha_ref.causal import (
     torch_sdpa_difference,
 )
 from mha_site.assets import GROUPS
-from mha_site.causal import DIGITS, TOLERANCE, alt_texts, build_files, causal_results, change_figure, demo_patterns_float64
+from mha_site.causal import (DIGITS, TOLERANCE, alt_texts, build_files, causal_results, change_figure,
+                              demo_patterns_float64, heads_figure)
 from mha_site.files import StaleOutputs, json_bytes, write_or_check
 from mha_site.style import figure_to_svg
 from mha_ref.demo_heads import HEAD_NAMES, TOKENS
@@ -132,6 +134,7 @@ def test_results_agree_with_the_functions(results):
     assert results["tokens"] == list(TOKENS)
     position = results["perturbed_position"]
     assert results["tokens"][position] == "it"
+    assert results["lost_targets"]["verb"] == ["The", "cat", "because", "it"]
     assert max(results["change_with_mask"][:position]) == 0.0
     assert min(results["change_with_mask"][position:]) > 0
     assert min(results["change_without_mask"]) > 0
@@ -148,10 +151,31 @@ def test_float64_results_match_the_float32_reference_functions(results):
     torch.testing.assert_close(torch.tensor(results["change_without_mask"], dtype=torch.float64), float32.double(),
                                atol=0.5 * TOLERANCE + 1e-5, rtol=0)
     torch.testing.assert_close(demo_patterns_float64(False).float(), demo_patterns(False), atol=1e-6, rtol=0)
+    assert float((demo_patterns_float64(True) - demo_patterns(True).double()).abs().max()) < 1e-6
+
+
+def test_a_perturbed_token_not_in_the_sentence_is_refused_naming_the_sentence():
+    message = ("perturbed token 'dog' is not in the sentence "
+               "['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.']")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        causal_results(perturbed="dog")
+
+
+def test_heads_figure_titles_each_heatmap_by_head_and_mask(results):
+    titles = [ax.get_title() for ax in heads_figure(results).axes[:2]]
+    assert titles == ["previous-token head: no mask", "previous-token head: causal mask"]
+
+
+def test_change_figure_draws_two_bars_per_token_and_brackets_the_perturbed_one(results):
+    ax = change_figure(results).axes[0]
+    assert len(ax.patches) == 23  # 2 x 11 bars and the shaded column
+    assert ax.get_xticklabels()[7].get_text() == "[it]"
 
 
 def test_alt_text_describes_the_data(results):
     alts = alt_texts(results)
+    assert sorted(alts) == ["change.svg", "heads.svg"]
+    assert "exactly zero for 'The', 'cat'" in alts["change.svg"]
     assert "'The', 'cat', 'sat', 'on', 'the', 'mat', 'because'" in alts["change.svg"]
     assert "the verb head for 'The', 'cat', 'because', 'it'" in alts["heads.svg"]
     assert "previous head" not in alts["heads.svg"]  # it loses nothing
@@ -161,6 +185,12 @@ def test_alt_text_describes_the_data(results):
 def rendered() -> dict[Path, bytes]:
     """The group's files, rendered once for this module (rendering takes seconds)."""
     return build_files(ASSETS)
+
+
+def test_files_built_into_an_empty_folder_carry_the_alt_texts_in_the_data(tmp_path):
+    files = build_files(tmp_path)
+    assert sorted(path.name for path in files) == ["causal.json", "change.svg", "heads.svg"]
+    assert b'"alt": {' in files[tmp_path / "causal.json"]
 
 
 def test_committed_files_are_current(rendered):

@@ -16,7 +16,9 @@ from mha_site.lesson_figures import (
     OUT_DIR,
     build_files,
     shape_flow,
+    shape_flow_alt,
     shape_flow_figure,
+    transformer_block_alt,
     transformer_block_figure,
 )
 from mha_site.style import MIN_FONT_PT
@@ -26,7 +28,9 @@ from sitekit import DOCS
 def test_committed_lesson_figures_are_current():
     assert OUT_DIR == DOCS / "assets" / "lesson"
     # Raises StaleOutputs naming each missing or stale file; regenerate with `python scripts/build_assets.py lesson`.
-    assert write_or_check(build_files(OUT_DIR), check=True) == []
+    files = build_files(OUT_DIR)
+    assert sorted(path.name for path in files) == ["shape-flow.svg", "transformer-block.svg"]
+    assert write_or_check(files, check=True) == []
 
 
 def test_shapes_follow_the_symbols():
@@ -42,6 +46,22 @@ def test_shapes_follow_the_symbols():
     x = torch.randn(sizes["B"], sizes["T"], sizes["d_model"])
     w = torch.randn(4, sizes["d_model"], sizes["d_model"])
     assert tuple(multi_head_attention(x, *w, sizes["h"]).shape) == steps[-1][2] == steps[0][2]
+
+
+def test_shape_flow_records_the_shape_after_each_step_at_small_sizes():
+    assert [shape for _, _, shape in shape_flow(B=1, T=3, d_model=4, h=2)] == [
+        (1, 3, 4), (1, 3, 4), (1, 2, 3, 2), (1, 2, 3, 3), (1, 2, 3, 3), (1, 2, 3, 2), (1, 3, 4), (1, 3, 4)]
+
+
+def test_shape_flow_refuses_a_model_width_the_heads_do_not_divide():
+    with pytest.raises(ValueError, match=re.escape("d_model=10 is not divisible by num_heads=4; pick num_heads from ")):
+        shape_flow(d_model=10, h=4)
+
+
+def test_shape_flow_alt_names_each_step_with_its_symbolic_and_example_shape():
+    assert shape_flow_alt([("input x", "(B, T, d_model)", (2, 10, 512))]).startswith(
+        "Shapes through one multi-head attention layer, top to bottom: "
+        "input x, (B, T, d_model), e.g. (2, 10, 512). The")
 
 
 @pytest.mark.parametrize("sizes", [FLOW_SIZES, {"B": 1, "T": 3, "d_model": 4, "h": 2}])
@@ -77,6 +97,11 @@ def test_block_figure_draws_each_stage_behind_a_layer_norm_and_fits_a_phone():
     # text column (375 less Material's 2 x 16 px padding and the figure's own margin) without scrolling.
     assert min(t.get_fontsize() for t in texts) >= MIN_FONT_PT
     assert fig.get_size_inches()[0] * 96 <= 320
+
+
+def test_block_alt_text_follows_the_residual_stream_from_input_to_output():
+    assert transformer_block_alt().startswith(
+        "One pre-LN transformer block, top to bottom. The residual stream, x of shape (B, T, d_model), runs")
 
 
 def test_block_svg_has_its_alt_text_and_an_opaque_white_ground_for_dark_mode():

@@ -21,7 +21,8 @@ from bs4 import BeautifulSoup
 
 from mha_site.assets import GROUPS, run
 from mha_site.files import StaleOutputs, write_or_check
-from mha_site.notebook import NOTEBOOK_METADATA, NOTEBOOKS, execute_notebook, unstable_outputs
+from mha_site.notebook import (NOTEBOOK_METADATA, NOTEBOOKS, execute_notebook, normalise, notebook_differences,
+                                unstable_outputs)
 
 from sitekit import ROOT
 
@@ -114,7 +115,7 @@ def test_execution_refuses_errors_and_run_dependent_output(tmp_path):
     path.write_text(json.dumps(varying), encoding="utf-8")
     with pytest.raises(ValueError, match="cell 0: output contains a memory address"):
         execute_notebook(path)
-    with pytest.raises(ValueError, match="expected a .ipynb file"):
+    with pytest.raises(ValueError, match=re.escape(f"expected a .ipynb file, got {tmp_path / 'notes.txt'}")):
         execute_notebook(tmp_path / "notes.txt")
 
 
@@ -130,6 +131,41 @@ def test_unstable_outputs_flags_stderr_timestamps_and_paths():
         "cell 1: output contains a timestamp",
         "cell 2: output contains an absolute path",
     ]
+
+
+def test_unstable_outputs_flags_memory_addresses_and_errors():
+    address = {"output_type": "stream", "name": "stdout", "text": "<object at 0x7f3a2b1c9d80>"}
+    assert unstable_outputs({"cells": [{"cell_type": "code", "outputs": [address]}]}) == [
+        "cell 0: output contains a memory address"]
+    assert unstable_outputs({"cells": [{"cell_type": "code", "outputs": [{"output_type": "error"}]}]}) == [
+        "cell 0: raised an error"]
+
+
+def test_normalise_stores_the_fixed_metadata_and_drops_cell_timing():
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": "3.11.7"}})
+    notebook.cells.append(nbformat.v4.new_code_cell("1", metadata={"execution": {"iopub.status.idle": "..."}}))
+    assert normalise(notebook).metadata == NOTEBOOK_METADATA
+    assert dict(notebook.cells[0].metadata) == {}
+
+
+def _printing(text: str) -> bytes:
+    """A one-cell notebook that printed ``text``."""
+    cell = {"cell_type": "code", "source": "print(w)",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+    return json.dumps({"cells": [cell], "metadata": {}}).encode()
+
+
+def test_printed_numbers_may_differ_by_the_tolerance_and_no_more():
+    assert notebook_differences(_printing("w = 0.1770 True"), _printing("w = 0.1780 True")) == []
+    assert notebook_differences(_printing("w = 0.1770 True"), _printing("w = 0.1800 True")) == [
+        "cell 0 output 0: printed 0.1770, now 0.1800"]
+
+
+def test_printed_text_other_than_numbers_must_match():
+    assert notebook_differences(_printing("w = 0.1770 True"), _printing("w = 0.1770 False")) == [
+        "cell 0 output 0: text differs"]
 
 
 def test_site_offers_the_notebook_for_download(built_site: Path):

@@ -86,17 +86,6 @@ def page_snippets_found(markdown: str, config) -> str:
 def snippets_found(markdown: str, base_paths: list[str], root: str = ".", _within: tuple[str, ...] = ()) -> str:
     """``markdown`` unchanged, or ValueError naming the first ``--8<-- "file:section"`` include
     (pymdownx.snippets' own syntax, followed into included files) whose file or section is missing.
-
-    >>> snippets_found('--8<-- "mha_ref/attention.py:core"', ["src"]) == '--8<-- "mha_ref/attention.py:core"'
-    True
-    >>> snippets_found('--8<-- "mha_ref/attention.py:cores"', ["src"])
-    Traceback (most recent call last):
-    ...
-    ValueError: snippet "mha_ref/attention.py:cores": src/mha_ref/attention.py has no section 'cores' (no '--8<-- [start:cores]' line)
-    >>> snippets_found('--8<-- "nothere.md"', ["src", "docs/_includes"])
-    Traceback (most recent call last):
-    ...
-    ValueError: snippet "nothere.md": no such file in src or docs/_includes (pymdownx.snippets base_path)
     """
     from pymdownx.snippets import SnippetPreprocessor as Snippets
 

@@ -36,13 +36,6 @@ H1_END = re.compile(r"</h1>")
 def course_line(place: int | None, total: int, text: PageText) -> str:
     """The line under a page's title: its place in the course (``place`` None: a page after the
     course, such as the notebook) and its reading time.
-
-    >>> course_line(2, 10, PageText(words=1234, code_lines=56))
-    '<p class="mha-course-place">Page 2 of 10 · about 9 minutes (1,234 words, 56 lines of code)</p>'
-    >>> course_line(1, 3, PageText(words=150, code_lines=0))
-    '<p class="mha-course-place">Page 1 of 3 · about 1 minute (150 words)</p>'
-    >>> course_line(None, 10, PageText(words=400, code_lines=100))
-    '<p class="mha-course-place">After the course · about 7 minutes (400 words, 100 lines of code)</p>'
     """
     minutes = text.minutes
     counts = f"{text.words:,} words" + (f", {text.code_lines:,} lines of code" if text.code_lines else "")
@@ -54,9 +47,6 @@ def course_line(place: int | None, total: int, text: PageText) -> str:
 def moved_script(targets: dict[str, str]) -> str:
     """An inline script that sends an address naming a moved id (``#positions``) to ``targets[id]``
     (relative to the page), keeping the fragment: before the page is drawn, and on ``hashchange``.
-
-    >>> print(moved_script({"positions": "positions/"}))
-    <script>{const moved = {"positions": "positions/"}; const follow = () => {const id = decodeURIComponent(location.hash.slice(1)); if (Object.hasOwn(moved, id)) location.replace(moved[id] + location.hash);}; follow(); addEventListener("hashchange", follow);}</script>
     """
     mapping = json.dumps(targets, sort_keys=True).replace("</", "<\\/")
     return (
@@ -67,15 +57,7 @@ def moved_script(targets: dict[str, str]) -> str:
 
 
 def check_moved(moved: object) -> dict[str, str]:
-    """``moved`` from a page's front matter as ``{id: src path}``, or ValueError naming what is wrong.
-
-    >>> check_moved({"positions": "positions.md"})
-    {'positions': 'positions.md'}
-    >>> check_moved(["positions"])
-    Traceback (most recent call last):
-    ...
-    ValueError: front matter 'moved' must map old ids to pages, e.g. {positions: positions.md}; got ['positions']
-    """
+    """``moved`` from a page's front matter as ``{id: src path}``, or ValueError naming what is wrong."""
     if not isinstance(moved, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.endswith(".md") for k, v in moved.items()):
         raise ValueError(
             f"front matter '{MOVED_KEY}' must map old ids to pages, e.g. {{positions: positions.md}}; got {moved!r}"
@@ -135,14 +117,7 @@ class Course:
 
 
 def redirect_page(old: str, new: str, site_url: str | None = None) -> str:
-    """The page written at ``old`` that sends its reader on to ``new``.
-
-    >>> page = redirect_page("real-heads/", "tiny-model/")
-    >>> 'location.replace("../tiny-model/" + location.hash)' in page, 'href="../tiny-model/"' in page
-    (True, True)
-    >>> '<link rel="canonical" href="https://x.org/b/">' in redirect_page("a/", "b/", "https://x.org/"), "canonical" in page
-    (True, False)
-    """
+    """The page written at ``old`` that sends its reader on to ``new``."""
     target = "../" * old.count("/") + new
     canonical = f'<link rel="canonical" href="{html.escape(site_url.rstrip("/") + "/" + new)}">\n' if site_url else ""
     return (

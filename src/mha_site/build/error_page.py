@@ -78,21 +78,7 @@ def inlined(tag: str, path: str, site_dir: Path) -> str:
 
 
 def standalone_error_page(html: str, site_dir: Path, names: list[str]) -> str:
-    """``html`` (a 404 page linked from ``/``) standing alone (see the module); a second pass changes nothing.
-
-    >>> import tempfile
-    >>> site = Path(tempfile.mkdtemp())
-    >>> _ = (site / "a.css").write_text("p{color:red}/*# sourceMappingURL=a.css.map */")
-    >>> page = ('<html><head><link rel="stylesheet" href="/a.css"></head><body><a href="/api/">API</a>'
-    ...         '<script>__md_scope=new URL("/",location)</script><script src="/b.js"></script></body></html>')
-    >>> out = standalone_error_page(page, site, ["api"])
-    >>> "<style>p{color:red}</style>" in out, 'href="api/"' in out, "b.js" in out, 'href="/' in out
-    (True, True, False, False)
-    >>> out.index("<base href") < out.index("<style>"), "new URL(window.mhaSiteRoot,location)" in out
-    (True, True)
-    >>> standalone_error_page(out, site, ["api"]) == out
-    True
-    """
+    """``html`` (a 404 page linked from ``/``) standing alone (see the module); a second pass changes nothing."""
     if DONE in html:
         return html
     if HEAD not in html:

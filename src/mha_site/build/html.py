@@ -9,12 +9,7 @@ __all__ = ["element_end", "name_search_dialog", "unclosed_element"]
 
 
 def element_end(content: str, start: int, name: str = "div") -> int:
-    """Index just past the element that opens at ``start`` (counts nested ``name`` elements).
-
-    >>> html = "<div><div>a</div>b</div>c"
-    >>> html[: element_end(html, 0)]
-    '<div><div>a</div>b</div>'
-    """
+    """Index just past the element that opens at ``start`` (counts nested ``name`` elements)."""
     depth = 0
     for match in re.compile(rf"<(/?){name}\b[^>]*>").finditer(content, start):
         depth += -1 if match.group(1) else 1
@@ -35,15 +30,6 @@ def unclosed_element(content: str, components: frozenset[str] = frozenset()) -> 
 
     One with a class in ``components`` must close before the next heading too: ``md_in_html``
     closes a ``<div markdown>`` left open at the end of the page, so the counts of tags still agree.
-
-    >>> unclosed_element("<div><details><p>a</p></div>")
-    '<details> is not closed before </div>'
-    >>> unclosed_element('<div class="quiz x"><p>q</p><h2 id="next">Next</h2></div>', frozenset({"quiz"}))
-    '<div class="quiz x"> is not closed before the heading <h2 id="next">'
-    >>> unclosed_element("<section><div></div>"), unclosed_element("</div>")
-    ('<section> is not closed before the end of the page', '</div> closes no open <div>')
-    >>> unclosed_element("<script>'<div>'</script><div></div>") is None
-    True
     """
     open_tags: list[tuple[str, str]] = []  # (name, start tag), innermost last
     for match in BLOCK_OR_HEADING.finditer(NOT_MARKUP.sub("", content)):
@@ -70,11 +56,7 @@ NAMED_SEARCH_DIALOG = SEARCH_DIALOG + ' aria-label="Search"'
 
 
 def name_search_dialog(page_html: str) -> str:
-    """Name Material's search dialog in the HTML (so readers with scripts off have it too).
-
-    >>> name_search_dialog('<div data-md-component="search" role="dialog">')
-    '<div data-md-component="search" role="dialog" aria-label="Search">'
-    """
+    """Name Material's search dialog in the HTML (so readers with scripts off have it too)."""
     if NAMED_SEARCH_DIALOG in page_html:
         return page_html
     return page_html.replace(SEARCH_DIALOG, NAMED_SEARCH_DIALOG, 1)

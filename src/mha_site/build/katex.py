@@ -116,14 +116,6 @@ class UnsupportedVariant(ValueError):
 def core_mathml(rendered: str) -> str:
     """KaTeX's MathML as MathML Core draws it: variants as characters, and the TeX annotation
     kept out of the search index (Material's ``data-search-exclude``), which indexes the text.
-
-    >>> core_mathml('<math><semantics><mi mathvariant="double-struck">R</mi><mi mathvariant="normal">d</mi>'
-    ...             '<annotation encoding="application/x-tex">mathbb R</annotation></semantics></math>')
-    '<math><semantics><mi>ℝ</mi><mi mathvariant="normal">d</mi><annotation data-search-exclude encoding="application/x-tex">mathbb R</annotation></semantics></math>'
-    >>> core_mathml('<mi mathvariant="fraktur">g</mi>')
-    Traceback (most recent call last):
-    ...
-    mha_site.build.katex.UnsupportedVariant: mathvariant='fraktur' on 'g': MathML Core draws only 'normal'; written as characters here: ['double-struck'] of capital Latin letters
     """
 
     def variant(match: re.Match) -> str:

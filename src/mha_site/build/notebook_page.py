@@ -57,14 +57,7 @@ def clean_notebook_html(content: str) -> str:
 
 
 def figures_to_files(content: str) -> tuple[str, dict[str, str]]:
-    """Move each percent-encoded SVG ``<img>`` into a file named by its content, loaded lazily.
-
-    >>> html, files = figures_to_files('<p><img alt="A plot" src="data:image/svg+xml,%3Csvg%2F%3E" width="4"></p>')
-    >>> html
-    '<p><img alt="A plot" src="figure-d4dc566691.svg" width="4" loading="lazy"></p>'
-    >>> files
-    {'figure-d4dc566691.svg': '<svg/>'}
-    """
+    """Move each percent-encoded SVG ``<img>`` into a file named by its content, loaded lazily."""
     files: dict[str, str] = {}
 
     def move(match: re.Match) -> str:

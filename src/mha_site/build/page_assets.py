@@ -74,13 +74,6 @@ def assets_for(content: str) -> tuple[list[str], list[str]]:
 def svg_size(data: bytes) -> tuple[int, int] | None:
     """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox
     (ValueError: not four numbers with a positive size, which the browser would draw at no size).
-
-    >>> svg_size(b'<svg width="432pt" height="216pt">'), svg_size(b'<svg viewBox="0,0 640 180">')
-    ((576, 288), (640, 180))
-    >>> svg_size(b'<svg viewBox="0 0 640px 180">')
-    Traceback (most recent call last):
-    ...
-    ValueError: viewBox '0 0 640px 180' is not four numbers: min-x, min-y, width, height
     """
     root = SVG_ROOT.search(data)
     if not root:
@@ -174,14 +167,7 @@ PLAIN_SPAN = re.compile(r'<span class="(?:%s)">([^<]*)</span>' % "|".join(PLAIN_
 
 
 def drop_plain_token_spans(content: str) -> str:
-    """Unwrap name, operator, punctuation and whitespace tokens inside ``<pre>`` blocks (not inline code).
-
-    >>> drop_plain_token_spans('<pre><span></span><code><span class="n">x</span> '
-    ...                        '<span class="o">=</span> <span class="mi">1</span></code></pre>')
-    '<pre><code>x = <span class="mi">1</span></code></pre>'
-    >>> drop_plain_token_spans('<code class="highlight"><span class="n">x</span></code>')
-    '<code class="highlight"><span class="n">x</span></code>'
-    """
+    """Unwrap name, operator, punctuation and whitespace tokens inside ``<pre>`` blocks (not inline code)."""
     return PRE_BLOCK.sub(lambda block: PLAIN_SPAN.sub(r"\1", block.group(0).replace("<span></span>", "", 1)), content)
 
 
@@ -210,10 +196,6 @@ def focusable_scroll_regions(content: str) -> str:
     table boxes, notebook outputs): a keyboard scrolls only what takes focus, and whether a region
     overflows depends on the screen and font (a checker found the API's doctests out of reach).
     a11y.js names the regions that do overflow, and releases the others, once they are laid out.
-
-    >>> focusable_scroll_regions('<pre><span></span><code>x</code></pre><div class="arithmatex">y</div>'
-    ...                          '<pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre>1</pre>')
-    '<pre><span></span><code tabindex="0">x</code></pre><div class="arithmatex" tabindex="0">y</div><pre><code tabindex="0">z</code></pre><div data-mime-type="text/plain"><pre tabindex="0">1</pre>'
     """
     content = NOTEBOOK_OUTPUT.sub(r'\1 tabindex="0"', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
@@ -227,9 +209,6 @@ OUT_OF_SEARCH = re.compile(r'<(div|details)( class="(?:[^"]*\s)?(?:highlight|qui
 def out_of_search(content: str) -> str:
     """Keep code blocks, quizzes and collapsed boxes out of the search index (Material's
     ``data-search-exclude``): the API's names are found in its headings and prose.
-
-    >>> out_of_search('<div class="language-python highlight"><pre>x</pre></div><details class="info">')
-    '<div data-search-exclude class="language-python highlight"><pre>x</pre></div><details data-search-exclude class="info">'
     """
     return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
@@ -261,9 +240,6 @@ def page_assets(content: str, config) -> dict[str, list[str]]:
     """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
     ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``.
     Plain Material gets every component's files (but tables.css: its tables are not wrapped).
-
-    >>> page_assets('<span class="katex">x</span><div class="quiz">', {})
-    {'preload': ['assets/vendor/noto-sans-math/noto-sans-math-subset.woff2'], 'css_first': ['assets/stylesheets/math.css'], 'css': ['assets/quiz/quiz.css'], 'js': ['assets/quiz/quiz.js']}
     """
     plain = is_plain(config)
     markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}

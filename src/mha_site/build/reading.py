@@ -36,13 +36,7 @@ class PageText:
 
     @property
     def minutes(self) -> int:
-        """Whole minutes to read it, rounded up, at least 1.
-
-        >>> PageText(words=1000, code_lines=40).minutes  # 5 min of prose, 2 of code
-        7
-        >>> PageText(words=0, code_lines=0).minutes
-        1
-        """
+        """Whole minutes to read it, rounded up, at least 1."""
         exact = self.words / WORDS_PER_MINUTE + self.code_lines / CODE_LINES_PER_MINUTE
         return max(1, math.ceil(exact - 1e-9))
 
@@ -81,12 +75,7 @@ class _Counter(HTMLParser):
 
 
 def count_page_text(html: str) -> PageText:
-    """The prose words and code lines of an article's HTML.
-
-    >>> count_page_text('<h1>Title ¶</h1><p>One <code>x</code> two.</p><math><mi>q</mi></math>'
-    ...                 '<pre><code>a = 1\\n\\nb = 2\\n</code></pre><noscript><p>not read</p></noscript>')
-    PageText(words=4, code_lines=2)
-    """
+    """The prose words and code lines of an article's HTML."""
     counter = _Counter()
     counter.feed(html)
     counter.close()

@@ -25,11 +25,7 @@ CSS_BLOCK = re.compile(r"([^{};]+)\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 
 def wrap_tables(content: str) -> str:
-    """Wrap each plain ``<table>`` (no attributes: the Markdown tables) as Material's bundle would.
-
-    >>> wrap_tables("<p>x</p><table><tr><td>1</td></tr></table><table class='a'></table>")
-    '<p>x</p><div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table class="mha-table"><tr><td>1</td></tr></table></div></div><table class=\\'a\\'></table>'
-    """
+    """Wrap each plain ``<table>`` (no attributes: the Markdown tables) as Material's bundle would."""
     out, position = [], 0
     for match in re.finditer(r"<table>", content):
         end = element_end(content, match.start(), "table")
@@ -42,11 +38,7 @@ def wrap_tables(content: str) -> str:
 
 
 def table_rules(material_css: str) -> str:
-    """Material's rules for ``table:not([class])`` (within ``@media``/``@supports`` too), for ``table.mha-table``.
-
-    >>> table_rules("a{x:1}.t table:not([class]) td,.u p{y:2}@media print{.t table:not([class]){z:3}}")
-    '.t table.mha-table td{y:2}\\n@media print{.t table.mha-table{z:3}}\\n'
-    """
+    """Material's rules for ``table:not([class])`` (within ``@media``/``@supports`` too), for ``table.mha-table``."""
     out = []
     for match in CSS_BLOCK.finditer(re.sub(r"/\*.*?\*/", "", material_css, flags=re.S)):
         prelude, body = match.group(1).strip(), match.group(2)
