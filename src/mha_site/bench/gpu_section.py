@@ -53,19 +53,6 @@ def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -
     """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak).
 
     A variant that did not run says why, in a numbered note under the table.
-
-    >>> row = {"tokens": 16, "batch": 4, "heads": 4, "head_dim": 8, "causal": False, "dtype": "float16",
-    ...        "flops": 131072}
-    >>> doc = {"kernels": {"config": {"variants": ["sdpa_flash", "sdpa_cudnn"]}, "variant_labels": {
-    ...     "sdpa_flash": "SDPA, flash", "sdpa_cudnn": "SDPA, cuDNN"}, "rows": [
-    ...     {**row, "variant": "sdpa_flash", "status": "ok", "tflops": 512.0, "peak_fraction": 0.52},
-    ...     {**row, "variant": "sdpa_cudnn", "status": "unsupported", "reason": "no kernel"}]}}
-    >>> print(kernel_table(doc, "float16", 8, False))
-    | T | B × h | SDPA, flash | SDPA, cuDNN |
-    |---:|---:|---:|---:|
-    | 16 | 4 × 4 | 512 (52%) | unsupported [1] |
-    <BLANKLINE>
-    - [1] no kernel
     """
     notes: dict[str, int] = {}
     lines = _kernel_grid(doc, dtype, head_dim, causal, True, lambda row: _tflops_cell(row, notes))
@@ -75,16 +62,7 @@ def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -
 
 
 def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
-    """A Markdown table of each variant's peak memory per call (MiB) against T, not causal.
-
-    >>> doc = {"kernels": {"config": {"variants": ["lesson"]}, "variant_labels": {"lesson": "lesson's"}, "rows": [
-    ...     {"tokens": 16, "head_dim": 8, "causal": False, "dtype": "float16", "variant": "lesson", "status": "ok",
-    ...      "peak_bytes": 3 * 2**20}]}}
-    >>> print(kernel_memory_table(doc, "float16", 8))
-    | T | lesson's |
-    |---:|---:|
-    | 16 | 3 |
-    """
+    """A Markdown table of each variant's peak memory per call (MiB) against T, not causal."""
     return "\n".join(_kernel_grid(doc, dtype, head_dim, False, False, lambda row: mib(row["peak_bytes"])
                                   if row["status"] in ("ok", "wrong") else ""))
 
@@ -94,12 +72,6 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
 
     The counter counts every product in full, masked scores included, so the figure to compare
     it with is the dense ``4*B*h*T*T*d``; for a causal cell that is twice the convention's count.
-
-    >>> rows = [{"variant": "lesson", "status": "ok", "batch": 1, "heads": 2, "tokens": 4, "head_dim": 8,
-    ...          "flops_counted": 4 * 2 * 4 * 4 * 8}, {"variant": "flash", "status": "ok", "batch": 1, "heads": 2,
-    ...          "tokens": 4, "head_dim": 8, "flops_counted": 0}]
-    >>> kernel_counter_summary({"kernels": {"rows": rows, "variant_labels": {"lesson": "lesson's", "flash": "flash"}}})
-    "PyTorch's FLOP counter (one call per cell and variant, outside the timing) agreed with 4·B·h·T²·d in every cell for lesson's; it counted nothing for flash (it has no formula for that kernel)."
     """
     section = doc["kernels"]
     agreed, none, other = [], [], []

@@ -55,13 +55,7 @@ DENSE_PEAKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], float], ...] = (
 
 
 def dense_peak(device_name: str) -> dict[str, object] | None:
-    """The table's entry for a device name as torch reports it, or None when it has none.
-
-    >>> dense_peak("NVIDIA H100 80GB HBM3")["flops_per_s"], dense_peak("NVIDIA A100-SXM4-80GB")["name"]
-    (989000000000000.0, 'A100')
-    >>> dense_peak("NVIDIA H100 NVL") is None, dense_peak("Intel Xeon") is None
-    (True, True)
-    """
+    """The table's entry for a device name as torch reports it, or None when it has none."""
     for name, needed, excluded, tflops in DENSE_PEAKS:
         if all(part in device_name for part in needed) and not any(part in device_name for part in excluded):
             return {
@@ -74,11 +68,7 @@ def dense_peak(device_name: str) -> dict[str, object] | None:
 
 @dataclass(frozen=True)
 class KernelCell:
-    """One shape of the sweep: ``B`` sequences of ``T`` tokens, ``h`` heads of width ``d``, causal or not.
-
-    >>> KernelCell(tokens=512, batch=32, heads=16, head_dim=128, causal=True).flops / 1e9
-    34.359738368
-    """
+    """One shape of the sweep: ``B`` sequences of ``T`` tokens, ``h`` heads of width ``d``, causal or not."""
 
     tokens: int
     batch: int
@@ -101,13 +91,7 @@ KERNEL_PLANS: dict[str, dict[str, Any]] = {
 
 
 def kernel_plan(sizes: str) -> list[KernelCell]:
-    """The cells of a size set, non-causal first, then by head dim and length.
-
-    >>> [(c.causal, c.head_dim, c.tokens, c.batch, c.heads) for c in kernel_plan("tiny")][:3]
-    [(False, 8, 16, 4, 4), (False, 8, 32, 2, 4), (False, 16, 16, 4, 2)]
-    >>> len(kernel_plan("cuda"))
-    24
-    """
+    """The cells of a size set, non-causal first, then by head dim and length."""
     if sizes not in KERNEL_PLANS:
         raise ValueError(f"sizes must be one of {sorted(KERNEL_PLANS)}, got {sizes!r}")
     spec = KERNEL_PLANS[sizes]
@@ -178,11 +162,6 @@ def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, max_score
 
     Written independently of the variants (a plain softmax over scaled products). The block
     is sized so that at most ``max_scores`` scores (256 MiB in float64) exist at once.
-
-    >>> q, k, v = torch.randn(3, 2, 1, 5, 4)
-    >>> expected = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
-    >>> bool(torch.allclose(reference_attention(q, k, v, causal=True, max_scores=20), expected))
-    True
     """
     q, k, v = (t.double() for t in (q, k, v))
     tokens = k.shape[-2]
@@ -216,11 +195,6 @@ def measure_kernel_cell(
 
     ``status`` is ``"ok"``, ``"wrong"`` (timed, but its error is above the dtype's bound: never
     plotted), ``"unsupported"`` or ``"oom"`` (both with a ``reason``).
-
-    >>> rows = measure_kernel_cell(KernelCell(8, 2, 2, 4, True), KernelSweep("tiny", TimingSettings(1, 0.001),
-    ...     dtypes=("float32",), variants=("sdpa_math", "sdpa_cudnn", "lesson")), torch.device("cpu"), None)
-    >>> [(row["variant"], row["status"]) for row in rows]
-    [('sdpa_math', 'ok'), ('sdpa_cudnn', 'unsupported'), ('lesson', 'ok')]
     """
     generator = torch.Generator(device=device).manual_seed(seed)
     shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
@@ -308,11 +282,6 @@ def run_kernels(
     """Measure every cell of ``sweep``; returns the document's ``kernels`` section.
 
     ``on_cell`` (if given) receives the rows so far after each cell.
-
-    >>> sweep = KernelSweep("tiny", TimingSettings(1, 0.001), dtypes=("float32",), variants=("sdpa_math",))
-    >>> section = run_kernels(sweep, torch.device("cpu"), "a CPU")
-    >>> len(section["rows"]), section["peak"], section["config"]["tokens_per_cell"]
-    (8, None, 64)
     """
     unknown = sorted(set(sweep.variants) - set(KERNEL_VARIANTS))
     if unknown:

@@ -47,13 +47,7 @@ KERNEL_STYLES: dict[str, Style] = {
 
 
 def device_label(doc: dict[str, Any]) -> str:
-    """How a results document names its hardware: the GPU's name, or the CPU model and thread count.
-
-    >>> device_label({"provenance": {"device_type": "cpu", "cpu_model": "Xeon", "threads": 1}})
-    'Xeon, 1 thread'
-    >>> device_label({"provenance": {"device_type": "cuda", "device_name": "NVIDIA H200"}})
-    'NVIDIA H200'
-    """
+    """How a results document names its hardware: the GPU's name, or the CPU model and thread count."""
     p = doc["provenance"]
     if p["device_type"] != "cpu":
         return p["device_name"]
@@ -61,13 +55,7 @@ def device_label(doc: dict[str, Any]) -> str:
 
 
 def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[dict[str, Any]]:
-    """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order.
-
-    >>> doc = {"cells": [{"sweep": "seq", "variant": "loop", "dtype": "float32", "status": s, "tokens": t}
-    ...                  for s, t in (("ok", 256), ("wrong", 512), ("ok", 128))]}
-    >>> [c["tokens"] for c in ok_cells(doc, "seq", "loop", "float32")]
-    [128, 256]
-    """
+    """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order."""
     rows = [
         c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == (sweep, variant, dtype, "ok")
     ]
@@ -109,25 +97,12 @@ KERNEL_FIGURES: dict[str, tuple[str, str]] = {
 
 
 def figure_name(stem: str, kind: str, dtype: str | None = None) -> str:
-    """The file name of a figure (``kernels`` is drawn once per dtype).
-
-    >>> figure_name("cpu", "time"), figure_name("cuda", "kernels", "bfloat16")
-    ('cpu-time.svg', 'cuda-kernels-bfloat16.svg')
-    """
+    """The file name of a figure (``kernels`` is drawn once per dtype)."""
     return f"{stem}-{kind}-{dtype}.svg" if dtype else f"{stem}-{kind}.svg"
 
 
 def figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
-    """Alt text for one figure: what it plots, for which device (and dtype), with which line styles.
-
-    >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
-    ...        "variant_labels": {"loop": "per-head loop"},
-    ...        "kernels": {"config": {"variants": ["sdpa_flash"]}, "variant_labels": {"sdpa_flash": "SDPA, flash"}}}
-    >>> figure_alt("time", doc)
-    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
-    >>> figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
-    'On a GPU, float16: two panels (by head dim) of peak memory ...; SDPA, flash: solid line, up-triangles.'
-    """
+    """Alt text for one figure: what it plots, for which device (and dtype), with which line styles."""
     kernel = kind in KERNEL_FIGURES
     if not kernel and kind not in FIGURES:
         raise ValueError(f"kind must be one of {sorted(FIGURES | KERNEL_FIGURES)}, got {kind!r}")

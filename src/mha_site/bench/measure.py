@@ -64,11 +64,6 @@ STABLE_MAX_BLOCKS = 10
 @dataclass(frozen=True)
 class TimingSettings:
     """How every callable of a run is timed: ``repeats`` blocks of about ``min_block_s`` on ``clock``, after ``warmup``.
-
-    >>> TimingSettings(warmup="three calls")
-    Traceback (most recent call last):
-    ...
-    ValueError: warmup must be one of ('two calls', 'until stable'), got 'three calls'
     """
 
     repeats: int = 5
@@ -106,11 +101,7 @@ _OOM_MESSAGES = ("out of memory", "can't allocate memory", "not enough memory")
 
 
 def is_oom(error: BaseException) -> bool:
-    """Whether ``error`` is an allocation failure (on a GPU or from the CPU allocator).
-
-    >>> is_oom(torch.OutOfMemoryError("CUDA out of memory")), is_oom(RuntimeError("shape mismatch"))
-    (True, False)
-    """
+    """Whether ``error`` is an allocation failure (on a GPU or from the CPU allocator)."""
     # torch.OutOfMemoryError is the newer, device-agnostic name (2024); torch.cuda.OutOfMemoryError the older one.
     kinds = tuple(kind for kind in (getattr(torch, "OutOfMemoryError", None), torch.cuda.OutOfMemoryError) if kind)
     if isinstance(error, kinds):
@@ -150,9 +141,6 @@ def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
 
     A GPU before Ampere (compute capability 8.0) has no bfloat16 arithmetic: torch emulates
     some operations and refuses others, which would either end the run or time the emulation.
-
-    >>> unsupported_dtype("bfloat16", torch.device("cpu")) is None
-    True
     """
     if dtype_name != "bfloat16" or device.type != "cuda":
         return None
@@ -218,11 +206,6 @@ def time_variants(
     failure while one callable runs ends that callable's timing only: it is returned in
     ``failures`` and memory is freed before the next; any other error is raised.
     ``timings[name].times_s`` holds one per-call time per block.
-
-    >>> timings, failures = time_variants({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"),
-    ...                                   TimingSettings(3, 0.001))
-    >>> len(timings["a"].times_s), timings["a"].warmup_calls, failures
-    (3, 2, {})
     """
     clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
@@ -255,12 +238,7 @@ def time_variants(
 
 
 def time_all(fns: dict[str, Callable[[], object]], device: torch.device, settings: TimingSettings) -> dict[str, Timing]:
-    """:func:`time_variants` for callables that must all succeed: the first failure of any kind is raised.
-
-    >>> timings = time_all({"a": lambda: torch.ones(8) @ torch.ones(8)}, torch.device("cpu"), TimingSettings(3, 0.001))
-    >>> len(timings["a"].times_s), all(t > 0 for t in timings["a"].times_s)
-    (3, True)
-    """
+    """:func:`time_variants` for callables that must all succeed: the first failure of any kind is raised."""
     timings, failures = time_variants(fns, device, settings)
     if failures:
         raise next(iter(failures.values()))
@@ -275,9 +253,6 @@ def count_flops(fn: Callable[[], object]) -> int | None:
     ``T x T`` work. It has no formula for some kernels (the CPU's fused attention) and counts 0
     there. A count is worth less than a run, so a surprise in the counter is only a warning;
     an allocation failure is still raised (the caller records it).
-
-    >>> count_flops(lambda: torch.ones(4, 3) @ torch.ones(3, 5))  # 2 * 4 * 3 * 5
-    120
     """
     try:
         with FlopCounterMode(display=False) as counter:
@@ -292,12 +267,7 @@ def count_flops(fn: Callable[[], object]) -> int | None:
 
 @torch.no_grad()
 def matmul_ceiling(n: int, dtype: torch.dtype, device: torch.device, settings: TimingSettings) -> dict[str, Any]:
-    """Achieved FLOP/s of one ``n x n`` by ``n x n`` matmul (``2 n**3`` FLOPs): the roof a cell is compared with.
-
-    >>> c = matmul_ceiling(64, torch.float32, torch.device("cpu"), TimingSettings(1, 0.001))
-    >>> c["n"], c["flops"], c["flops_per_s"] > 0
-    (64, 524288, True)
-    """
+    """Achieved FLOP/s of one ``n x n`` by ``n x n`` matmul (``2 n**3`` FLOPs): the roof a cell is compared with."""
     gen = torch.Generator().manual_seed(1)
     a, b = (torch.randn(n, n, generator=gen).to(device=device, dtype=dtype) for _ in range(2))
     seconds = median(time_all({"matmul": lambda: a @ b}, device, settings)["matmul"].times_s)
@@ -309,9 +279,6 @@ def peak_bytes(fn: Callable[[], object], device: torch.device) -> int:
 
     CUDA: ``torch.cuda.max_memory_allocated``. CPU: the allocation and free events
     recorded by the torch profiler, summed in time order.
-
-    >>> peak_bytes(lambda: torch.empty(1024, dtype=torch.uint8), torch.device("cpu")) >= 1024
-    True
     """
     if device.type == "cuda":
         sync(device)
@@ -374,12 +341,7 @@ def gpu_id(device: torch.device) -> str | None:
 
 
 def gpu_clocks(gpu: str | None, fields: tuple[str, ...] = SMI_FIELDS) -> dict[str, str] | str:
-    """What ``nvidia-smi`` reports for the GPU named ``gpu`` (:func:`gpu_id`), or why nothing was recorded.
-
-    >>> found = gpu_clocks("0")
-    >>> isinstance(found, dict) or found.startswith("not recorded: ")
-    True
-    """
+    """What ``nvidia-smi`` reports for the GPU named ``gpu`` (:func:`gpu_id`), or why nothing was recorded."""
     if gpu is None:
         return "not recorded: this torch does not give the GPU's UUID, and CUDA_VISIBLE_DEVICES renumbers GPUs"
     if shutil.which("nvidia-smi") is None:
@@ -450,10 +412,6 @@ def provenance(device: torch.device, command: str) -> dict[str, Any]:
     (:func:`mha_site.precision.float32_settings`), ``environment`` those of :data:`RUN_VARIABLES`
     that are set. On CUDA it names the GPU by UUID and the driver; the clocks are read later,
     under load (:func:`clocks_under_load`), never here before any GPU work.
-
-    >>> info = provenance(torch.device("cpu"), "python scripts/bench.py")
-    >>> info["command"], info["device_type"], info["threads"] == torch.get_num_threads()
-    ('python scripts/bench.py', 'cpu', True)
     """
     status = _git("status", "--porcelain")
     commit = _git("rev-parse", "HEAD")

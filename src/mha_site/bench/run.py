@@ -29,7 +29,7 @@ from mha_site.bench.measure import (
     TimingSettings, after_oom, clocks_under_load, count_flops, load_average, matmul_ceiling, peak_bytes, provenance,
     sync, time_all, time_variants, unsupported_dtype,
 )
-from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes, validate_results  # noqa: F401 (doctests)
+from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes
 from mha_site.precision import full_float32
 
 __all__ = [
@@ -54,9 +54,6 @@ def estimated_bytes(variant: str, cell: Cell, itemsize: int) -> int:
 
     Score-materialising variants hold two ``(B, h, T, T)`` tensors (scores and weights),
     the loop two ``(B, T, T)`` ones; everything also holds a few ``(B, T, d_model)`` activations.
-
-    >>> estimated_bytes("batched", Cell("seq", 1, 1024, 8, 512), 4) // 2**20
-    80
     """
     square = cell.batch * cell.tokens**2
     per_variant = {"loop": 2 * square, "sdpa": 0, "torch_mha": 0, "tiled": 4 * cell.batch * cell.heads * cell.tokens * 128}
@@ -90,11 +87,6 @@ def measure_cell(
     The float64 reference is computed once per cell and shared by every variant and dtype.
     Each timed row also holds ``flops_counted``: what PyTorch's FLOP counter saw in one
     more call, outside the timing.
-
-    >>> rows = measure_cell(Cell("seq", 1, 8, 2, 8), ["batched"], ["float32"], torch.device("cpu"),
-    ...                     {"float32": {"flops_per_s": 1e9}}, TimingSettings(1, 0.001))
-    >>> rows[0]["status"], rows[0]["variant"], rows[0]["max_rel_error"] < 1e-4
-    ('ok', 'batched', True)
     """
     flops_att = attention_flops(cell.batch, cell.tokens, cell.d_model)
     flops_proj = projection_flops(cell.batch, cell.tokens, cell.d_model)
@@ -234,10 +226,6 @@ def measure_decode(
     ``recompute``: the causal layer runs over all ``prefix + 1`` tokens and the last
     output is kept. Both give the same vector (checked: ``max_abs_diff``); the ratio of
     their median times is what the cache saves at this length. Float32, batch 1.
-
-    >>> row = measure_decode(8, 16, 2, torch.device("cpu"), TimingSettings(1, 0.001))
-    >>> row["prefix"], row["max_abs_diff"] < 1e-5, row["recompute_over_cached"] > 0
-    (8, True, True)
     """
     p = make_params(1, prefix + 1, d_model, heads, seed=seed, device=str(device))
     layer = MultiHeadAttention.from_weights(p.weights, heads).eval()
@@ -277,11 +265,7 @@ def measure_decode(
 
 
 def plan(sizes: str) -> list[Cell]:
-    """The cells of a size set (``"cpu"``, ``"cuda"``, ``"quick"`` or ``"tiny"``), sweep by sweep.
-
-    >>> [(c.sweep, c.batch, c.tokens, c.heads) for c in plan("tiny")]
-    [('seq', 1, 8, 2), ('seq', 1, 16, 2), ('batch', 2, 8, 2), ('heads', 1, 8, 1), ('heads', 1, 8, 4)]
-    """
+    """The cells of a size set (``"cpu"``, ``"cuda"``, ``"quick"`` or ``"tiny"``), sweep by sweep."""
     size_set = _size_set(sizes)
     return [
         Cell(sweep, batch, tokens, heads, size_set.d_model)
@@ -328,12 +312,6 @@ def run_plan(
     attention-kernel sweep (:mod:`mha_site.bench.kernels`) as the document's ``kernels``
     section. ``half_on_cpu`` lets a CPU measure float16 and bfloat16: only the GPU command's
     dry run does, at sizes where speed does not matter.
-
-    >>> doc = run_plan("tiny", torch.device("cpu"), ["float32"], "doctest", variants=["batched"],
-    ...                timing=TimingSettings(1, 0.001))
-    >>> validate_results(doc)  # passes: no output
-    >>> doc["complete"], doc["variant_labels"], {cell["status"] for cell in doc["cells"]}, len(doc["decode"])
-    (True, {'batched': 'batched, explicit softmax'}, {'ok'}, 2)
     """
     check_dtypes(dtypes, cpu=device.type == "cpu" and not half_on_cpu)
     names = list(VARIANTS) if variants is None else variants
@@ -382,13 +360,6 @@ def supplement(
     its code); a new one is appended to the variant list. Uses ``doc``'s repeats, block
     time, clock and ceiling, and records the run's own provenance under ``supplements``,
     so the page can say which numbers came later.
-
-    >>> base = run_plan("tiny", torch.device("cpu"), ["float32"], "doctest", variants=["batched", "loop"],
-    ...                 timing=TimingSettings(1, 0.001))
-    >>> more = supplement(base, ["loop", "tiled"], "tiny", torch.device("cpu"), "doctest")
-    >>> validate_results(more)
-    >>> more["config"]["variants"], [c["variant"] for c in more["cells"]][:3], len(more["decode"])
-    (['batched', 'loop', 'tiled'], ['batched', 'loop', 'tiled'], 4)
     """
     config = doc["config"]
     _check_variants(variants)

@@ -30,17 +30,7 @@ ERROR_BOUNDS = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
 
 def check_dtypes(dtypes: list[str], cpu: bool) -> None:
-    """Raise :class:`ValueError` unless every dtype has an error bound and a CPU run (``cpu``) is float32 only.
-
-    >>> check_dtypes(["float32", "half"], cpu=False)
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown dtype(s) ['half']; choose from ['bfloat16', 'float16', 'float32']
-    >>> check_dtypes(["float16"], cpu=True)
-    Traceback (most recent call last):
-    ...
-    ValueError: on CPU only float32 is measured, got float16
-    """
+    """Raise :class:`ValueError` unless every dtype has an error bound and a CPU run (``cpu``) is float32 only."""
     unknown = sorted(set(dtypes) - set(ERROR_BOUNDS))
     if unknown or not dtypes:
         raise ValueError(f"unknown dtype(s) {unknown}; choose from {sorted(ERROR_BOUNDS)}")
@@ -53,11 +43,7 @@ FLOP_CONVENTION = "4*B*h*T_q*T_k*d per forward call (two matrix products), halve
 
 
 def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: bool) -> int:
-    """Forward FLOPs of attention by the field's convention (:data:`FLOP_CONVENTION`).
-
-    >>> kernel_flops(1, 16, 16384, 128, causal=False) / 1e12, kernel_flops(1, 16, 16384, 128, causal=True) / 1e12
-    (2.199023255552, 1.099511627776)
-    """
+    """Forward FLOPs of attention by the field's convention (:data:`FLOP_CONVENTION`)."""
     dense = 4 * batch * heads * tokens * tokens * head_dim
     return dense // 2 if causal else dense
 
@@ -109,9 +95,6 @@ def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str]) -
 def _non_finite(value: Any, where: str = "results") -> list[str]:
     """Where ``value`` holds a NaN or an infinity. JSON has neither (Python writes a bare ``NaN``,
     which strict readers refuse), and every comparison with NaN is false, so a bound would pass it.
-
-    >>> _non_finite({"cells": [{"max_rel_error": float("nan")}], "wall_s": 1.0})
-    ['results.cells[0].max_rel_error is nan: JSON has no such number (record null with a reason)']
     """
     if isinstance(value, float) and not math.isfinite(value):
         return [f"{where} is {value}: JSON has no such number (record null with a reason)"]
@@ -128,18 +111,6 @@ def validate_results(doc: Any) -> None:
     Checks the keys, that FLOP counts match the formulas, that every ``"ok"`` cell
     is within its dtype's error bound (so no wrong result can be plotted as fast), and
     that no number is NaN or infinite.
-
-    >>> validate_results({"schema": 3})
-    Traceback (most recent call last):
-    ...
-    ValueError: results do not match the schema:
-      missing top-level key 'ceiling'
-      missing top-level key 'cells'
-      missing top-level key 'complete'
-      missing top-level key 'config'
-      missing top-level key 'decode'
-      missing top-level key 'provenance'
-      missing top-level key 'variant_labels'
     """
     if not isinstance(doc, dict):
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
