@@ -186,10 +186,12 @@ def scaled_dot_product_attention(
         # A forbidden key scores -inf, so the softmax gives it weight 0.
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
+    # --8<-- [start:dropout]
     if dropout_p > 0:  # training only: drop weights, scale up the rest
         keep = torch.rand(weights.shape, generator=generator,
                           device=weights.device) >= dropout_p  # (..., T_q, T_k)
         weights = weights * keep / (1 - dropout_p)  # same mean as before
+    # --8<-- [end:dropout]
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
 

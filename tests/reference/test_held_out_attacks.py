@@ -51,6 +51,8 @@ from mha_ref import (
 from mha_ref import causal as causal_module
 from mha_ref import demo_heads, induction, scores, variants, worked_example
 from mha_ref.cache import kv_cache_bytes_per_token
+from mha_ref.causal import running_mean
+from mha_ref.weights import ov_circuit, qk_circuit
 
 F64 = torch.float64
 _GEN = torch.Generator().manual_seed(35)
@@ -300,6 +302,18 @@ ATTACKS: list[Attack] = [
       lambda: _layer().load_torch_weights(None),
       TypeError, r"reference must be a torch\.nn\.MultiheadAttention, got NoneType"),
     # ---- weights.AttentionWeights ----
+    A("weights.qk_circuit", "head past the last", "head", lambda: qk_circuit(AttentionWeights(*_ws()), 2, 2),
+      ValueError, r"head must be below num_heads=2, got 2"),
+    A("weights.qk_circuit", "shared key/value heads", "w_k",
+      lambda: qk_circuit(AttentionWeights(*_ws(8, 4)), 4, 0),
+      ValueError, r"square w_k and w_v \(no shared key/value heads\), got w_k of shape \(8, 4\)"),
+    A("weights.ov_circuit", "weights a dict", "weights", lambda: ov_circuit({"w_q": _x(8, 8)}, 2, 0),
+      TypeError, r"weights must be an AttentionWeights, got dict"),
+    A("weights.ov_circuit", "num_heads not dividing d_model", "num_heads",
+      lambda: ov_circuit(AttentionWeights(*_ws()), 3, 0),
+      ValueError, r"d_model=8 is not divisible by num_heads=3"),
+    A("causal.running_mean", "x of rank 1", "x", lambda: running_mean(_x(4)),
+      ValueError, r"x must have at least 2 dimensions"),
     A("weights.AttentionWeights", "w_q a list", "w_q", lambda: AttentionWeights([[1.0]], *_ws()[1:]),
       TypeError, r"w_q must be a torch\.Tensor, got list"),
     A("weights.AttentionWeights", "b_q a string", "b_q", lambda: AttentionWeights(*_ws(), b_q="zeros"),
