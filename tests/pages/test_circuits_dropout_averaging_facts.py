@@ -224,3 +224,40 @@ def test_quiz_average_scores_from_the_tokens_make_a_head():
     assert torch.allclose((ones @ x)[0], x.mean(0)) and not torch.allclose((ones @ x)[0], x[0])
     unnormalised = causal_mask(5).float()  # D: rows sum to t + 1
     assert unnormalised.sum(-1).tolist() == [1, 2, 3, 4, 5]
+
+
+# --- the explorer's Merge control (positions.md, after the explorer's position code) ---------
+
+
+def test_quiz_merge_blue_and_purple_cat_survives_on_the_larger_summed_score():
+    """The question's q.k values, the sums in the notes, the 97% and 1%, and amber's tie with blue."""
+    from mha_ref.demo_heads import HEAD_NAMES, TOKENS
+    from mha_site.explorer import demo_queries_keys
+
+    assert key("quiz-pos-merge") == "b"
+    _, q, k = demo_queries_keys()
+    it, because, cat = (TOKENS.index(t) for t in ("it", "because", "cat"))
+    blue, amber, purple = (HEAD_NAMES.index(n) for n in ("previous", "subject", "coreference"))
+    qk = torch.einsum("hd,hkd->hk", q[:, it], k)  # (h, T): each head's q.k for the query "it"
+    rounded = lambda head, key_: round(float(qk[head, key_]), 2)  # noqa: E731
+    others = [j for j in range(len(TOKENS)) if j != because]
+    assert rounded(blue, because) == 22.15 and {rounded(blue, j) for j in others} == {-1.85}
+    assert (rounded(purple, cat), rounded(purple, it)) == (46.15, 22.15)
+    assert {rounded(purple, j) for j in range(len(TOKENS)) if j not in (cat, it)} == {-1.85}
+    summed = qk[blue] + qk[purple]
+    assert (round(float(summed[cat]), 1), round(float(summed[because]), 1), round(float(summed[it]), 1)) == (
+        44.3, 20.3, 20.3)
+    d_k = q.shape[-1]
+    merged = (summed / math.sqrt(2 * d_k)).softmax(-1)  # the explorer's mergeHeads
+    assert (round(100 * float(merged[cat])), round(100 * float(merged[because]))) == (97, 1)
+    assert 2 * d_k == 32
+    tie = qk[blue] + qk[amber]  # C: blue and amber tie, so they split
+    torch.testing.assert_close(tie[because], tie[cat])
+
+
+@pytest.mark.parametrize("page", ["tiny-model.md", "real-models.md"])
+def test_both_induction_pages_open_with_a_link_to_reading_with_care(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    first_section = text[text.index("\n## ") + 1:]
+    first_line = first_section.split("\n\n")[1]
+    assert "(block.md#reading-with-care)" in first_line

@@ -57,8 +57,8 @@ def test_the_core_lessons_check_yourself_holds_the_briefs_three_quizzes_first():
 
 def test_the_lessons_pages_keep_every_quiz_each_a_data_quiz_element():
     quizzes = QUIZZES.select("[data-quiz]")
-    # the 11 of the single page, 3 for word order, 5 for the block and 1 on attention dropout
-    assert len(quizzes) == 20
+    # the 11 of the single page, 4 for word order, 5 for the block and 1 on attention dropout
+    assert len(quizzes) == 21
     assert {q["data-quiz"] for q in quizzes} == {"numeric", "choice", "recall"}
     assert len({q["id"] for q in quizzes}) == len(quizzes)
     for page, include in LESSON_PAGES.items():  # whole, or quiz by quiz (tests/pages/test_quiz_keys.py)
