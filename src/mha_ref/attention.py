@@ -186,12 +186,8 @@ def scaled_dot_product_attention(
         # A forbidden key scores -inf, so the softmax gives it weight 0.
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
-    # --8<-- [start:dropout]
-    if dropout_p > 0:  # training only: drop weights, scale up the rest
-        keep = torch.rand(weights.shape, generator=generator,
-                          device=weights.device) >= dropout_p  # (..., T_q, T_k)
-        weights = weights * keep / (1 - dropout_p)  # same mean as before
-    # --8<-- [end:dropout]
+    if dropout_p > 0:  # training only
+        weights = attention_dropout(weights, dropout_p, generator)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
 
@@ -201,6 +197,27 @@ def _check_options(empty_rows: object, check_finite: object) -> None:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
     if not isinstance(check_finite, bool):
         raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
+
+
+# --8<-- [start:dropout_signature]
+def attention_dropout(
+    weights: Tensor, p: float, generator: torch.Generator | None = None
+) -> Tensor:
+    # --8<-- [end:dropout_signature]
+    """Each weight set to 0 with probability ``p``, the rest divided by ``1 - p``.
+
+    Over many draws every weight keeps its mean. Called by
+    :func:`scaled_dot_product_attention` with ``dropout_p > 0``, which checks ``p``.
+
+    >>> weights = torch.full((1, 4), 0.25)
+    >>> attention_dropout(weights, 0.5, torch.Generator().manual_seed(1))  # half dropped, half doubled
+    tensor([[0.5000, 0.0000, 0.0000, 0.5000]])
+    """
+    # --8<-- [start:dropout]
+    draw = torch.rand(weights.shape, generator=generator, device=weights.device)
+    keep = draw >= p  # (..., T_q, T_k): True with probability 1 - p
+    return weights * keep / (1 - p)  # dropped: 0; kept: scaled up
+    # --8<-- [end:dropout]
 
 
 def _check_dropout(dropout_p: object, generator: object, device: torch.device, name: str = "dropout_p") -> None:
