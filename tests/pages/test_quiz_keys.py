@@ -99,6 +99,9 @@ def test_every_content_page_includes_each_of_its_at_least_two_quizzes_once(page)
 #: Quiz -> the section it tests, on the pages whose quizzes sit right after what they test (the
 #: include line's nearest heading above it must be that section's).
 QUIZ_SECTIONS = {
+    # The recall quiz goes over the whole lesson; the W^O quiz follows its experiment, the section above.
+    "index.md": {"quiz-why-heads": "why-not-one-head", "quiz-head-width": "more-heads",
+                 "quiz-three-moves": "check-yourself", "quiz-identity": "check-yourself"},
     "worked-example.md": {"quiz-scale": "recap", "quiz-axis": "worked-example"},
     "code.md": {"quiz-slice": "full-reference", "quiz-view": "view-transpose", "quiz-torch-weights": "it-matches-pytorch",
                 "quiz-code-dropout": "attention-dropout", "quiz-params": "what-it-costs", "quiz-cost": "what-it-costs"},
