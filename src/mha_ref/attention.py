@@ -79,7 +79,8 @@ def causal_mask(
 
 
 def check_sdpa_arguments(
-    q: object, k: object, v: object, mask: object = None, *, empty_rows: object = "raise", check_finite: object = True
+    q: object, k: object, v: object, mask: object = None, *, empty_rows: object = "raise", check_finite: object = True,
+    dropout_p: object = 0.0, generator: object = None,
 ) -> None:
     """The checks of :func:`scaled_dot_product_attention`, shared with :func:`mha_ref.tiled.tiled_attention`.
 
@@ -90,6 +91,7 @@ def check_sdpa_arguments(
     """
     _check_options(empty_rows, check_finite)
     q = check_tensor("q", q, min_ndim=2)
+    _check_dropout(dropout_p, generator, q.device)
     k = check_tensor("k", k, min_ndim=2)
     v = check_tensor("v", v, min_ndim=2)
     check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
@@ -120,6 +122,7 @@ def check_sdpa_arguments(
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
     *, empty_rows: str = "raise", check_finite: bool = True,
+    dropout_p: float = 0.0, generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
     # --8<-- [end:sdpa_signature]
     """Attention for one head (or for many, stacked in leading dimensions).
@@ -134,6 +137,10 @@ def scaled_dot_product_attention(
     row that allows no key at all instead of producing NaN; ``empty_rows="zero"`` returns zeros
     for such rows and leaves the others unchanged. ``check_finite=True`` (default)
     refuses NaN or infinity in ``q``, ``k`` or ``v``; ``check_finite=False`` skips it.
+    ``dropout_p`` (``0 <= p < 1``, as in torch's ``scaled_dot_product_attention``: pass
+    ``0.0`` outside training) zeroes each weight with probability ``p`` after the softmax
+    and divides the rest by ``1 - p``; the weights returned are those the output used.
+    ``generator`` (a :class:`torch.Generator` on ``q``'s device) makes the draw repeatable.
 
     The lesson writes ``softmax(q k^T / sqrt(d))``; the code divides ``q`` first. The
     two agree in exact arithmetic, but in float16 ``q @ k^T`` can overflow (largest
@@ -167,7 +174,9 @@ def scaled_dot_product_attention(
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): rows with no key
         if bool(empty.any()):
             # Let those rows see every key (any finite answer will do), then zero them.
-            output, weights = scaled_dot_product_attention(q, k, v, mask | empty, check_finite=False)
+            output, weights = scaled_dot_product_attention(
+                q, k, v, mask | empty, check_finite=False, dropout_p=dropout_p, generator=generator
+            )
             return output.masked_fill(empty, 0.0), weights.masked_fill(empty, 0.0)
     # --8<-- [start:sdpa]
     d_k = q.shape[-1]
@@ -177,6 +186,8 @@ def scaled_dot_product_attention(
         # A forbidden key scores -inf, so the softmax gives it weight 0.
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
+    if dropout_p > 0:  # training only
+        weights = attention_dropout(weights, dropout_p, generator)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]
 
@@ -186,6 +197,40 @@ def _check_options(empty_rows: object, check_finite: object) -> None:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
     if not isinstance(check_finite, bool):
         raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
+
+
+# --8<-- [start:dropout_signature]
+def attention_dropout(
+    weights: Tensor, p: float, generator: torch.Generator | None = None
+) -> Tensor:
+    # --8<-- [end:dropout_signature]
+    """Each weight set to 0 with probability ``p``, the rest divided by ``1 - p``.
+
+    Over many draws every weight keeps its mean. Called by
+    :func:`scaled_dot_product_attention` with ``dropout_p > 0``, which checks ``p``.
+
+    >>> weights = torch.full((1, 4), 0.25)
+    >>> attention_dropout(weights, 0.5, torch.Generator().manual_seed(1))  # half dropped, half doubled
+    tensor([[0.5000, 0.0000, 0.0000, 0.5000]])
+    """
+    # --8<-- [start:dropout]
+    draw = torch.rand(weights.shape, generator=generator, device=weights.device)
+    keep = draw >= p  # (..., T_q, T_k): True with probability 1 - p
+    return weights * keep / (1 - p)  # dropped: 0; kept: scaled up
+    # --8<-- [end:dropout]
+
+
+def _check_dropout(dropout_p: object, generator: object, device: torch.device, name: str = "dropout_p") -> None:
+    """``dropout_p`` a number in ``[0, 1)`` (1 would drop every weight and divide by 0); ``generator`` on ``device``."""
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(dropout_p).__name__} ({dropout_p!r})")
+    if not 0 <= dropout_p < 1:  # also refuses NaN
+        raise ValueError(f"{name} must be in [0, 1), got {dropout_p!r}")
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        if torch.device(generator.device).type != device.type:
+            raise ValueError(f"generator is on {generator.device} but the tensors are on {device}")
 
 
 def _check_project(x: object, weight: object, bias: object = None) -> None:
@@ -372,9 +417,11 @@ def _check_layer_call(
     b_q: object = None, b_k: object = None, b_v: object = None, b_o: object = None,
     context: object = None, num_kv_heads: object = None, cache: object = None,
     empty_rows: object = "raise", check_finite: object = True,
+    dropout_p: object = 0.0, generator: object = None,
 ) -> None:
     """The checks of :func:`multi_head_attention` and :func:`multi_head_attention_loop`, from their arguments."""
     check_bool("return_weights", return_weights)
+    _check_dropout(dropout_p, generator, check_tensor("x", x).device)  # before the cache is bound
     _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
@@ -404,6 +451,8 @@ def multi_head_attention(
     cache: "KVCache | None" = None,
     empty_rows: str = "raise",
     check_finite: bool = True,
+    dropout_p: float = 0.0,
+    generator: torch.Generator | None = None,
 ) -> Tensor | tuple[Tensor, Tensor]:
     # --8<-- [end:mha_signature]
     """Multi-head attention with every head in one batched matmul.
@@ -430,6 +479,8 @@ def multi_head_attention(
       ``check_finite`` looks at ``x``, ``context``, the weights and the biases.
       With ``empty_rows="zero"`` an empty row's output is ``b_o`` (0 without
       ``b_o``): its heads give 0, then the output projection adds the bias.
+    - ``dropout_p`` and ``generator``: attention dropout, as in
+      :func:`scaled_dot_product_attention`; the caller passes ``0.0`` outside training.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>
@@ -467,7 +518,8 @@ def multi_head_attention(
     v = v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
     # The head index is one more batch dimension: one matmul scores all heads.
     heads, weights = scaled_dot_product_attention(
-        q, k, v, mask, empty_rows=empty_rows, check_finite=False
+        q, k, v, mask, empty_rows=empty_rows, check_finite=False,
+        dropout_p=dropout_p, generator=generator,
     )
     # heads: (B, h, T, d_k); weights: (B, h, T, S)
     output = project(merge_heads(heads), w_o, b_o)  # (B, T, d_model)

@@ -26,6 +26,7 @@ from mha_ref.module import MultiHeadAttention
 from mha_ref.validation import check_bool, check_int, check_number, check_tensor, head_dim
 
 __all__ = [
+    "running_mean",
     "demo_patterns",
     "targets_ahead",
     "seeded_sentence_layer",
@@ -34,6 +35,25 @@ __all__ = [
     "torch_sdpa_difference",
     "torch_attn_mask",
 ]
+
+
+# --8<-- [start:running_mean]
+def running_mean(x: Tensor) -> Tensor:
+    # --8<-- [end:running_mean]
+    """Each token's mean of itself and every token before it, ``(..., T, d)``: attention with no scores.
+
+    >>> running_mean(torch.tensor([[2.0], [4.0], [0.0]]))  # 2, (2 + 4) / 2, (2 + 4 + 0) / 3
+    tensor([[2.],
+            [3.],
+            [2.]])
+    """
+    check_tensor("x", x, min_ndim=2)
+    # --8<-- [start:running_mean_body]
+    # (T, T): 1 where token t may read token s (s <= t), 0 elsewhere
+    weights = causal_mask(x.shape[-2], device=x.device).to(x.dtype)
+    weights = weights / weights.sum(dim=-1, keepdim=True)  # row t: 1/(t+1)
+    return weights @ x  # (..., T, d): token t gets the mean of 0..t
+    # --8<-- [end:running_mean_body]
 
 
 # --8<-- [start:demo_patterns]

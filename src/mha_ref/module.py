@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from mha_ref.attention import multi_head_attention
+from mha_ref.attention import _check_dropout, multi_head_attention
 from mha_ref.cache import KVCache
 from mha_ref.validation import check_bool, check_device, check_dtype, check_int, check_tensor, head_dim
 from mha_ref.weights import AttentionWeights
@@ -33,7 +33,8 @@ class MultiHeadAttention(nn.Module):
     ``check_finite=False`` skips the search of the input and weights for NaN and
     infinity (the attribute of that name can be changed later). That check branches
     on the data, so ``torch.compile(layer, fullgraph=True)`` needs it off; a call
-    with a mask still branches on the data, to find query rows with no key.
+    with a mask still branches on the data, to find query rows with no key. ``dropout`` is
+    attention dropout's probability, used in training mode only (``layer.train()``), as in torch.
 
     >>> layer = MultiHeadAttention(d_model=8, num_heads=2)
     >>> layer.d_k
@@ -57,6 +58,7 @@ class MultiHeadAttention(nn.Module):
         num_kv_heads: int | None = None,
         batch_first: bool = True,
         check_finite: bool = True,
+        dropout: float = 0.0,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -70,6 +72,8 @@ class MultiHeadAttention(nn.Module):
         self.batch_first = check_bool("batch_first", batch_first)
         self.check_finite = check_bool("check_finite", check_finite)
         check_bool("bias", bias)
+        _check_dropout(dropout, None, torch.device("cpu"), "dropout")
+        self.dropout = float(dropout)
         kv_width = self.num_kv_heads * self.d_k
         factory = {"device": check_device("device", device), "dtype": check_dtype("dtype", dtype)}
         for name in _PROJECTIONS:
@@ -123,6 +127,7 @@ class MultiHeadAttention(nn.Module):
             x, **self.weights().as_kwargs(), num_heads=self.num_heads, mask=mask, return_weights=return_weights,
             context=context, num_kv_heads=self.num_kv_heads, cache=cache,
             empty_rows=empty_rows, check_finite=self.check_finite,
+            dropout_p=self.dropout if self.training else 0.0,  # training only
         )
         if self.batch_first:
             return result
@@ -214,28 +219,25 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, reference: nn.MultiheadAttention) -> MultiHeadAttention:
         """A new module holding a copy of ``reference``'s weights (same dtype, device and ``batch_first``).
 
-        It draws nothing from torch's random generator. Refused: ``kdim``/``vdim``
-        other than ``embed_dim``, ``add_bias_kv``, ``add_zero_attn`` and ``dropout > 0``
-        (this reference has no dropout; set ``reference.dropout = 0.0`` to convert a
-        layer for inference, where dropout is off anyway).
+        It draws nothing from torch's random generator, and keeps ``reference``'s dropout
+        and training mode. Refused: ``kdim``/``vdim`` other than ``embed_dim``,
+        ``add_bias_kv`` and ``add_zero_attn``.
 
         >>> reference = nn.MultiheadAttention(8, 2)  # batch_first=False: (T, B, d_model)
         >>> ours = MultiHeadAttention.from_torch(reference)
         >>> x = torch.randn(5, 3, 8)
         >>> torch.allclose(ours(x), reference(x, x, x)[0], atol=1e-6)
         True
-        >>> MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, dropout=0.5))
-        Traceback (most recent call last):
-        ...
-        ValueError: reference has dropout=0.5, which this reference does not implement; set reference.dropout = 0.0 to copy it for inference
+        >>> MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, dropout=0.5)).dropout
+        0.5
         """
         _check_torch_layer(reference)
         module = cls(
             reference.embed_dim, reference.num_heads, bias=reference.in_proj_bias is not None,
-            batch_first=reference.batch_first,
+            batch_first=reference.batch_first, dropout=reference.dropout,
             device="meta", dtype=reference.in_proj_weight.dtype,  # meta: nothing drawn from the RNG
         ).to_empty(device=reference.in_proj_weight.device)
-        return module.load_torch_weights(reference)
+        return module.load_torch_weights(reference).train(reference.training)
 
     @torch.no_grad()
     def to_torch(self) -> nn.MultiheadAttention:
@@ -254,7 +256,7 @@ class MultiHeadAttention(nn.Module):
             )
         has_bias = self.b_q is not None
         layer = nn.MultiheadAttention(
-            self.d_model, self.num_heads, bias=has_bias, batch_first=self.batch_first,
+            self.d_model, self.num_heads, bias=has_bias, batch_first=self.batch_first, dropout=self.dropout,
             device="meta", dtype=self.w_q.dtype,  # meta: nothing drawn from the RNG
         ).to_empty(device=self.w_q.device)
         layer.in_proj_weight.copy_(torch.cat([self.w_q.T, self.w_k.T, self.w_v.T]))  # (3 d_model, d_model)
@@ -268,9 +270,10 @@ class MultiHeadAttention(nn.Module):
         grouped = f", num_kv_heads={self.num_kv_heads}" if self.num_kv_heads != self.num_heads else ""
         layout = "" if self.batch_first else ", batch_first=False"
         unchecked = "" if self.check_finite else ", check_finite=False"
+        dropout = f", dropout={self.dropout}" if self.dropout else ""
         return (
             f"d_model={self.d_model}, num_heads={self.num_heads}{grouped}, d_k={self.d_k}, "
-            f"bias={self.b_q is not None}{layout}{unchecked}"
+            f"bias={self.b_q is not None}{layout}{unchecked}{dropout}"
         )
 
 
@@ -284,8 +287,3 @@ def _check_torch_layer(reference: object) -> None:
         )
     if reference.bias_k is not None or reference.add_zero_attn:
         raise ValueError("reference uses add_bias_kv or add_zero_attn, which this reference does not implement")
-    if reference.dropout != 0:
-        raise ValueError(
-            f"reference has dropout={reference.dropout}, which this reference does not implement; "
-            "set reference.dropout = 0.0 to copy it for inference"
-        )

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
-from mha_ref.validation import check_tensor, checked_by, has_values
+from mha_ref.validation import check_bool, check_tensor, checked_by, has_values
 
 __all__ = ["rotary", "rotary_attention"]
 
@@ -125,9 +125,10 @@ def _check_base(base: object) -> float:
 
 def _check_rotary_attention(
     x: object, w_q: object, w_k: object, w_v: object, w_o: object, num_heads: object,
-    num_kv_heads: object = None, mask: object = None, base: object = 10000.0,
+    num_kv_heads: object = None, mask: object = None, base: object = 10000.0, return_weights: object = False,
 ) -> None:
     """The checks of :func:`rotary_attention`: the layer's, an even head width, the base."""
+    check_bool("return_weights", return_weights)
     _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
                          num_kv_heads, mask, None, "raise", True)
     d_model = int(x.shape[-1])
@@ -143,24 +144,29 @@ def _check_rotary_attention(
 # --8<-- [start:rotary_attention]
 def rotary_attention(
     x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int,
-    num_kv_heads: int | None = None, mask: Tensor | None = None, base: float = 10000.0,
-) -> tuple[Tensor, Tensor]:
+    num_kv_heads: int | None = None, mask: Tensor | None = None,
+    base: float = 10000.0, return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
     # --8<-- [end:rotary_attention]
     """Llama-style self-attention: :func:`mha_ref.attention.multi_head_attention` with :func:`rotary` on q and k.
 
     Arguments as in ``multi_head_attention`` (no biases: Llama-style layers have none);
     ``base`` as in :func:`rotary`, positions ``0 .. T-1``. Returns the output
-    ``(B, T, d_model)`` and the weights ``(B, h, T, T)``. A causal model passes
-    ``mask=causal_mask(T)``.
+    ``(B, T, d_model)``, plus the ``(B, h, T, T)`` attention weights when
+    ``return_weights`` is True (the contract of ``multi_head_attention``). A causal
+    model passes ``mask=causal_mask(T)``.
 
     >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
     <torch._C.Generator object at ...>
     >>> x = torch.randn(1, 4, 8)
     >>> w_q, w_o = torch.randn(8, 8), torch.randn(8, 8)
     >>> w_k, w_v = torch.randn(8, 4), torch.randn(8, 4)  # 2 key/value heads of width 2
-    >>> out, weights = rotary_attention(x, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2)
+    >>> out, weights = rotary_attention(x, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2,
+    ...                                 return_weights=True)
     >>> out.shape, weights.shape
     (torch.Size([1, 4, 8]), torch.Size([1, 4, 4, 4]))
+    >>> rotary_attention(x, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2).equal(out)
+    True
     """
     # --8<-- [start:rotary_attention_body]
     h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
@@ -173,5 +179,6 @@ def rotary_attention(
     k = k.repeat_interleave(group, dim=1)  # (B, h, T, d_k)
     v = v.repeat_interleave(group, dim=1)  # (B, h, T, d_k)
     heads, weights = scaled_dot_product_attention(q, k, v, mask, check_finite=False)
-    return project(merge_heads(heads), w_o), weights  # (B, T, d_model), (B, h, T, T)
+    output = project(merge_heads(heads), w_o)  # (B, T, d_model)
+    return (output, weights) if return_weights else output  # weights: (B, h, T, T)
     # --8<-- [end:rotary_attention_body]

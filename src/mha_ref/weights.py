@@ -14,9 +14,9 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
-from mha_ref.validation import check_device, check_dtype, check_same_dtype_and_device, check_tensor
+from mha_ref.validation import check_device, check_dtype, check_int, check_same_dtype_and_device, check_tensor, head_dim
 
-__all__ = ["AttentionWeights"]
+__all__ = ["AttentionWeights", "ov_circuit", "qk_circuit"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,59 @@ class AttentionWeights:
                 for f in fields(self)
             }
         )
+
+
+def _check_circuit(weights: object, num_heads: object, head: object) -> None:
+    """The checks of the two circuits: a layer whose heads all have their own keys and values, a head in range."""
+    if not isinstance(weights, AttentionWeights):
+        raise TypeError(f"weights must be an AttentionWeights, got {type(weights).__name__}")
+    head_dim(weights.d_model, num_heads)
+    if weights.w_k.shape != weights.w_q.shape:
+        raise ValueError(f"weights must have square w_k and w_v (no shared key/value heads), got w_k of shape "
+                         f"{tuple(weights.w_k.shape)}")
+    if check_int("head", head, minimum=0) >= num_heads:
+        raise ValueError(f"head must be below num_heads={num_heads}, got {head}")
+
+
+# --8<-- [start:qk_circuit]
+def qk_circuit(weights: AttentionWeights, num_heads: int, head: int) -> Tensor:
+    # --8<-- [end:qk_circuit]
+    """Head ``head``'s QK circuit ``W_i^Q (W_i^K)^T`` (Elhage et al. 2021): ``(d_model, d_model)``.
+
+    Without biases head ``i`` scores query token ``x_s`` against key token ``x_t`` as
+    ``x_s W_QK x_t^T / sqrt(d_k)``: one bilinear form on the model's space, of rank at
+    most ``d_k``, being the product of two ``d_k``-wide slices.
+
+    >>> w = AttentionWeights(*(torch.randn(8, 8) for _ in range(4)))
+    >>> qk_circuit(w, num_heads=4, head=1).shape, int(torch.linalg.matrix_rank(qk_circuit(w, 4, 1)))
+    (torch.Size([8, 8]), 2)
+    """
+    _check_circuit(weights, num_heads, head)
+    # --8<-- [start:qk_circuit_body]
+    d_k = weights.d_model // num_heads
+    cols = slice(head * d_k, (head + 1) * d_k)  # head i's columns
+    # (d_model, d_k) @ (d_k, d_model): which token attends to which
+    return weights.w_q[:, cols] @ weights.w_k[:, cols].T  # (d_model, d_model)
+    # --8<-- [end:qk_circuit_body]
+
+
+# --8<-- [start:ov_circuit]
+def ov_circuit(weights: AttentionWeights, num_heads: int, head: int) -> Tensor:
+    # --8<-- [end:ov_circuit]
+    """Head ``head``'s OV circuit ``W_i^V W_i^O`` (Elhage et al. 2021): ``(d_model, d_model)``.
+
+    A key token ``x_t`` that head ``i`` gives weight ``a`` adds ``a x_t W_OV`` to the
+    query's output (biases aside): what the head writes, whichever token it reads. Its
+    rank is at most ``d_k`` too.
+
+    >>> w = AttentionWeights(*(torch.randn(8, 8) for _ in range(4)))
+    >>> ov_circuit(w, num_heads=2, head=0).shape
+    torch.Size([8, 8])
+    """
+    _check_circuit(weights, num_heads, head)
+    # --8<-- [start:ov_circuit_body]
+    d_k = weights.d_model // num_heads
+    cols = slice(head * d_k, (head + 1) * d_k)  # of W^V; rows of W^O
+    # (d_model, d_k) @ (d_k, d_model): what it writes for each token it reads
+    return weights.w_v[:, cols] @ weights.w_o[cols, :]  # (d_model, d_model)
+    # --8<-- [end:ov_circuit_body]

@@ -220,10 +220,10 @@ def answer_right_then_wrong_by_keyboard(lesson, quiz_id: str) -> None:
     assert_reads_cleanly(lesson, quiz_id)
 
 
-def test_tab_reaches_the_first_choice_quiz_from_the_first_numeric_one(lesson):
-    lesson.locator("#quiz-head-width-input").focus()
+def test_shift_tab_reaches_the_first_choice_quiz_from_the_first_numeric_one(lesson):
+    lesson.locator("#quiz-head-width-input").focus()  # the choice quiz comes first, a section earlier
     for _ in range(20):
-        lesson.keyboard.press("Tab")
+        lesson.keyboard.press("Shift+Tab")
         if lesson.evaluate("document.activeElement.name") == "quiz-why-heads":
             break
     else:
@@ -608,7 +608,7 @@ def test_quizzes_set_up_without_materials_bundle(browser, site_url):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
         page.goto("causal-mask/", wait_until="load")
-        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 2")
+        page.wait_for_function("() => document.querySelectorAll('.quiz[data-quiz-ready]').length === 3")
         assert page.evaluate("typeof window.document$") == "undefined"
         box = page.locator("#quiz-causal-count-input")
         box.fill("15")

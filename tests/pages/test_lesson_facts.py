@@ -47,21 +47,29 @@ def label(quiz_id: str, option: str) -> str:
     return quiz(quiz_id).find("label", attrs={"for": f"{quiz_id}-{option}"}).get_text()
 
 
-def test_the_core_lessons_check_yourself_holds_the_briefs_three_quizzes_first():
-    """The brief's three: the head width (64), why several heads, and the three moves recalled."""
+def test_the_core_lesson_holds_the_briefs_three_quizzes_first_each_after_what_it_tests():
+    """The brief's three: why several heads, the head width (64), and the three moves recalled; the first two
+    right after the sections they test, the recall (of the whole lesson) and the W^O experiment's quiz under
+    Check yourself, after the experiment."""
     core = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
     first_three = [(q["id"], q["data-quiz"]) for q in core.select("[data-quiz]")][:3]
-    assert first_three == [("quiz-head-width", "numeric"), ("quiz-why-heads", "choice"), ("quiz-three-moves", "recall")]
-    assert CORE.count('--8<-- "quizzes.md"') == 1
+    assert first_three == [("quiz-why-heads", "choice"), ("quiz-head-width", "numeric"), ("quiz-three-moves", "recall")]
+    includes = [CORE.index(f'--8<-- "quizzes.md:{q}"') for q in
+                ("quiz-why-heads", "quiz-head-width", "quiz-three-moves", "quiz-identity")]
+    headings = [CORE.index(h) for h in ("{ #more-heads }", "{ #split-attend-concat-project }", "{ #check-yourself }")]
+    assert CORE.index("{ #why-not-one-head }") < includes[0] < headings[0] < includes[1] < headings[1]
+    assert CORE.index("{ #output-projection }") < headings[2] < includes[2] < includes[3]
 
 
 def test_the_lessons_pages_keep_every_quiz_each_a_data_quiz_element():
     quizzes = QUIZZES.select("[data-quiz]")
-    assert len(quizzes) == 16  # the 11 of the single page, 3 for word order and 2 for the block
+    # the 11 of the single page, 4 for word order, 5 for the block and 1 on attention dropout
+    assert len(quizzes) == 21
     assert {q["data-quiz"] for q in quizzes} == {"numeric", "choice", "recall"}
     assert len({q["id"] for q in quizzes}) == len(quizzes)
-    for page, include in LESSON_PAGES.items():
-        assert (DOCS / page).read_text(encoding="utf-8").count(f'--8<-- "{include}"') == 1, page
+    for page, include in LESSON_PAGES.items():  # whole, or quiz by quiz (tests/pages/test_quiz_keys.py)
+        source = (DOCS / page).read_text(encoding="utf-8")
+        assert source.count(f'--8<-- "{include}"') + source.count(f'--8<-- "{include}:') >= 1, page
 
 
 @pytest.mark.parametrize("quiz_id", CHOICE_IDS)

@@ -91,10 +91,12 @@ def test_the_signature_prose_matches_the_function():
     positional = [name for name, p in parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
     keyword_only = [name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY]
     assert positional == ["x", "w_q", "w_k", "w_v", "w_o", "num_heads", "mask", "return_weights"]
-    # "mask and the arguments after the * (biases, cross-attention, shared key/value heads, a cache, two input checks)"
+    # "mask and the arguments after the * (biases, cross-attention, shared key/value heads, a cache, two input
+    # checks, attention dropout)"
     biases = ["b_q", "b_k", "b_v", "b_o"]
-    assert keyword_only == [*biases, "context", "num_kv_heads", "cache", "empty_rows", "check_finite"]
-    assert "(biases, cross-attention, shared key/value heads, a cache, two input checks)" in prose
+    assert keyword_only == [*biases, "context", "num_kv_heads", "cache", "empty_rows", "check_finite", "dropout_p",
+                            "generator"]
+    assert "(biases, cross-attention, shared key/value heads, a cache, two input checks, attention dropout)" in prose
     x, weights = torch.randn(2, 5, 16), torch.randn(4, 16, 16)
     out, attention = multi_head_attention(x, *weights, 4, return_weights=True)
     assert "returns the `(B, T, d_model)` output" in prose and out.shape == x.shape

@@ -35,6 +35,7 @@ from mha_site.tiny_model import export as lh
 from mha_site.bench.claims import find_cell, seq_tokens
 from mha_site.tiny_model.report import heads_removable
 from mha_site.placeholders import Values, fill_html
+from markdown_fences import expand_snippets
 from sitekit import COURSE_QUIZZES, DOCS, ROOT
 
 #: content page -> the include that holds its quizzes
@@ -84,13 +85,51 @@ def numbers(quiz_id: str) -> tuple[float, set[float]]:
 
 
 @pytest.mark.parametrize("page", list(PAGES))
-def test_every_content_page_includes_at_least_two_quizzes(page):
-    source = (DOCS / page).read_text(encoding="utf-8")
-    assert source.count(f'--8<-- "{PAGES[page]}"') == 1, f"{page} must include {PAGES[page]} once"
+def test_every_content_page_includes_each_of_its_at_least_two_quizzes_once(page):
+    """A page includes its quizzes whole (``--8<-- "quizzes-x.md"``) or one by one, by the section
+    each sits in (``--8<-- "quizzes-x.md:quiz-id"``, placed after the section the quiz tests)."""
+    page_html = expand_snippets((DOCS / page).read_text(encoding="utf-8"))
     quizzes = include(PAGES[page]).select("[data-quiz]")
     assert len(quizzes) >= 2, f"{page} has {len(quizzes)} quizzes"
     ids = [q["id"] for q in quizzes]
     assert len(set(ids)) == len(ids) and all(i.startswith("quiz-") for i in ids)
+    assert {i: page_html.count(f'<div class="quiz" id="{i}"') for i in ids} == dict.fromkeys(ids, 1)
+
+
+#: Quiz -> the section it tests, on the pages whose quizzes sit right after what they test (the
+#: include line's nearest heading above it must be that section's).
+QUIZ_SECTIONS = {
+    # The recall quiz goes over the whole lesson; the W^O quiz follows its experiment, the section above.
+    "index.md": {"quiz-why-heads": "why-not-one-head", "quiz-head-width": "more-heads",
+                 "quiz-three-moves": "check-yourself", "quiz-identity": "check-yourself"},
+    "worked-example.md": {"quiz-scale": "recap", "quiz-axis": "worked-example"},
+    "code.md": {"quiz-slice": "full-reference", "quiz-view": "view-transpose", "quiz-torch-weights": "it-matches-pytorch",
+                "quiz-code-dropout": "attention-dropout", "quiz-params": "what-it-costs", "quiz-cost": "what-it-costs"},
+    "positions.md": {"quiz-pos-shuffle": "positions", "quiz-pos-mask": "positions", "quiz-pos-rope": "positions",
+                     "quiz-pos-merge": "explorer-code"},
+    "block.md": {"quiz-block-reads": "transformer-block", "quiz-block-circuits": "qk-ov-circuits",
+                 "quiz-block-k-composition": "k-composition", "quiz-block-weight-norm": "reading-with-care",
+                 "quiz-block-recurrence": "why-not-recurrence"},
+    "causal-mask.md": {"quiz-causal-count": "the-mask", "quiz-causal-average": "from-averaging",
+                       "quiz-causal-polarity": "mask-conventions"},
+    "inference.md": {"quiz-inf-kv-token": "cache-memory", "quiz-inf-kv-context": "cache-memory",
+                     "quiz-inf-gqa": "mqa-gqa", "quiz-causal-is-causal": "is-causal-trap"},
+}
+
+
+@pytest.mark.parametrize("page", list(QUIZ_SECTIONS))
+def test_every_quiz_sits_right_after_the_section_it_tests(page):
+    source = (DOCS / page).read_text(encoding="utf-8")
+    placed, section, in_fence = {}, None, False
+    for line in source.splitlines():
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and (heading := re.match(r"#+ .*\{ #([\w-]+) \}$", line)):
+            section = heading[1]
+        elif included := re.fullmatch(rf'--8<-- "{re.escape(PAGES[page])}:([\w-]+)"', line):
+            placed[included[1]] = section
+    assert placed == QUIZ_SECTIONS[page]
+    assert sorted(placed) == sorted(q["id"] for q in include(PAGES[page]).select("[data-quiz]"))
 
 
 def test_quiz_ids_are_unique_across_the_site():

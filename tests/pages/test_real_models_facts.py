@@ -195,7 +195,7 @@ def test_the_model_view_band_is_the_one_drawn():
 
 def test_the_page_is_linked_from_the_word_order_page_and_from_heads_that_learn():
     word_order = (DOCS / "positions.md").read_text(encoding="utf-8")
-    positions = word_order[word_order.index("{ #positions }"):word_order.index("{ #check-yourself }")]
+    positions = word_order[word_order.index("{ #positions }"):word_order.index("{ #explorer-code }")]
     assert "(real-models.md#reproduced)" in positions and "SmolLM2" in positions
     heads = (DOCS / "tiny-model.md").read_text(encoding="utf-8")
     assert "(real-models.md)" in heads[heads.index("{ #reproduce }"):]

@@ -129,9 +129,10 @@ def test_the_default_module_and_rotary_attention_compile_as_one_graph():
     weights = [torch.randn(16, 16), torch.randn(16, 8), torch.randn(16, 8), torch.randn(16, 16)]
     x = torch.randn(1, 6, 16)
     rope = torch.compile(rotary_attention, fullgraph=True, backend="eager")
-    for got, expected in zip(rope(x, *weights, num_heads=4, num_kv_heads=2, mask=causal_mask(6), base=500.0),
+    for got, expected in zip(rope(x, *weights, num_heads=4, num_kv_heads=2, mask=causal_mask(6), base=500.0,
+                                  return_weights=True),
                              rotary_attention(x, *weights, num_heads=4, num_kv_heads=2, mask=causal_mask(6),
-                                              base=500.0), strict=True):
+                                              base=500.0, return_weights=True), strict=True):
         torch.testing.assert_close(got, expected, atol=0, rtol=0)
 
 

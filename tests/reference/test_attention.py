@@ -278,3 +278,56 @@ def test_bad_input_gets_a_clear_error(call, error, message):
 
 def test_there_are_at_least_ten_bad_input_cases():
     assert len(BAD_INPUTS) >= 10
+
+
+# ---- attention dropout: torch's dropout_p, drawn from an optional generator ----
+
+
+def test_dropout_p_zero_is_the_no_dropout_path_bit_for_bit():
+    torch.manual_seed(0)
+    x, ws = torch.randn(2, 5, 8), [torch.randn(8, 8) for _ in range(4)]
+    plain = multi_head_attention(x, *ws, 2, mask=causal_mask(5), return_weights=True)
+    zero = multi_head_attention(x, *ws, 2, mask=causal_mask(5), return_weights=True, dropout_p=0.0)
+    assert all(torch.equal(a, b) for a, b in zip(plain, zero, strict=True))
+    layer = MultiHeadAttention(8, 2, dropout=0.5)
+    with torch.no_grad():
+        assert not torch.equal(layer.train()(x), layer.eval()(x))  # training mode drops weights
+        assert torch.equal(layer.eval()(x), multi_head_attention(x, **layer.weights().as_kwargs(), num_heads=2))
+
+
+def test_dropout_zeroes_a_fraction_p_and_keeps_the_mean_of_every_weight():
+    """Over 400 draws of a (4, 16, 16) weight tensor (409,600 Bernoulli draws), the fraction zeroed is p
+    within 0.005 (more than 9 standard deviations) and each weight's mean within 20% of its own
+    size (about 6 standard deviations at p = 0.3)."""
+    p, draws = 0.3, 400
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(3, 4, 16, 8, generator=generator, dtype=torch.float64)
+    _, weights = scaled_dot_product_attention(q, k, v)
+    dropped = torch.stack([scaled_dot_product_attention(q, k, v, dropout_p=p, generator=generator)[1]
+                           for _ in range(draws)])
+    zeroed = dropped == 0
+    assert abs(float(zeroed.double().mean()) - p) < 0.005
+    kept = dropped[~zeroed]
+    torch.testing.assert_close(kept, weights.expand_as(dropped)[~zeroed] / (1 - p))  # the rest scaled up
+    assert float(((dropped.mean(0) - weights).abs() / weights).max()) < 0.2
+
+
+def test_dropout_draws_repeat_with_the_same_generator_and_the_output_uses_the_dropped_weights():
+    q, k, v = torch.randn(3, 2, 6, 4, generator=torch.Generator().manual_seed(1))
+    first = scaled_dot_product_attention(q, k, v, causal_mask(6), dropout_p=0.5,
+                                         generator=torch.Generator().manual_seed(7))
+    again = scaled_dot_product_attention(q, k, v, causal_mask(6), dropout_p=0.5,
+                                         generator=torch.Generator().manual_seed(7))
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    output, weights = first
+    torch.testing.assert_close(output, weights @ v)
+    assert not bool(weights.masked_select(~causal_mask(6)).any())  # masked keys stay at 0
+
+
+def test_the_module_keeps_torchs_dropout_and_training_mode():
+    reference = torch.nn.MultiheadAttention(8, 2, dropout=0.25, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(reference)
+    assert (ours.dropout, ours.training) == (0.25, False)
+    assert ours.to_torch().dropout == 0.25
+    x = torch.randn(1, 4, 8)
+    torch.testing.assert_close(ours(x), reference(x, x, x)[0], atol=1e-6, rtol=1e-5)

@@ -51,6 +51,8 @@ from mha_ref import (
 from mha_ref import causal as causal_module
 from mha_ref import demo_heads, induction, scores, variants, worked_example
 from mha_ref.cache import kv_cache_bytes_per_token
+from mha_ref.causal import running_mean
+from mha_ref.weights import ov_circuit, qk_circuit
 
 F64 = torch.float64
 _GEN = torch.Generator().manual_seed(35)
@@ -300,6 +302,18 @@ ATTACKS: list[Attack] = [
       lambda: _layer().load_torch_weights(None),
       TypeError, r"reference must be a torch\.nn\.MultiheadAttention, got NoneType"),
     # ---- weights.AttentionWeights ----
+    A("weights.qk_circuit", "head past the last", "head", lambda: qk_circuit(AttentionWeights(*_ws()), 2, 2),
+      ValueError, r"head must be below num_heads=2, got 2"),
+    A("weights.qk_circuit", "shared key/value heads", "w_k",
+      lambda: qk_circuit(AttentionWeights(*_ws(8, 4)), 4, 0),
+      ValueError, r"square w_k and w_v \(no shared key/value heads\), got w_k of shape \(8, 4\)"),
+    A("weights.ov_circuit", "weights a dict", "weights", lambda: ov_circuit({"w_q": _x(8, 8)}, 2, 0),
+      TypeError, r"weights must be an AttentionWeights, got dict"),
+    A("weights.ov_circuit", "num_heads not dividing d_model", "num_heads",
+      lambda: ov_circuit(AttentionWeights(*_ws()), 3, 0),
+      ValueError, r"d_model=8 is not divisible by num_heads=3"),
+    A("causal.running_mean", "x of rank 1", "x", lambda: running_mean(_x(4)),
+      ValueError, r"x must have at least 2 dimensions"),
     A("weights.AttentionWeights", "w_q a list", "w_q", lambda: AttentionWeights([[1.0]], *_ws()[1:]),
       TypeError, r"w_q must be a torch\.Tensor, got list"),
     A("weights.AttentionWeights", "b_q a string", "b_q", lambda: AttentionWeights(*_ws(), b_q="zeros"),
@@ -359,6 +373,30 @@ ATTACKS: list[Attack] = [
     A("rotary.rotary_attention", "base a string", "base",
       lambda: rotary_attention(_x(1, 3, 8), *_ws(), 2, base="1e4"),
       TypeError, r"base must be a number, got str \('1e4'\)"),
+    A("rotary.rotary_attention", "return_weights a string", "return_weights",
+      lambda: rotary_attention(_x(1, 3, 8), *_ws(), 2, return_weights="yes"),
+      TypeError, r"return_weights must be a bool, got str \('yes'\)"),
+    A("attention.scaled_dot_product_attention", "dropout_p of 1", "dropout_p",
+      lambda: scaled_dot_product_attention(_x(3, 4), _x(3, 4), _x(3, 4), dropout_p=1.0),
+      ValueError, r"dropout_p must be in \[0, 1\), got 1\.0"),
+    A("attention.scaled_dot_product_attention", "dropout_p a string", "dropout_p",
+      lambda: scaled_dot_product_attention(_x(3, 4), _x(3, 4), _x(3, 4), dropout_p="0.1"),
+      TypeError, r"dropout_p must be a number, got str \('0\.1'\)"),
+    A("attention.scaled_dot_product_attention", "generator a seed", "generator",
+      lambda: scaled_dot_product_attention(_x(3, 4), _x(3, 4), _x(3, 4), dropout_p=0.1, generator=0),
+      TypeError, r"generator must be a torch\.Generator or None, got int"),
+    A("attention.multi_head_attention", "negative dropout_p", "dropout_p",
+      lambda: multi_head_attention(_x(1, 3, 8), *_ws(), 2, dropout_p=-0.1),
+      ValueError, r"dropout_p must be in \[0, 1\), got -0\.1"),
+    A("attention.multi_head_attention", "NaN dropout_p", "dropout_p",
+      lambda: multi_head_attention(_x(1, 3, 8), *_ws(), 2, dropout_p=float("nan")),
+      ValueError, r"dropout_p must be in \[0, 1\), got nan"),
+    A("attention.multi_head_attention_loop", "dropout_p (the loop has none)", "dropout_p",
+      lambda: multi_head_attention_loop(_x(1, 3, 8), *_ws(), 2, dropout_p=0.1),
+      TypeError, r"unexpected keyword argument 'dropout_p'"),
+    A("module.MultiHeadAttention", "dropout of 1.5", "dropout",
+      lambda: MultiHeadAttention(8, 2, dropout=1.5),
+      ValueError, r"dropout must be in \[0, 1\), got 1\.5"),
     A("rotary.rotary_attention", "float mask", "mask",
       lambda: rotary_attention(_x(1, 3, 8), *_ws(), 2, mask=torch.ones(3, 3)),
       TypeError, r"mask must have dtype torch\.bool .*got torch\.float32"),

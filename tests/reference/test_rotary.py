@@ -9,8 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mha_ref import multi_head_attention
-from mha_ref.rotary import rotary
+from mha_ref import causal_mask, multi_head_attention, split_heads
+from mha_ref.rotary import rotary, rotary_attention
 from sitekit import ROOT
 
 VECTORS = ROOT / "tests" / "data" / "rotary-vectors.json"
@@ -153,3 +153,19 @@ def test_half_precision_error_is_within_3x_of_transformers(case):
         theirs = (torch.tensor(case[f"{name}_rotated"], dtype=torch.float64) - exact).abs().max()
         ours = (rotary(x.to(dtype), positions, base=case["base"]).double() - exact).abs().max()
         assert ours <= 3 * theirs
+
+
+def test_rotary_attention_returns_weights_on_request_as_multi_head_attention_does():
+    """Same argument name, default and return type: the output alone, or (output, weights (B, h, T, T))."""
+    torch.manual_seed(0)
+    x, ws = torch.randn(2, 5, 8), [torch.randn(8, 8) for _ in range(4)]
+    for layer in (multi_head_attention, rotary_attention):
+        alone = layer(x, *ws, num_heads=2, mask=causal_mask(5))
+        output, weights = layer(x, *ws, num_heads=2, mask=causal_mask(5), return_weights=True)
+        assert isinstance(alone, torch.Tensor) and torch.equal(alone, output)
+        assert weights.shape == (2, 2, 5, 5)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(2, 2, 5))
+    # The rotary weights are the softmax of the turned queries and keys.
+    q, k = (rotary(split_heads(x @ w, 2)) for w in ws[:2])
+    expected = ((q @ k.transpose(-2, -1)) / 2).masked_fill(~causal_mask(5), float("-inf")).softmax(-1)
+    torch.testing.assert_close(rotary_attention(x, *ws, 2, mask=causal_mask(5), return_weights=True)[1], expected)

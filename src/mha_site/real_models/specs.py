@@ -78,7 +78,7 @@ def _smol_attend(x, w, config):
     # SmolLM2's linears have no biases (w.b_* are None)
     return rotary_attention(x, w.w_q, w.w_k, w.w_v, w.w_o, config.num_attention_heads,
                             num_kv_heads=config.num_key_value_heads, mask=causal_mask(x.shape[1]),
-                            base=config.rope_parameters["rope_theta"])
+                            base=config.rope_parameters["rope_theta"], return_weights=True)
 
 
 def _repeated(config, half: int, rows: int, seed: int):
