@@ -108,9 +108,8 @@ def norm_shares(weights: Tensor, outputs: Tensor) -> Tensor:
 def copying_ranks(outputs: Tensor, tokens: Tensor, keys: Tensor, unembed: Tensor) -> Tensor:
     """Each head's copying score, (h,): the share of the vocabulary that a key's own token outranks in the
     head's direct logits from that key (its output through ``unembed``), averaged over ``keys`` of row 0.
-    0.5 is chance; 1: the key's token always gets the largest logit. The final norm's scale is one positive
-    number per position, so it changes no rank and is left out (its gain is folded into ``unembed``). Row 0
-    alone: every key costs a (keys, vocabulary) matrix per head, a minute per row of 50 keys for SmolLM2."""
+    0.5 is chance; 1: always the largest logit. The final norm's scale (one positive number per position)
+    changes no rank; its gain is in ``unembed``. Row 0 alone: each row costs SmolLM2 about a minute."""
     own = tokens[0, keys]
     ranks = []
     for head in outputs[0]:  # (T, d) one head at a time: a (keys, vocabulary) matrix of logits each

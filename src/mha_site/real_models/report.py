@@ -46,14 +46,10 @@ def sink_shares(doc: dict, sink: str) -> tuple[int, float, float]:
     return len(cells), sum(w for w, _ in cells) / len(cells), sum(n for _, n in cells) / len(cells)
 
 
-def _sink_values(doc: dict, sink: str) -> dict[str, str]:
-    count, weight, norm = sink_shares(doc, sink)
-    return {"sink_heads": str(count), "sink_weight": f"{weight:.2f}", "sink_norm": f"{norm:.2f}"}
-
-
 def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
     """What the page says of each model, keys without the ``<page_key>_`` prefix."""
     rep, scores = doc["reproduction"], doc["scores"]
+    sinks, sink_weight, sink_norm = sink_shares(doc, spec.sink)
     table = ["| score | 1st | 2nd | 3rd |", "|---|---|---|---|"]
     for name, title in spec.scores.items():
         cells = [f"{head_name(layer, head)} ({value:.2f})" for layer, head, value in top_heads(scores[name], 3)]
@@ -67,7 +63,8 @@ def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
               "out_err": sci(rep["max_abs_error"]["output"]),
               "max_rel_err": sci(max(rep["per_layer"]["output_relative"])), "weight_err": sci(rep["max_abs_error"]["weights"]),
               "tolerance": sci(rep["tolerance"], 0), "cross_check": sci(rep["score_cross_check"]),
-              "torch": rep["torch"], "transformers": rep["transformers"], **_sink_values(doc, spec.sink)}
+              "torch": rep["torch"], "transformers": rep["transformers"],
+              "sink_heads": str(sinks), "sink_weight": f"{sink_weight:.2f}", "sink_norm": f"{sink_norm:.2f}"}
     for name, matrix in scores.items():
         layer, head, value = top_heads(matrix, 1)[0]
         values |= {f"{name}_head": head_name(layer, head), f"{name}_score": f"{value:.2f}",
