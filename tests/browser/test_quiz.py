@@ -44,7 +44,7 @@ MISCONCEPTIONS = {
     "tiny-model/": [("quiz-rh-circuit", "c", "A clean pattern is not a spare part"),
                     ("quiz-rh-loss", "b", "a confident wrong guess costs more than an even one"),
                     ("quiz-rh-prune", "6", "keeps only what the circuit needs")],
-    "real-models/": [("quiz-rm-start", "c", "The mask only removes later keys"),
+    "real-models/": [("quiz-rm-start", "b", "Under the causal mask the start token attends only to itself"),
                      ("quiz-rm-control", "a", "The control is a single draw")],
     "benchmark/": [("quiz-bench-loop", "d", "gets the overhead backwards"),
                    ("quiz-bench-fastest", "a", "It saves memory, not time"),

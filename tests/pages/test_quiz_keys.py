@@ -379,30 +379,32 @@ def smol() -> dict:
     return json.loads((DOCS / "assets" / "real-models" / "smollm2-135m" / "heads.json").read_text(encoding="utf-8"))
 
 
-def test_start_token_parking_counts():
-    doc = smol()
-    first = [score for layer in doc["scores"]["first_token"] for score in layer]
-    strong = sum(score >= 0.5 for score in first)
-    assert f"{strong} of SmolLM2's {len(first)} heads" in quiz("quiz-rm-start").get_text()
-    assert strong > len(first) / 4
+def test_start_token_quiz_is_graded_by_the_norm_measurement():
+    """Key C: the start token adds a fixed vector of real size (its norm-based share is no sliver); A (next to
+    zero) and D (as little as [CLS]) are wrong by the same measurement; B is ruled out by the causal mask."""
+    from mha_site.real_models.report import sink_shares
+
     mini = json.loads((DOCS / "assets" / "real-models" / "minilm-l6" / "heads.json").read_text(encoding="utf-8"))
-    cls = sum(score >= 0.5 for layer in mini["scores"]["cls"] for score in layer)
-    assert cls > 0 and f"{cls} of its" in quiz("quiz-rm-start").get_text()
-    assert right_label("quiz-rm-start").startswith("A head's weights must add up to 1")
+    count, weight, norm = sink_shares(smol(), "first_token")
+    _, mini_weight, mini_norm = sink_shares(mini, "cls")
+    assert norm > 0.25 and norm > weight / 2  # not "next to zero"
+    assert mini_norm < norm / 2 and mini_norm < mini_weight / 3  # [CLS] adds far less
+    text = quiz("quiz-rm-start").get_text()
+    assert f"In the {count} SmolLM2 heads" in text and f"{weight:.2f} of the weight" in text and f"{norm:.2f} of the norm" in text
+    assert key("quiz-rm-start") == "c" and right_label("quiz-rm-start").startswith("A vector of real size")
 
 
-def test_induction_score_query_count():
-    from mha_site.real_models.specs import SMOLLM2
-
-    half = smol()["inputs"]["half"]
-    tokens = 1 + 2 * half  # [bos] + r + r
-    weights = torch.zeros(1, 1, tokens, tokens)
-    weights[0, 0, tokens - 1, tokens - half] = 1.0  # the last query on its target, every other query 0
-    pattern = SMOLLM2.patterns(list(range(tokens)), None)["induction"]
-    scored = round(1 / float(score(weights, pattern)))
-    answer, wrong = numbers("quiz-rm-queries")
-    assert answer == scored == half
-    assert wrong == {half - 1, tokens}  # first token left out; every token of the row
+def test_single_head_ablation_quiz_key_is_the_committed_loss():
+    """Key B: the second-copy loss with only the best prefix-matching head (L18H6) zeroed, from the committed run;
+    the distractors are the whole model, all five zeroed and the first copy's mean, each named by its note."""
+    doc = smol()
+    ab, first = doc["ablation"], doc["loss"]["first_copy"]
+    assert ab["heads"][0] == [18, 6] and ab["single"][0] == max(ab["single"])
+    assert key("quiz-rm-single") == "b" and right_label("quiz-rm-single") == f"{ab['single'][0]:.2f} nats."
+    options = {option: label("quiz-rm-single", option)[3:] for option in "acd"}
+    assert options["a"].startswith(f"{ab['base']:.2f} nats") and options["c"].startswith(f"{ab['together']:.2f} nats")
+    assert options["d"].startswith(f"{sum(first) / len(first):.1f} nats")
+    assert ab["base"] < ab["single"][0] < ab["together"] / 2 and ab["together"] < sum(first) / len(first)
 
 
 def test_ablation_control_reading():

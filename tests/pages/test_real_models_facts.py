@@ -14,8 +14,9 @@ import pytest
 from mha_site import placeholders
 from mha_site.real_models.build import committed
 from mha_site.real_models.figures import FIGURE_TITLES, decode_rows
-from mha_site.real_models.report import STRONG, page_values
+from mha_site.real_models.report import COPIES, STRONG, page_values, sink_shares
 from mha_site.real_models.schema import top_heads
+from mha_site.bench.tables import sci
 from mha_site.files import load_json
 from sitekit import DOCS, ROOT
 
@@ -59,10 +60,12 @@ def test_every_figure_of_the_group_is_on_the_page_with_alt_text():
         assert match, f"{name} is not shown on the page with a full alt text"
 
 
-def test_smollm2_induction_heads_sit_in_the_second_half(smol, values):
-    """'N heads do the induction job, all in layers ...; none appears in the first half.'"""
-    heads = strong(smol["scores"]["induction"])
-    assert str(len(heads)) == values["smol_induction_strong"]
+def test_smollm2_prefix_matching_heads_sit_in_the_second_half(smol, values):
+    """'N heads score at least 0.5 for prefix matching, all in layers ...; the last passes the cut by a hair;
+    none sits in the first half.'"""
+    heads = strong(smol["scores"]["prefix_matching"])
+    assert str(len(heads)) == values["smol_prefix_matching_strong"]
+    assert min(smol["scores"]["prefix_matching"][l][h] for l, h in heads) < STRONG + 0.05
     assert heads and min(layer for layer, _ in heads) >= smol["num_layers"] // 2
 
 
@@ -82,10 +85,10 @@ def test_smollm2_many_not_most_heads_rest_on_the_first_token(smol):
 def test_smollm2_head_view_claims(smol):
     """The head view's alt text and paragraph: where the induction head looks on each text."""
     inputs = smol["views"]["head_view"]["inputs"]
-    assert smol["views"]["head_view"]["heads"]["induction"] == [layer for layer in top_heads(smol["scores"]["induction"], 1)[0][:2]]
+    assert smol["views"]["head_view"]["heads"]["prefix_matching"] == [layer for layer in top_heads(smol["scores"]["prefix_matching"], 1)[0][:2]]
 
     def strongest(item, query):
-        row = decode_rows(item["weights"]["induction"])[query]
+        row = decode_rows(item["weights"]["prefix_matching"])[query]
         return max(range(len(row)), key=row.__getitem__)
 
     cat = inputs[0]
@@ -178,7 +181,7 @@ def test_the_tiny_model_and_smollm2_share_one_induction_definition():
 
     half = 6
     tiny = induction_pattern(copy_positions(half))
-    smol = SMOLLM2.patterns(list(range(1 + 2 * half)), None)["induction"]
+    smol = SMOLLM2.patterns(list(range(1 + 2 * half)), None)["prefix_matching"]
     assert torch.equal(smol[1:, 1:], tiny) and not smol[0].any() and not smol[:, 0].any()
     section = PAGE[PAGE.index("{ #tiny }"):PAGE.index("{ #reproduce }")]
     assert "both scores are the ones defined" in section and "second token" not in section
@@ -220,7 +223,7 @@ def test_smollm2_control_is_one_draw(smol, values):
 
 def test_smollm2_induction_and_previous_token_layers(smol, values):
     """'the five best are in layers 17 and 18'; the best previous-token head one layer below layer 17."""
-    best5 = top_heads(smol["scores"]["induction"], 5)
+    best5 = top_heads(smol["scores"]["prefix_matching"], 5)
     assert {layer for layer, _, _ in best5} == {17, 18}
     layer, head, _ = top_heads(smol["scores"]["previous_token"], 1)[0]
     assert (layer, head) == (16, 0) and values["smol_previous_token_head"] == "L16H0"
@@ -231,7 +234,7 @@ def test_smollm2_induction_and_previous_token_layers(smol, values):
 def test_smollm2_partial_repeat_and_start_token(smol, values):
     """The final '.' of the partial repeat gives about 0.44 to ' Later'; the start token is <|im_start|>."""
     alice = smol["views"]["head_view"]["inputs"][2]
-    rows = decode_rows(alice["weights"]["induction"])
+    rows = decode_rows(alice["weights"]["prefix_matching"])
     assert alice["tokens"][-1] == "." and values["smol_alice_later"] == f"{rows[-1][alice['tokens'].index(' Later')]:.2f}"
     assert 0.3 < float(values["smol_alice_later"]) < rows[-1][0]
     assert alice["tokens"][0] == values["smol_bos"] == "<|im_start|>" and "`<|im_start|>`" in PAGE
@@ -241,7 +244,7 @@ def test_smollm2_partial_repeat_and_start_token(smol, values):
 def test_smollm2_is_named_as_the_quantised_instruct_model(smol):
     """The model is the instruction-tuned one, in a Q4_1 GGUF; the page does not claim the rounding is small."""
     assert smol["model"] == "SmolLM2-135M-Instruct" and "Q4_1" in smol["source"]["file"]
-    assert "## SmolLM2-135M-Instruct, Q4_1 { #smollm2 }" in PAGE
+    assert "## SmolLM2-135M-Instruct (Q4_1) { #smollm2 }" in PAGE
     assert "close to the published one" not in PAGE
 
 
@@ -260,10 +263,11 @@ def test_alt_texts_use_plain_numbers(values):
 
 
 def test_minilm_sentence_lengths(mini, values):
-    """'about 13 tokens on average': words and marks plus [CLS] and [SEP] match the head view's token counts."""
+    """'about 13 word pieces on average': words and marks plus [CLS] and [SEP] match the head view's token counts."""
     for item in mini["views"]["head_view"]["inputs"]:
         assert len(item["tokens"]) == len(re.findall(r"\w+|[^\w\s]", item["text"])) + 2
     assert values["mini_mean_tokens"] == "13"
+    assert "about {{ rm.mini_mean_tokens }} word pieces on average" in " ".join(PAGE.split())
 
 
 def test_a_head_view_texts_first_word_and_its_repeat_are_different_tokens():
@@ -275,3 +279,92 @@ def test_a_head_view_texts_first_word_and_its_repeat_are_different_tokens():
         assert " " + first in tokens and first not in tokens[1:], (view["text"], tokens)
     text = " ".join((DOCS / "real-models.md").read_text(encoding="utf-8").split())
     assert '("The" against " The", "one" against " one")' in text
+
+
+def test_which_prefix_matching_heads_copy(smol, values):
+    """'Only L23H2 passes 0.9'; the five ablated heads score 0.58-0.77, above chance; the best copier scores only
+    0.14 for prefix matching, under the cut."""
+    copying, matching = smol["scores"]["copying"], smol["scores"]["prefix_matching"]
+    copiers = [(l, h) for l, h in strong(matching) if copying[l][h] >= COPIES]
+    assert values["smol_copiers"] == "L23H2" and copiers == [(23, 2)]
+    ablated = [copying[l][h] for l, h in smol["ablation"]["heads"]]
+    assert 0.5 < min(ablated) and max(ablated) < COPIES
+    layer, head, _ = top_heads(copying, 1)[0]
+    assert matching[layer][head] < STRONG and values["smol_copying_head_matching"] == f"{matching[layer][head]:.2f}"
+    assert "Only\n{{ rm.smol_copiers }} passes" in PAGE
+
+
+def test_the_transformerlens_stripe_adds_two_first_copy_cells(smol, values):
+    """TransformerLens/ARENA average the diagonal half - 1 below the main one: our cells and two more, the last two
+    queries of the first copy on the start token and the first copy's first token; so theirs is within 2/(half + 2)."""
+    import torch
+
+    from mha_site.real_models.specs import SMOLLM2
+
+    half = smol["inputs"]["half"]
+    size = 1 + 2 * half
+    ours = SMOLLM2.patterns(list(range(size)), None)["prefix_matching"]
+    stripe = torch.zeros(size, size, dtype=torch.bool)
+    stripe[torch.arange(half - 1, size), torch.arange(0, size - half + 1)] = True  # diagonal offset -(half - 1)
+    assert int(stripe.sum()) == half + 2 == int(values["smol_stripe_cells"])
+    assert (ours & ~stripe).sum() == 0
+    assert sorted(map(tuple, (stripe & ~ours).nonzero().tolist())) == [(half - 1, 0), (half, 1)]
+    assert values["smol_half_less"] == str(half - 1)
+
+
+def test_sink_weight_against_the_norm_based_share(smol, mini, values):
+    """The start token keeps a real share by norm (0.42 of 0.64); [CLS] keeps little (0.15 of 0.66), less than
+    half of SmolLM2's; the counts are the first-token and [CLS] heads; measured on random tokens."""
+    smol_count, smol_weight, smol_norm = sink_shares(smol, "first_token")
+    mini_count, mini_weight, mini_norm = sink_shares(mini, "cls")
+    assert str(smol_count) == values["smol_first_token_strong"] == values["smol_sink_heads"]
+    assert str(mini_count) == values["mini_cls_strong"] == values["mini_sink_heads"]
+    assert 0.25 < smol_norm < smol_weight and mini_norm < smol_norm / 2 and mini_norm < mini_weight / 3
+    assert "attention\n  sink*" in PAGE and "On the random-token input" in PAGE
+
+
+def test_the_start_token_under_a_causal_mask_sees_only_itself():
+    """'Under the causal mask the start token sees only itself, so its vector is the same whatever follows.'"""
+    import torch
+
+    from mha_ref import causal_mask, multi_head_attention
+
+    torch.manual_seed(0)
+    weights = [torch.randn(8, 8) for _ in range(4)]
+    a, b = torch.randn(1, 5, 8), torch.randn(1, 5, 8)
+    b[:, 0] = a[:, 0]  # the same first token, anything after it
+    out = [multi_head_attention(x, *weights, num_heads=2, mask=causal_mask(5)) for x in (a, b)]
+    assert torch.equal(out[0][:, 0], out[1][:, 0]) and not torch.equal(out[0][:, 1:], out[1][:, 1:])
+
+
+def test_minilm_lineage_is_stated_as_the_papers_give_it():
+    """MiniLM distils the teacher's last attention layer only; all-MiniLM-L6-v2 keeps every second layer of the
+    12-layer MiniLM and is fine-tuned contrastively on about a billion sentence pairs."""
+    text = " ".join(PAGE.split())
+    for phrase in ("matching only the teacher's *last* layer of self-attention", "keeps every second layer of the 12-layer MiniLM",
+                   "fine-tuned contrastively, on about a billion pairs of sentences", "not a prediction"):
+        assert phrase in text, phrase
+    assert "so one might expect the same kinds" not in text
+
+
+def test_provenance_sits_beside_reproduce_it_with_a_summary_on_top(values):
+    """The wheels, hashes and GGUF come after the findings, under Reproduce it; the top has a one-line summary;
+    the reproduction error is given relative to each layer's output as well."""
+    assert PAGE.index("{ #reproduce }") < PAGE.index("{ #weights }") < PAGE.index("{ #reproduced }") < PAGE.index("{ #sources }")
+    assert PAGE.index("*In one line:*") < PAGE.index("{ #scores }")
+    assert "SmolLM2-135M-Instruct (Q4_1)" in PAGE.split("{ #scores }")[0]
+    smol = committed(ROOT)["smollm2-135m"]["reproduction"]["per_layer"]
+    layer = smol["output"].index(max(smol["output"]))
+    assert values["smol_out_rel_err"] == sci(smol["output_relative"][layer]) and "{{ rm.smol_out_rel_err }}" in PAGE
+
+
+def test_every_figure_fits_a_phone():
+    """Every real-models figure is at most PHONE_WIDTH_IN wide, so a 375-px phone shows it whole."""
+    import xml.etree.ElementTree as ET
+
+    from mha_site.real_models.figures import PHONE_WIDTH_IN
+
+    assert PHONE_WIDTH_IN * 96 <= 343 - 16  # the text column at 375 px, less the figure card's padding
+    for name in FIGURE_TITLES:
+        width = ET.parse(DOCS / "assets" / "real-models" / name).getroot().get("width")
+        assert float(width.removesuffix("pt")) <= PHONE_WIDTH_IN * 72 + 1e-6, (name, width)

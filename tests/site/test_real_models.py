@@ -45,24 +45,37 @@ def test_mha_ref_reproduced_every_layer_within_the_tolerance(docs, model_id):
     for key in ("output", "weights"):
         assert len(rep["per_layer"][key]) == docs[model_id]["num_layers"]  # every layer was compared
         assert max(rep["per_layer"][key]) == rep["max_abs_error"][key] <= rep["tolerance"]
+    # relative to the layer's largest output value, every layer's difference is float32 rounding
+    assert len(rep["per_layer"]["output_relative"]) == docs[model_id]["num_layers"]
+    assert 0 < max(rep["per_layer"]["output_relative"]) < 1e-5
     # Scores from transformers' own returned attentions agree with the ones from mha_ref's weights.
     assert rep["score_cross_check"] <= 1e-5
 
 
-def test_smollm2_ablation_names_the_top_induction_heads_and_the_loss_curves_cover_both_copies(docs):
+def test_smollm2_ablation_names_the_top_prefix_matching_heads_and_the_loss_curves_cover_both_copies(docs):
     doc = docs["smollm2-135m"]
     half = doc["inputs"]["half"]
     ablation = doc["ablation"]
-    top = [[layer, head] for layer, head, _ in top_heads(doc["scores"]["induction"], len(ablation["heads"]))]
+    top = [[layer, head] for layer, head, _ in top_heads(doc["scores"]["prefix_matching"], len(ablation["heads"]))]
     assert ablation["heads"] == top
     assert len(ablation["single"]) == len(top)
     assert not {tuple(h) for h in ablation["control_heads"]} & {tuple(h) for h in top}
     assert len(doc["loss"]["first_copy"]) == len(doc["loss"]["second_copy"]) == half
     second = doc["loss"]["second_copy"][1:]
     assert ablation["base"] == pytest.approx(sum(second) / len(second), abs=2e-4)
-    # What the data shows: the second copy is far easier, and only the induction heads undo that.
+    # What the data shows: the second copy is far easier, and only the prefix-matching heads undo that.
     assert ablation["base"] < 0.25 * min(doc["loss"]["first_copy"])
     assert ablation["together"] > 4 * ablation["base"] > 4 * (ablation["control"] - 0.5)
+
+
+def test_the_extra_scores_are_stored_where_they_mean_something(docs):
+    """Norm-based sink shares for both models; copying only where there is an unembedding (SmolLM2)."""
+    assert "first_token_norm" in docs["smollm2-135m"]["scores"] and "cls_norm" in docs["minilm-l6"]["scores"]
+    assert "copying" in docs["smollm2-135m"]["scores"] and "copying" not in docs["minilm-l6"]["scores"]
+    doc = json.loads(heads_path(ROOT, "smollm2-135m").read_text(encoding="utf-8"))
+    del doc["scores"]["copying"]
+    with pytest.raises(ValueError, match=r"scores lacks \['copying'\]"):
+        validate_heads("smollm2-135m", doc)
 
 
 def test_minilm_scores_cover_the_dozen_sentences(docs):

@@ -80,26 +80,79 @@ def _weights(spec: ModelSpec, layer) -> AttentionWeights:
                             b_q=q.bias, b_k=k.bias, b_v=v.bias, b_o=o.bias)
 
 
+def head_outputs(x: Tensor, w: AttentionWeights, num_heads: int) -> Tensor:
+    """What each head would add to the layer's output from each token, ``(B, h, T, d_model)``: the token's
+    value through the head's slice of W^O (key/value heads shared in groups, as in grouped-query attention).
+
+    >>> w = AttentionWeights(*(torch.eye(4) for _ in range(4)))
+    >>> head_outputs(torch.ones(1, 1, 4), w, 2)[0, :, 0].tolist()  # head 0 writes dims 0-1, head 1 dims 2-3
+    [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
+    """
+    d_k = w.w_o.shape[0] // num_heads
+    v = x @ w.w_v + (0 if w.b_v is None else w.b_v)  # (B, T, kv * d_k)
+    v = v.unflatten(-1, (-1, d_k)).repeat_interleave(num_heads * d_k // w.w_v.shape[1], dim=2)  # (B, T, h, d_k)
+    return torch.einsum("bthk,hkd->bhtd", v, w.w_o.unflatten(0, (num_heads, d_k)))
+
+
+def norm_shares(weights: Tensor, outputs: Tensor) -> Tensor:
+    """Kobayashi et al. 2020: each key's share of ``||weight * f(x_key)||`` over the query's keys, (B, h, T, T).
+
+    >>> shares = norm_shares(torch.tensor([[[[0.5, 0.5]]]]), torch.tensor([[[[1.0, 0], [3.0, 0]]]]))
+    >>> shares.tolist()  # equal weights, the second key's output three times as long
+    [[[[0.25, 0.75]]]]
+    """
+    sized = weights * outputs.norm(dim=-1)[..., None, :]
+    return sized / sized.sum(-1, keepdim=True)
+
+
+def copying_ranks(outputs: Tensor, tokens: Tensor, keys: Tensor, unembed: Tensor) -> Tensor:
+    """Each head's copying score, (h,): the share of the vocabulary that a key's own token outranks in the
+    head's direct logits from that key (its output through ``unembed``), averaged over ``keys`` of row 0.
+    0.5 is chance; 1: always the largest logit. The final norm's scale (one positive number per position)
+    changes no rank; its gain is in ``unembed``. Row 0 alone: each row costs SmolLM2 about a minute."""
+    own = tokens[0, keys]
+    ranks = []
+    for head in outputs[0]:  # (T, d) one head at a time: a (keys, vocabulary) matrix of logits each
+        logits = head[keys] @ unembed.T
+        ranks.append((logits < logits.gather(1, own[:, None])).float().mean())
+    return torch.stack(ranks)
+
+
 @torch.no_grad()
 def _measure(spec: ModelSpec, model, tokenizer, batches: list[Tensor]) -> tuple[dict, dict]:
-    """``scores`` (name -> (L, h) tensor) and the ``reproduction`` errors of heads.json (without the versions)."""
+    """``scores`` (name -> (L, h) tensor) and the ``reproduction`` errors of heads.json (without the versions).
+
+    Besides the spec's patterns: ``<sink>_norm``, the sink score of the norm-based shares (:func:`norm_shares`),
+    and where the model has an unembedding, ``copying`` (:func:`copying_ranks`) at the prefix-matching
+    targets (the tokens that followed each earlier occurrence).
+    """
     layers = spec.layers(model)
-    out_err, w_err = [0.0] * len(layers), [0.0] * len(layers)
+    out_err, w_err, rel_err = [0.0] * len(layers), [0.0] * len(layers), [0.0] * len(layers)
     scores: dict[str, Tensor] = {}
     cross = 0.0
+    unembed = spec.unembed(model) if spec.unembed else None
     for tokens in batches:
         _, records = _run(spec, model, tokens)
         patterns = spec.patterns(tokens[0].tolist(), tokenizer)
         for i, (layer, record) in enumerate(zip(layers, records)):
-            ours_out, ours_w = spec.attend(record["input"], _weights(spec, layer), model.config)
-            out_err[i] = max(out_err[i], float((ours_out - record["output"]).abs().max()))
+            w = _weights(spec, layer)
+            ours_out, ours_w = spec.attend(record["input"], w, model.config)
+            err = float((ours_out - record["output"]).abs().max())
+            out_err[i], rel_err[i] = max(out_err[i], err), max(rel_err[i], err / float(record["output"].abs().max()))
             w_err[i] = max(w_err[i], float((ours_w - record["weights"]).abs().max()))
+            outputs = head_outputs(record["input"], w, model.config.num_attention_heads)
+            measured = {name: score(ours_w, pattern) for name, pattern in patterns.items()}
             for name, pattern in patterns.items():
-                ours = score(ours_w, pattern)
-                cross = max(cross, float((ours - score(record["weights"], pattern)).abs().max()))
-                scores.setdefault(name, torch.zeros(len(layers), len(ours)))[i] += ours / len(batches)
+                cross = max(cross, float((measured[name] - score(record["weights"], pattern)).abs().max()))
+            measured[f"{spec.sink}_norm"] = score(norm_shares(ours_w, outputs), patterns[spec.sink])
+            if unembed is not None:
+                keys = patterns["prefix_matching"].nonzero()[:, 1]
+                measured["copying"] = copying_ranks(outputs, tokens, keys, unembed)
+            for name, value in measured.items():
+                scores.setdefault(name, torch.zeros(len(layers), len(value)))[i] += value / len(batches)
     per_out, per_w = [_sig(x) for x in out_err], [_sig(x) for x in w_err]
-    return scores, {"dtype": "float32", "tolerance": spec.tolerance, "per_layer": {"output": per_out, "weights": per_w},
+    return scores, {"dtype": "float32", "tolerance": spec.tolerance,
+                    "per_layer": {"output": per_out, "weights": per_w, "output_relative": [_sig(x) for x in rel_err]},
                     "max_abs_error": {"output": max(per_out), "weights": max(per_w)}, "score_cross_check": _sig(cross)}
 
 
@@ -138,14 +191,14 @@ def copy_losses(logits: Tensor, tokens: Tensor, half: int) -> tuple[Tensor, Tens
     return nll[0:half], nll[half:2 * half]  # tokens at 1..half, half+1..2half
 
 
-def _loss_experiment(spec: ModelSpec, model, tokens: Tensor, half: int, induction: list[list[float]]) -> dict:
+def _loss_experiment(spec: ModelSpec, model, tokens: Tensor, half: int, prefix_matching: list[list[float]]) -> dict:
     """``loss`` on each copy of [bos] + r + r, and the ``ablation``: the second copy's loss with each of the
-    top :attr:`ModelSpec.ablate` induction heads switched off, all of them, and as many random other heads.
+    top :attr:`ModelSpec.ablate` prefix-matching heads switched off, all of them, and as many random other heads.
     """
     def second_copy(heads: list[tuple[int, int]]) -> float:
         return float(copy_losses(_run(spec, model, tokens, heads)[0], tokens, half)[1][1:].mean())
 
-    top = [(layer, head) for layer, head, _ in top_heads(induction, spec.ablate)]
+    top = [(layer, head) for layer, head, _ in top_heads(prefix_matching, spec.ablate)]
     pool = [(l, h) for l in range(len(spec.layers(model))) for h in range(model.config.num_attention_heads)
             if (l, h) not in top]
     pick = torch.randperm(len(pool), generator=torch.Generator().manual_seed(SEED))[:len(top)].tolist()
@@ -170,7 +223,7 @@ def heads_document(spec: ModelSpec, model, tokenizer, source: dict, versions: di
            "scores": _rounded(scores), "reproduction": {**reproduction, **versions},
            "views": _views(spec, model, tokenizer, scores)}
     if spec.ablate:
-        doc.update(_loss_experiment(spec, model, batches[0], record["half"], scores["induction"]))
+        doc.update(_loss_experiment(spec, model, batches[0], record["half"], scores["prefix_matching"]))
     return doc
 
 

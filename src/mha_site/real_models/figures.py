@@ -42,20 +42,37 @@ def decode_rows(rows: list[str]) -> list[list[float]]:
     return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
 
 
+#: Every figure is at most this wide, so a 375-px phone shows it whole: the text column there is about
+#: 343 px, less the figure card's padding (1 in = 96 CSS px at natural size).
+PHONE_WIDTH_IN = 3.4
+
+
+def _axes_at(fig: Figure, left: float, bottom: float, width: float, height: float):
+    """An axes placed in inches from the figure's bottom-left corner."""
+    fig_w, fig_h = fig.get_size_inches()
+    return fig.add_axes((left / fig_w, bottom / fig_h, width / fig_w, height / fig_h))
+
+
+def _bar_below(fig: Figure, mesh, label: str, left: float = 0.45) -> None:
+    """A horizontal colour bar along the figure's foot (a bar at the side would widen a narrow figure)."""
+    weight_colorbar(fig, mesh, cax=_axes_at(fig, left, 0.45, PHONE_WIDTH_IN - left - 0.25, 0.12),
+                    orientation="horizontal", label=label)
+
+
 def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_step: int):
     """One score's L x H heatmap, each top head's rank written in its cell (white on dark, dark on light)."""
     mesh = weight_heatmap(ax, scores)
     ax.set_aspect("auto")
     layers, heads = len(scores), len(scores[0])
-    head_ticks = range(0, heads, 2 if heads > 9 else 1)
+    head_ticks = range(0, heads, 4 if heads > 9 else 2)
     ax.set_xticks(head_ticks, [str(h) for h in head_ticks], fontsize=SMALL_FONT_PT)
     ticks = list(range(0, layers, layer_step))
     ax.set_yticks(ticks, [str(t) for t in ticks], fontsize=SMALL_FONT_PT)
     ax.tick_params(length=2, labelleft=ylabel)
-    ax.set_xlabel("head", fontsize=SMALL_FONT_PT)
+    ax.set_xlabel("head", fontsize=SMALL_FONT_PT, labelpad=1)
     if ylabel:
         ax.set_ylabel("layer")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title.replace(" ", "\n", 1), fontsize=10)
     for rank, (layer, head, value) in enumerate(top_heads(scores, LABELLED), start=1):
         ax.text(head, layer, str(rank), ha="center", va="center", fontsize=SMALL_FONT_PT,
                 color=TEXT_COLOUR if value > 0.6 else "white", fontweight="bold")
@@ -66,14 +83,14 @@ def _score_panel(ax, scores: list[list[float]], title: str, ylabel: bool, layer_
 def scores_figure(doc: dict, spec: ModelSpec) -> Figure:
     """One L x H heatmap per score; the top three heads of each carry their rank."""
     layout = spec.score_layout
-    fig = new_figure(*layout["size"])
+    fig = new_figure(PHONE_WIDTH_IN, layout["height"])
     axes = fig.subplots(*layout["grid"], sharey=True).ravel()
     fig.subplots_adjust(**layout["margins"])
     for ax, (name, title) in zip(axes, spec.scores.items()):
         mesh = _score_panel(ax, doc["scores"][name], title, ylabel=ax.get_subplotspec().is_first_col(),
                             layer_step=layout["step"])
-    weight_colorbar(fig, mesh, cax=fig.add_axes((0.9, 0.25, 0.02, 0.5)), label="score")
-    fig.suptitle(f"{doc['model']}: each head's score (numbers: the top {LABELLED} of each)", fontsize=10)
+    _bar_below(fig, mesh, "score")
+    fig.suptitle(f"{doc['model']}:\neach head's score (numbers: the top {LABELLED})", fontsize=10)
     return fig
 
 
@@ -94,7 +111,8 @@ GAP = 2
 
 @styled
 def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
-    """Every head's weights on one input as thumbnails, one row per layer (SmolLM2: a band of layers).
+    """Every head's weights on one input as thumbnails, one row per head and one column per layer
+    (SmolLM2: a band of layers): layers across, since a model has fewer layers in view than heads.
 
     All thumbnails are one mesh in one axes (a mesh per head would be hundreds of SVG groups):
     each sits on a square in the colour of weight 0, and only its cells of at least
@@ -106,32 +124,32 @@ def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
     heads = len(patterns[0])
     size = len(patterns[0][0])
     step = size + GAP
-    shape = (len(layers) * step - GAP, heads * step - GAP)
+    shape = (heads * step - GAP, len(layers) * step - GAP)
     grid = np.ma.masked_array(np.zeros(shape), mask=np.ones(shape, dtype=bool))
-    for row, layer in enumerate(layers):
+    for col, layer in enumerate(layers):
         for head in range(heads):
-            grid[row * step:row * step + size, head * step:head * step + size] = quantise(decode_rows(patterns[layer][head]))
-    side = 6.6 * 0.9 / heads  # inches per thumbnail, with its share of the gaps
-    height = 0.75 + side * len(layers)
-    fig = new_figure(6.6, height)
-    ax = fig.add_axes((0.08, 0.02, 0.9, 1 - 0.75 / height))
-    squares = [Rectangle((head * step - 0.5, row * step - 0.5), size, size)
-               for row in range(len(layers)) for head in range(heads)]
+            grid[head * step:head * step + size, col * step:col * step + size] = quantise(decode_rows(patterns[layer][head]))
+    left, title = 0.4, 0.95  # inches: head labels; the title's three lines and the layer labels
+    side = (PHONE_WIDTH_IN - left - 0.05) / len(layers)  # inches per thumbnail, with its share of the gaps
+    fig = new_figure(PHONE_WIDTH_IN, title + side * heads + 0.05)
+    ax = _axes_at(fig, left, 0.05, side * len(layers), side * heads)
+    squares = [Rectangle((col * step - 0.5, head * step - 0.5), size, size)
+               for col in range(len(layers)) for head in range(heads)]
     ax.add_collection(PatchCollection(squares, facecolor=matplotlib.colormaps[WEIGHT_CMAP](0.0),
                                       edgecolor=TEXT_COLOUR, linewidth=0.4, zorder=0.5))
     weight_heatmap(ax, grid)
     ax.set_xlim(-1, grid.shape[1])
     ax.set_ylim(grid.shape[0], -1)
     ax.spines[:].set_visible(False)
-    centres = [i * step + (size - 1) / 2 for i in range(heads)]
     ax.xaxis.tick_top()
-    ax.set_xticks(centres, [f"H{h}" for h in range(heads)], fontsize=SMALL_FONT_PT)
-    ax.set_yticks([i * step + (size - 1) / 2 for i in range(len(layers))], [f"L{layer}" for layer in layers],
+    ax.set_xticks([i * step + (size - 1) / 2 for i in range(len(layers))], [f"L{layer}" for layer in layers],
+                  fontsize=SMALL_FONT_PT)
+    ax.set_yticks([i * step + (size - 1) / 2 for i in range(heads)], [f"H{h}" for h in range(heads)],
                   fontsize=SMALL_FONT_PT)
     ax.tick_params(length=0)
     note = doc["views"]["model_view"]["note"]
-    band = f"layers {first} to {stop - 1}, " if spec.model_view_layers else ""
-    fig.suptitle(f"{doc['model']}: every head, {band}{note}", fontsize=10, y=1 - 0.08 / height)
+    band = f"layers {first} to {stop - 1},\n" if spec.model_view_layers else ""
+    fig.suptitle(f"{doc['model']}: every head,\n{band}{note}", fontsize=10, y=1 - 0.05 / fig.get_figheight())
     return fig
 
 
@@ -140,26 +158,28 @@ def _token(text: str) -> str:
     return text.strip() or repr(text)
 
 
+#: The head view, in inches: each heatmap's side, the room for its labels and title, the colour bar's band.
+HEAD_SIDE, HEAD_LEFT, HEAD_BELOW, HEAD_TITLE, HEAD_BAR = 2.3, 0.75, 0.6, 0.3, 0.95
+
+
 @styled
 def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
-    """Two chosen heads (columns) on three inputs (rows), token labels on both axes."""
+    """Two chosen heads on three inputs, one heatmap under another (input by input), tokens on both axes."""
     view = doc["views"]["head_view"]
-    names = spec.drawn_heads
-    inputs = view["inputs"]
-    fig = new_figure(6.8, 3.1 * len(inputs))
-    axes = fig.subplots(len(inputs), len(names), squeeze=False)
-    fig.subplots_adjust(left=0.13, right=0.84, top=0.94, bottom=0.07, wspace=0.5, hspace=0.5)
-    for row, item in enumerate(inputs):
-        tokens = [_token(t) for t in item["tokens"]]
-        for col, name in enumerate(names):
-            ax = axes[row][col]
-            mesh = weight_heatmap(ax, decode_rows(item["weights"][name]))
-            token_ticks(ax, tokens)
-            ax.tick_params(length=2)
-            layer, head = view["heads"][name]
-            ax.set_title(f"{head_name(layer, head)}, {name.replace('_', '-')} head", fontsize=10)
-    weight_colorbar(fig, mesh, cax=fig.add_axes((0.87, 0.35, 0.02, 0.3)))
-    fig.suptitle(f"{doc['model']}: rows are queries, columns keys", fontsize=10)
+    panels = [(item, name) for item in view["inputs"] for name in spec.drawn_heads]
+    tall = HEAD_TITLE + HEAD_SIDE + HEAD_BELOW
+    fig = new_figure(PHONE_WIDTH_IN, 0.45 + HEAD_BAR + tall * len(panels))
+    for index, (item, name) in enumerate(panels):
+        bottom = HEAD_BAR + tall * (len(panels) - 1 - index) + HEAD_BELOW
+        ax = _axes_at(fig, HEAD_LEFT, bottom, HEAD_SIDE, HEAD_SIDE)
+        mesh = weight_heatmap(ax, decode_rows(item["weights"][name]))
+        token_ticks(ax, [_token(t) for t in item["tokens"]])
+        ax.tick_params(length=2)
+        layer, head = view["heads"][name]
+        ax.set_title(f"input {index // len(spec.drawn_heads) + 1}: {head_name(layer, head)}, "
+                     f"{name.replace('_', '-')}", fontsize=10)
+    _bar_below(fig, mesh, "attention weight", left=HEAD_LEFT)
+    fig.suptitle(f"{doc['model']}:\nrows are queries, columns keys", fontsize=10, y=1 - 0.05 / fig.get_figheight())
     return fig
 
 
@@ -167,20 +187,20 @@ def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
 def loss_figure(doc: dict) -> Figure:
     """Loss of each token of the first copy and the second copy, by position within the copy."""
     first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
-    fig = new_figure(6.4, 3.4)
+    fig = new_figure(PHONE_WIDTH_IN, 3.6)
     ax = fig.subplots()
     positions = range(1, len(first) + 1)
     ax.plot(positions, first, color=PALETTE["vermillion"], linestyle="dashed", marker="s", markersize=3,
             linewidth=1.4, label="first copy (nothing to recall)")
     ax.plot(positions, second, color=PALETTE["blue"], linestyle="solid", marker="o", markersize=3,
-            linewidth=1.4, label="second copy (the same tokens again)")
+            linewidth=1.4, label="second copy (the same tokens)")
     ax.set_xlabel("position within the copy")
     ax.set_ylabel("loss (nats)")
-    ax.set_ylim(0, None)
+    ax.set_ylim(0, max(first) * 1.35)  # room at the top for the legend, clear of both curves
     ax.set_xlim(0, len(first) + 1)
-    ax.legend(loc="center right", fontsize=SMALL_FONT_PT, frameon=False)
+    ax.legend(loc="upper right", fontsize=SMALL_FONT_PT, frameon=False)
     half = doc["inputs"]["half"]
-    ax.set_title(f"{doc['model']}: {doc['inputs']['batch']} rows of [bos] + r + r, r = {half} random tokens",
+    ax.set_title(f"{doc['model']}:\n{doc['inputs']['batch']} rows of [bos] + r + r,\nr = {half} random tokens",
                  fontsize=10)
     fig.tight_layout()
     return fig
@@ -188,23 +208,25 @@ def loss_figure(doc: dict) -> Figure:
 
 @styled
 def ablation_figure(doc: dict) -> Figure:
-    """Second-copy loss: the full model, each top induction head zeroed, all of them, five random heads."""
+    """Second-copy loss: the full model, each top prefix-matching head zeroed, all of them, five random heads;
+    bars across, so the head names stay level on a narrow figure."""
     ab = doc["ablation"]
     labels = ["none"] + [head_name(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
     values = [ab["base"]] + ab["single"] + [ab["together"], ab["control"]]
     colours = ([PALETTE["sky"]] + [PALETTE["blue"]] * len(ab["single"]) + [PALETTE["vermillion"], PALETTE["orange"]])
     hatches = [""] * (1 + len(ab["single"])) + ["///", ".."]
-    fig = new_figure(6.4, 3.4)
+    fig = new_figure(PHONE_WIDTH_IN, 3.6)
     ax = fig.subplots()
-    bars = ax.bar(range(len(values)), values, color=colours, edgecolor=TEXT_COLOUR, linewidth=0.6)
+    bars = ax.barh(range(len(values)), values, color=colours, edgecolor=TEXT_COLOUR, linewidth=0.6)
     for bar, hatch in zip(bars, hatches):
-        bar.set_hatch(hatch)  # one by one: bar() would make them numpy strings, which change the hatch ids
+        bar.set_hatch(hatch)  # one by one: barh() would make them numpy strings, which change the hatch ids
     ax.bar_label(bars, fmt="{:.2f}", padding=2, fontsize=SMALL_FONT_PT, color=TEXT_COLOUR)
-    ax.set_xticks(range(len(values)), labels, fontsize=SMALL_FONT_PT)
-    ax.set_xlabel("heads zeroed (top induction heads, best first)")
-    ax.set_ylabel("second-copy loss (nats)")
-    ax.set_ylim(0, max(values) * 1.15)
-    ax.set_title(f"{doc['model']}: switching heads off", fontsize=10)
+    ax.set_yticks(range(len(values)), labels, fontsize=SMALL_FONT_PT)
+    ax.invert_yaxis()
+    ax.set_ylabel("heads zeroed")
+    ax.set_xlabel("second-copy loss (nats)")
+    ax.set_xlim(0, max(values) * 1.25)
+    ax.set_title(f"{doc['model']}:\nswitching the top prefix-matching\nheads off", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -15,10 +15,13 @@ from mha_site.bench.tables import sci
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import MINILM, SMOLLM2, ModelSpec
 
-__all__ = ["STRONG", "head_name", "page_values"]
+__all__ = ["COPIES", "STRONG", "head_name", "page_values", "sink_shares"]
 
 #: A head "does" a job on this page when its score for that job is at least this.
 STRONG = 0.5
+#: A head "copies" when the attended token outranks at least this share of the vocabulary in its direct
+#: logits (chance: 0.5; see mha_site.real_models.document.copying_ranks).
+COPIES = 0.9
 
 
 def head_name(layer: int, head: int) -> str:
@@ -35,9 +38,18 @@ def _span(values: list[float]) -> str:
     return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}"
 
 
+def sink_shares(doc: dict, sink: str) -> tuple[int, float, float]:
+    """The heads that give the ``sink`` score's key at least :data:`STRONG` of their weight: how many, their mean
+    weight there and their mean norm-based share there (``<sink>_norm``)."""
+    cells = [(w, n) for w_row, n_row in zip(doc["scores"][sink], doc["scores"][f"{sink}_norm"])
+             for w, n in zip(w_row, n_row) if w >= STRONG]
+    return len(cells), sum(w for w, _ in cells) / len(cells), sum(n for _, n in cells) / len(cells)
+
+
 def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
     """What the page says of each model, keys without the ``<page_key>_`` prefix."""
     rep, scores = doc["reproduction"], doc["scores"]
+    sinks, sink_weight, sink_norm = sink_shares(doc, spec.sink)
     table = ["| score | 1st | 2nd | 3rd |", "|---|---|---|---|"]
     for name, title in spec.scores.items():
         cells = [f"{head_name(layer, head)} ({value:.2f})" for layer, head, value in top_heads(scores[name], 3)]
@@ -48,9 +60,11 @@ def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
               "layers": str(doc["num_layers"]), "heads": str(doc["num_heads"]),
               "all_heads": str(doc["num_layers"] * doc["num_heads"]), "d_model": str(doc["d_model"]),
               "d_k": str(doc["d_model"] // doc["num_heads"]), "top_table": "\n".join(table),
-              "out_err": sci(rep["max_abs_error"]["output"]), "weight_err": sci(rep["max_abs_error"]["weights"]),
+              "out_err": sci(rep["max_abs_error"]["output"]),
+              "max_rel_err": sci(max(rep["per_layer"]["output_relative"])), "weight_err": sci(rep["max_abs_error"]["weights"]),
               "tolerance": sci(rep["tolerance"], 0), "cross_check": sci(rep["score_cross_check"]),
-              "torch": rep["torch"], "transformers": rep["transformers"]}
+              "torch": rep["torch"], "transformers": rep["transformers"],
+              "sink_heads": str(sinks), "sink_weight": f"{sink_weight:.2f}", "sink_norm": f"{sink_norm:.2f}"}
     for name, matrix in scores.items():
         layer, head, value = top_heads(matrix, 1)[0]
         values |= {f"{name}_head": head_name(layer, head), f"{name}_score": f"{value:.2f}",
@@ -62,8 +76,10 @@ def _smol_values(doc: dict) -> dict[str, str]:
     inputs, ab, half = doc["inputs"], doc["ablation"], doc["inputs"]["half"]
     first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
     view_tokens = len(doc["views"]["model_view"]["tokens"])  # [bos] + r + r
-    per_layer, induction = doc["reproduction"]["per_layer"]["output"], doc["scores"]["induction"]
-    # The weight the induction head gives " Later" from the last query of the partial repeat.
+    per_layer, matching = doc["reproduction"]["per_layer"]["output"], doc["scores"]["prefix_matching"]
+    copier = top_heads(doc["scores"]["copying"], 1)[0]
+    matching_heads = [cell for cell in top_heads(matching, len(matching) * len(matching[0])) if cell[2] >= STRONG]
+    # The weight the prefix-matching head gives " Later" from the last query of the partial repeat.
     alice = doc["views"]["head_view"]["inputs"][2]
     later = 2 * alice["tokens"].index(" Later")  # two hex digits per key, 0 to 255 for 0 to 1
     return {
@@ -73,7 +89,7 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "tokens": str(1 + 2 * half),
         "scored_queries": str(half),
         "half_less": str(half - 1),
-        "ind_layers": ", ".join(str(layer) for layer, row in enumerate(induction) if max(row) >= STRONG),
+        "ind_layers": ", ".join(str(layer) for layer, row in enumerate(matching) if max(row) >= STRONG),
         "first_mean": f"{sum(first) / len(first):.1f}",
         "second_first": f"{second[0]:.1f}",
         "below3": str(next(i for i, value in enumerate(second, start=1) if value < 3.0)),
@@ -94,8 +110,18 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "view_offset": str((view_tokens - 1) // 2 - 1),
         "last_layer": str(doc["num_layers"] - 1),
         "out_err_layer": str(per_layer.index(max(per_layer))),
+        "out_rel_err": sci(doc["reproduction"]["per_layer"]["output_relative"][per_layer.index(max(per_layer))]),
+        "stripe_cells": str(half + 2),  # TransformerLens's diagonal: the half scored queries and two of the first copy
+        "copying_head_matching": f"{matching[copier[0]][copier[1]]:.2f}",
+        "matching_table": "\n".join(["| head | prefix matching | copying |", "|---|---|---|"] + [
+            f"| {head_name(layer, head)} | {value:.2f} | {doc['scores']['copying'][layer][head]:.2f} |"
+            for layer, head, value in matching_heads]),
+        "copiers": ", ".join(head_name(l, h) for l, h, _ in matching_heads if doc["scores"]["copying"][l][h] >= COPIES),
+        "copies": f"{COPIES:g}",
+        "ablated_copying": _span([doc["scores"]["copying"][l][h] for l, h in ab["heads"]]),
+        "top_single": f"{ab['single'][0]:.2f}",
         "bos": alice["tokens"][0],
-        "alice_later": f"{int(alice['weights']['induction'][-1][later:later + 2], 16) / 255:.2f}",
+        "alice_later": f"{int(alice['weights']['prefix_matching'][-1][later:later + 2], 16) / 255:.2f}",
     }
 
 

@@ -1,5 +1,12 @@
 """The shape of ``docs/assets/real-models/<id>/heads.json``, checked from the JSON alone (no torch, no
 transformers), so ``--check``, the MkDocs build and the default tests run without the models.
+
+``scores`` maps a name to an (L, h) matrix of numbers in [0, 1], one per layer and head: each of the spec's
+attention-pattern scores (``prefix_matching`` is the induction pattern alone); ``<sink>_norm``, the same
+sink score of Kobayashi et al.'s norm-based shares; and, for a model with an unembedding, ``copying``: the
+share of the vocabulary that an attended token outranks in the head's direct logits (0.5: chance), see
+:func:`mha_site.real_models.document.copying_ranks`. ``reproduction.per_layer.output_relative`` is each
+layer's largest output difference over the largest output value.
 """
 
 from __future__ import annotations
@@ -53,7 +60,8 @@ def validate_heads(model_id: str, doc: Any) -> None:
     layers, heads = doc["num_layers"], doc["num_heads"]
     if not (isinstance(layers, int) and isinstance(heads, int) and layers > 0 and heads > 0):
         raise ValueError(f"{model_id} heads.json: num_layers and num_heads must be positive ints")
-    missing = [name for name in spec.scores if name not in doc["scores"]]
+    measured = [*spec.scores, f"{spec.sink}_norm"] + (["copying"] if spec.unembed else [])
+    missing = [name for name in measured if name not in doc["scores"]]
     if missing:
         raise ValueError(f"{model_id} heads.json: scores lacks {missing}")
     for name, value in doc["scores"].items():

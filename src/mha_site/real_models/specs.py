@@ -64,9 +64,11 @@ class ModelSpec:
     view_heads: tuple[str, ...]  #: the scores whose top head the head view records ...
     drawn_heads: tuple[str, ...]  #: ... and the ones it draws
     figure_titles: dict[str, str]  #: figure kind -> the SVG's <title>
-    score_layout: dict = field(default_factory=dict)  #: the score figure: size, grid, margins, layer tick step
+    score_layout: dict = field(default_factory=dict)  #: the score figure: height, grid, margins, layer tick step
     model_view_layers: tuple[int, int] | None = None  #: a band of layers (None: all)
-    ablate: int = 0  #: how many top induction heads the loss experiment switches off (0: none)
+    ablate: int = 0  #: how many top prefix-matching heads the loss experiment switches off (0: none)
+    sink: str = ""  #: the score whose key the norm-based share ``<sink>_norm`` is measured on
+    unembed: Callable | None = None  #: model -> its unembedding, final norm gain folded in (None: no copying score)
 
 
 # --- SmolLM2: causal, rotary, grouped-query; measured on [bos] + r + r ------------------------------
@@ -93,7 +95,7 @@ def _smol_patterns(ids, tokenizer):
     from mha_ref.scores import copy_positions, induction_pattern, key_pattern, offset_pattern
 
     size = len(ids)
-    return {"induction": induction_pattern(copy_positions((size - 1) // 2, prefix=1)),
+    return {"prefix_matching": induction_pattern(copy_positions((size - 1) // 2, prefix=1)),
             "previous_token": offset_pattern(size, 1),
             "first_token": key_pattern(size, 0, first_query=1)}
 
@@ -115,7 +117,7 @@ SMOLLM2 = ModelSpec(
         "form": "[bos] + r + r", "half": HALF, "low": LOW, "high": HIGH, "batch": BATCH, "seed": SEED,
         "bos": int(c.bos_token_id)}),
     patterns=_smol_patterns,
-    scores={"induction": "induction", "previous_token": "previous token", "first_token": "first token"},
+    scores={"prefix_matching": "prefix matching", "previous_token": "previous token", "first_token": "first token"},
     encode=lambda tokenizer, c, text: [c.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"],
     token_text=lambda tokenizer, ids: [tokenizer.decode([i]) for i in ids],
     view_input=lambda tokenizer, c: (_repeated(c, VIEW_HALF, 1, SEED + 1)[0].tolist(),
@@ -124,17 +126,18 @@ SMOLLM2 = ModelSpec(
     view_texts=["The cat sat on the mat. The cat sat on the mat.",
                 "one two three four five one two three four five",
                 "Alice met Bob in Paris. Later, Alice met Bob in Rome."],
-    view_heads=("induction", "previous_token"), drawn_heads=("induction", "previous_token"),
+    view_heads=("prefix_matching", "previous_token"), drawn_heads=("prefix_matching", "previous_token"),
     figure_titles={
-        "scores": "SmolLM2-135M: induction, previous-token and first-token score of every head",
-        "model-view": "SmolLM2-135M: attention weights of every head in layers 14 to 19 on one repeated input",
-        "head-view": "SmolLM2-135M: the top induction head and previous-token head on three inputs",
-        "loss": "SmolLM2-135M: loss per position on the first and the second copy of a random sequence",
-        "ablation": "SmolLM2-135M: second-copy loss with the top induction heads zeroed, against random heads",
+        "scores": "SmolLM2-135M-Instruct (Q4_1): prefix-matching, previous-token and first-token score of every head",
+        "model-view": "SmolLM2-135M-Instruct (Q4_1): attention weights of every head in layers 14 to 19 on one repeated input",
+        "head-view": "SmolLM2-135M-Instruct (Q4_1): the top prefix-matching head and previous-token head on three inputs",
+        "loss": "SmolLM2-135M-Instruct (Q4_1): loss per position on the first and the second copy of a random sequence",
+        "ablation": "SmolLM2-135M-Instruct (Q4_1): second-copy loss with the top prefix-matching heads zeroed, against random heads",
     },
-    score_layout={"size": (6.4, 6.6), "grid": (1, 3), "step": 2,
-                  "margins": {"left": 0.09, "right": 0.86, "top": 0.9, "bottom": 0.08, "wspace": 0.12}},
-    model_view_layers=(14, 20), ablate=5,
+    score_layout={"height": 7.0, "grid": (1, 3), "step": 2,
+                  "margins": {"left": 0.14, "right": 0.97, "top": 0.85, "bottom": 0.16, "wspace": 0.12}},
+    model_view_layers=(14, 20), ablate=5, sink="first_token",
+    unembed=lambda model: model.lm_head.weight * model.model.norm.weight,
 )
 
 
@@ -183,8 +186,9 @@ MINILM = ModelSpec(
         "model-view": "all-MiniLM-L6-v2: attention weights of every head on one sentence",
         "head-view": "all-MiniLM-L6-v2: the top previous-token and next-token heads on three sentences",
     },
-    score_layout={"size": (6.8, 4.4), "grid": (2, 3), "step": 1,
-                  "margins": {"left": 0.08, "right": 0.87, "top": 0.88, "bottom": 0.1, "wspace": 0.1, "hspace": 0.5}},
+    score_layout={"height": 6.9, "grid": (3, 2), "step": 1,
+                  "margins": {"left": 0.14, "right": 0.97, "top": 0.865, "bottom": 0.175, "wspace": 0.12, "hspace": 0.95}},
+    sink="cls",
 )
 
 SPECS = {spec.id: spec for spec in (SMOLLM2, MINILM)}
