@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 
 import torch
@@ -27,7 +27,7 @@ from mha_ref.validation import check_int
 
 __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
            "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "phase_change_step",
-           "provenance", "run_seed", "train"]
+           "plateau_probe", "provenance", "run_seed", "train"]
 
 #: An induction score this high in some layer-1 head marks the phase change.
 PHASE_THRESHOLD = 0.3
@@ -253,6 +253,39 @@ def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Ten
         remaining.remove((layer, head))
         stages.append({"removed": [layer, head], "loss": loss})
     return stages
+
+
+def plateau_probe(config: TrainConfig, seed: int, steps: int) -> dict:
+    """What seed ``seed`` knows after ``steps`` steps, on the plateau, before any induction head.
+
+    Every token of a second copy already appeared earlier in its row, so knowing *which* tokens
+    appeared pays without any induction head: ``seen_guess_loss`` is the second-copy loss of a guess
+    spread evenly over the tokens already in the row. ``seen_share`` is the model's mean probability
+    on those tokens, ``even_share`` what an even spread over the whole vocabulary puts there.
+    The first ``steps`` steps of a run are the same whatever its length, so this is run_seed's model then.
+
+    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+    >>> probe = plateau_probe(config, seed=0, steps=1)
+    >>> probe["step"], 0 < probe["even_share"] < 1, probe["seen_guess_loss"] < 4.16  # ln 64, even over all
+    (1, True, True)
+    """
+    model, history = train(replace(config, steps=steps, eval_every=steps), seed)
+    data = eval_data(config)
+    vocab = config.vocab_size
+    seen = torch.nn.functional.one_hot(data.tokens, vocab).cummax(dim=1).values[:, :-1][data.targets]  # (N, vocab)
+    with torch.no_grad():
+        probs = model(data.tokens)[0][:, :-1].softmax(-1)[data.targets]  # (N, vocab): each second-copy prediction
+    counts = seen.sum(-1).double()
+    return {
+        "seed": seed,
+        "step": steps,
+        "second_copy_loss": history[-1]["second_copy_loss"],
+        "best_induction": max(history[-1]["induction"][-1]),
+        "seen_share": round(float((probs * seen).sum(-1).mean()), 4),
+        "even_share": round(float(counts.mean()) / vocab, 4),
+        "seen_guess_loss": round(float(counts.log().mean()), 4),
+    }
 
 
 def _best(scores: list[float]) -> int:
