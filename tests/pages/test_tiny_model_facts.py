@@ -99,8 +99,8 @@ def test_the_32_head_row_gets_its_rank_bound_and_a_source():
 
 
 def test_the_plateau_fall_comes_before_any_induction_head_and_favours_seen_tokens(results):
-    """'Those 0.32-0.34 nats come before any induction head ... a guess spread evenly over them would cost 3.21
-    nats ... puts 55% of its probability on tokens already in the row, where an even spread ... would put 39%'."""
+    """'Those 0.32-0.34 nats come before any induction head ... an even guess over the tokens seen so far costs only 3.21
+    nats ... puts 55% of its probability on tokens already in the row, where an even spread would put 39%'."""
     values = page_values(results)
     drops = [r["history"][0]["second_copy_loss"] - plateau_checkpoint(r)["second_copy_loss"] for r in results["seeds"]]
     assert all(0.25 < drop < 0.4 for drop in drops)  # "about 0.3 nats", as the review measured
@@ -113,7 +113,7 @@ def test_the_plateau_fall_comes_before_any_induction_head_and_favours_seen_token
     assert probe["second_copy_loss"] == plateau_checkpoint(results["seeds"][0])["second_copy_loss"]
     assert values["plateau_drop_span"] == "0.32-0.34" and values["probe_seen_share"] == "55%"
     for needed in ("Those {{ tiny.plateau_drop_span }} nats come before any induction head",
-                   "the best induction score is still {{ tiny.plateau_induction_span }}",
-                   "would cost {{ tiny.probe_guess_loss }} nats",
+                   "(the best induction score is still {{ tiny.plateau_induction_span }}), and need none",
+                   "an even guess over the tokens seen so far costs only {{ tiny.probe_guess_loss }} nats",
                    "puts {{ tiny.probe_seen_share }} of its probability on tokens already in the row"):
         assert needed in TEXT, needed

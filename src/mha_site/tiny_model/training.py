@@ -26,7 +26,7 @@ from mha_ref.scores import offset_pattern, score
 from mha_ref.validation import check_int
 
 __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
-           "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "phase_change_step",
+           "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "offset_profiles", "phase_change_step",
            "plateau_probe", "provenance", "run_seed", "train"]
 
 #: An induction score this high in some layer-1 head marks the phase change.
@@ -288,6 +288,20 @@ def plateau_probe(config: TrainConfig, seed: int, steps: int) -> dict:
     }
 
 
+@torch.no_grad()
+def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
+    """``(layers, heads, MAX_OFFSET + 1)``: each head's mean weight on the token ``k`` back, ``k = 0..MAX_OFFSET``.
+
+    >>> _ = torch.manual_seed(0)
+    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
+    >>> tuple(offset_profiles(model, torch.randint(10, (3, 6))).shape)
+    (2, 2, 9)
+    """
+    _, patterns = model(tokens)
+    return torch.stack([torch.stack([score(p, offset_pattern(tokens.shape[1], k)) for k in range(MAX_OFFSET + 1)], -1)
+                        for p in patterns])
+
+
 def _best(scores: list[float]) -> int:
     return max(range(len(scores)), key=lambda i: scores[i])
 
@@ -321,9 +335,7 @@ def run_seed(
     induction_head = _best(final["induction"][-1])
     base, ablated = ablation_losses(model, data.tokens, data.targets)
     stages = greedy_pruning(model, data.tokens, data.targets)
-    _, eval_patterns = model(data.repeated)
-    offsets = torch.stack([score(eval_patterns[0], offset_pattern(data.repeated.shape[1], k))  # (h, MAX_OFFSET + 1)
-                           for k in range(MAX_OFFSET + 1)], dim=-1)  # for layer 0
+    offsets = offset_profiles(model, data.repeated)[0]  # layer 0
     sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
     _, patterns = model(sample)
     return model, {
