@@ -293,8 +293,8 @@ def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
     """``(layers, heads, MAX_OFFSET + 1)``: each head's mean weight on the token ``k`` back, ``k = 0..MAX_OFFSET``.
 
     >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
-    >>> tuple(offset_profiles(model, torch.randint(10, (3, 6))).shape)
+    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=12)
+    >>> tuple(offset_profiles(model, torch.randint(10, (3, 12))).shape)
     (2, 2, 9)
     """
     _, patterns = model(tokens)
