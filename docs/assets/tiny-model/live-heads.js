@@ -432,8 +432,7 @@
         if (added.length < room) { setTimeout(step, still ? 0 : CONTINUE_MS); return; }
         generating = continueButton.disabled = false;
         var words = added.map(function (i) { return symbols[i]; }).join(" ");
-        status.textContent = "Continued with " + added.length + " tokens, each the top prediction after the one " +
-          "before: " + words + ".";
+        status.textContent = "Continued with " + added.length + " tokens, each the model\u2019s top prediction: " + words + ".";
         root.setAttribute("data-live-continued", words);
       })();
     });
