@@ -213,8 +213,8 @@ def test_smollm2_ablation_numbers_are_losses_and_rises(smol, values):
 
 def test_smollm2_controls_and_mean_ablation(smol, values):
     """'73% of the gain from the context ... is gone. The 20 random sets raise it to between A and B nats, median M:
-    most cost little, but the worst takes back 29% of the gain ... their mean ... still 8.72 nats, 60% of the gain
-    gone'. The first set is the chart's control; no set holds an ablated induction head."""
+    most cost little, but the worst takes back 29% of the gain ... their mean ... still 8.72 nats: 60% of the
+    gain is gone'. The first set is the chart's control; no set holds an ablated induction head."""
     ab = smol["ablation"]
     first_mean = sum(smol["loss"]["first_copy"]) / len(smol["loss"]["first_copy"])
     removed = lambda loss: (loss - ab["base"]) / (first_mean - ab["base"])  # noqa: E731
@@ -230,7 +230,7 @@ def test_smollm2_controls_and_mean_ablation(smol, values):
     assert not set(heads) & {tuple(h) for h in ab["heads"]}
     for needed in ("{{ rm.smol_ablate_gain_removed }} of the gain from the context",
                    "median {{ rm.smol_controls_median }}: most cost little, but the worst takes back",
-                   "their mean over every position of every row instead, the loss is still"):
+                   "set to their mean over every position of every row instead of zero, the loss is still"):
         assert needed in " ".join(PAGE.split()), needed
 
 
