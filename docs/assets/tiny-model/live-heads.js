@@ -377,7 +377,7 @@
       root.toggleAttribute("data-live-stale", stale);
       wrap.inert = summary.hidden = prediction.hidden = stale;
       continueButton.disabled = stale || generating;
-      if (stale) showStale(); else if (state.result) render();
+      if (stale) showStale(); // setTokens, the only way back, renders the new sequence
     }
     function showStale() {
       predictionTitle.textContent = "No prediction: the box holds no sequence the model can read. " +
