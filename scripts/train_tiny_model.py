@@ -58,8 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def train_all(seeds: list[int], steps: int) -> tuple[dict, dict]:
     """Run every seed; return the records with the settings that produced them, and the models by seed."""
-    from mha_site.tiny_model.report import PRUNING_TOLERANCE
-    from mha_site.tiny_model.training import PHASE_THRESHOLD, TrainConfig, provenance, run_seed
+    from mha_site.tiny_model.report import PRUNING_TOLERANCE, plateau_checkpoint
+    from mha_site.tiny_model.training import PHASE_THRESHOLD, TrainConfig, plateau_probe, provenance, run_seed
 
     config = TrainConfig(steps=steps)
     models, records = {}, []
@@ -77,6 +77,8 @@ def train_all(seeds: list[int], steps: int) -> tuple[dict, dict]:
         # Another kernel path, thread count or torch version gives other last bits (the page says so).
         "provenance": provenance(),
         "seeds": records,
+        # The first seed again, stopped on its plateau (seconds): what it knows before any induction head.
+        "plateau": plateau_probe(config, seeds[0], plateau_checkpoint(records[0])["step"]),
     }
     return results, models
 

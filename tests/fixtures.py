@@ -6,7 +6,7 @@ import functools
 from dataclasses import asdict
 from typing import Any
 
-from mha_site.tiny_model.training import TrainConfig, run_seed
+from mha_site.tiny_model.training import TrainConfig, plateau_probe, run_seed
 
 
 def example_results(device: str = "cpu") -> dict[str, Any]:
@@ -72,4 +72,5 @@ def tiny_results(phase_threshold: float = 0.1) -> dict:
         "phase_threshold": phase_threshold,
         "pruning_tolerance": 0.1,
         "seeds": [run_seed(config, seed=0, heatmap_half=4)[1]],
+        "plateau": plateau_probe(config, seed=0, steps=1),
     }

@@ -236,7 +236,7 @@ def test_keyboard_alone_operates_the_widget(shared_page) -> None:
     assert widget_state(page)["query"] == 7
     assert page.locator('[data-live-heads] button[data-position="7"]').get_attribute("data-token") == "bo"
 
-    for _ in range(5):  # the three examples and "All heads on", then the query token
+    for _ in range(6):  # the three examples, "All heads on" and "Continue", then the query token
         page.keyboard.press("Tab")
     focused = page.evaluate("() => document.activeElement.dataset.position")
     assert focused == "7", "Tab should land on the query token"
@@ -443,3 +443,126 @@ def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(shared_page) 
     box.fill("ba bo")
     assert box.get_attribute("aria-invalid") is None
     assert page.console_errors == []
+
+
+def _expected_role(layer: int, head: int) -> str:
+    """The label the page promises: the measured pattern with the largest share, induction or k back."""
+    names = {0: "itself", 1: "previous token", 2: "two back"}
+    patterns = [("induction", MANIFEST["scores"]["induction"][layer][head])]
+    patterns += [(names.get(k, f"{k} back"), share) for k, share in enumerate(MANIFEST["offsets"][layer][head])]
+    name, share = max(patterns, key=lambda p: p[1])  # the first of equals, as the widget's strict ">"
+    return f"{name} {share:.2f}" if share >= 0.3 else f"spread out (best {share:.2f})"
+
+
+def test_each_head_is_labelled_by_what_it_measurably_does(shared_page) -> None:
+    """The review's L0H0 read "prev. score 0.02" while it looks two back: labels name the best measured pattern."""
+    page = open_widget(shared_page)
+    roles = page.locator(".live-heads__role").all_inner_texts()
+    assert roles == [_expected_role(layer, head) for layer in range(2) for head in range(4)]
+    assert roles[0] == "two back 0.83" and roles[int(PREVIOUS[-1])].startswith("previous token")
+    assert all(roles[4 + int(name[-1])].startswith("induction") for name in INDUCTION)
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("text", ["hello world", "", " ".join(["ba"] * 96)])
+def test_text_that_is_no_sequence_dims_the_bars_and_clears_the_predictions(shared_page, text: str) -> None:
+    page = open_widget(shared_page)
+    box, root = page.locator("[data-live-input]"), page.locator("[data-live-heads]")
+    box.fill(text)
+    assert box.get_attribute("aria-invalid") == "true"
+    assert root.get_attribute("data-live-stale") == ""
+    assert float(page.locator(".live-heads__wrap").evaluate("w => getComputedStyle(w).opacity")) < 0.5
+    assert page.locator(".live-heads__wrap").evaluate("w => w.inert"), "stale bars and switches stay reachable"
+    assert page.locator("[data-live-prediction]").is_hidden() and page.locator(".live-heads__summary").is_hidden()
+    assert page.locator(".live-heads__prediction-title").inner_text().startswith("No prediction")
+    assert page.locator("button[data-live-continue]").is_disabled()
+    snapshot = page.locator("[data-live-heads]").aria_snapshot()
+    assert "most weight on position" not in snapshot and "%" not in snapshot.split("No prediction")[-1]
+    box.fill("ba be bi")
+    assert root.get_attribute("data-live-stale") is None and page.locator("[data-live-prediction]").is_visible()
+    assert not page.locator(".live-heads__wrap").evaluate("w => w.inert") and widget_state(page)["query"] == 2
+    assert page.locator("button[data-live-continue]").is_enabled()
+    assert page.console_errors == []
+
+
+def test_watch_induction_fits_at_1280_and_scrolls_by_touch_at_375(shared_page, new_page) -> None:
+    """"Segment written twice" needed sideways scrolling at 1280 px (36 tokens, 1,096 px in a 654 px column)."""
+    page = open_widget(shared_page)
+    sizes = page.evaluate("""() => { const w = document.querySelector('.live-heads__wrap');
+      const cell = document.querySelector('.live-heads__token').getBoundingClientRect().width;
+      return {client: w.clientWidth, scroll: w.scrollWidth, cell}; }""")
+    for _ in range(8):  # examples of every length
+        page.locator('button[data-live-example="repeat"]').click()
+        fit = page.evaluate("""() => { const w = document.querySelector('.live-heads__wrap');
+          const cells = [...document.querySelectorAll('.live-heads__token')];
+          return {client: w.clientWidth, scroll: w.scrollWidth, n: cells.length, cell: cells[0].getBoundingClientRect().width,
+                  last: cells[cells.length - 1].getBoundingClientRect().right, right: w.getBoundingClientRect().right}; }""")
+        assert fit["scroll"] <= fit["client"] + 1 and fit["last"] <= fit["right"] + 1, fit
+        assert fit["cell"] >= 18, fit  # 0.9rem: two letters and a two-digit position stay legible
+    assert sizes["client"] >= 600, sizes  # the desktop column, not a phone's
+    phone = open_widget(new_page, width=375, height=800, touch=True)
+    phone.locator('button[data-live-example="repeat"]').tap()
+    cell = phone.locator(".live-heads__token").first.bounding_box()["width"]
+    assert cell >= 22, cell  # a finger's cell, as before: the rows scroll instead
+    n = phone.locator(".live-heads__token").count()
+    target = phone.locator(f'.live-heads__token[data-position="{n // 2}"]')
+    target.scroll_into_view_if_needed()
+    target.tap()
+    assert widget_state(phone)["query"] == n // 2
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert page.console_errors == [] and phone.console_errors == []
+
+
+def _greedy(tokens: list[int], steps: int) -> list[int]:
+    """The shipped weights' greedy continuation by mha_ref's own forward pass (float64, every head on)."""
+    import torch
+
+    from mha_site.tiny_model import export
+    from mha_site.tiny_model.report import load_results
+
+    config = export._config(load_results(ROOT / ASSETS / "results.json"))
+    blob = (ROOT / ASSETS / "weights.bin").read_bytes()
+    model = export.load_model(export.decode_weights(blob, MANIFEST["tensors"]), config)
+    tokens = list(tokens)
+    with torch.no_grad():
+        for _ in range(steps):
+            logits, _ = model(torch.tensor([tokens]))
+            tokens.append(int(logits[0, -1].argmax()))
+    return tokens
+
+
+@pytest.mark.parametrize("motion", ["reduce", "no-preference"])
+def test_continue_copies_the_rest_of_the_segment(new_page, motion: str) -> None:
+    """'After a segment written twice, or a copy begun, it writes the segment out again'. The widget's greedy
+    tokens are also the Python model's, step for step."""
+    rng = random.Random(3)
+    segment = rng.sample(range(len(SYMBOLS)), 14)  # no token twice
+    start = [rng.randrange(len(SYMBOLS)) for _ in range(3)] + segment + segment[:2]
+    page = open_widget(new_page)
+    page.emulate_media(reduced_motion=motion)
+    page.locator("[data-live-input]").fill(" ".join(SYMBOLS[t] for t in start))
+    button = page.locator("button[data-live-continue]")
+    button.focus()
+    page.keyboard.press("Enter")  # a button: the keyboard works it
+    if motion == "no-preference":  # one token at a time: the sequence is seen growing
+        page.wait_for_function(f"() => document.querySelectorAll('.live-heads__token').length === {len(start) + 3}")
+        assert button.is_disabled() and page.locator("[data-live-heads]").get_attribute("data-live-continued") is None
+    page.wait_for_selector("[data-live-continued]", timeout=10_000)
+    ids = [SYMBOLS.index(w) for w in page.locator("[data-live-input]").input_value().split()]
+    assert ids == _greedy(start, 10), "the widget's continuation is not the Python model's"
+    assert ids[len(start):] == segment[2:12]  # induction copies the segment on
+    added = " ".join(SYMBOLS[t] for t in segment[2:12])
+    assert page.locator(".live-heads__status").inner_text().endswith(added + ".")
+    assert widget_state(page)["query"] == len(ids) - 1 and button.is_enabled()
+    assert page.off_origin == [] and page.console_errors == []
+
+
+def test_a_token_twice_in_the_segment_can_send_the_copy_astray() -> None:
+    """The page's proviso, by the Python model the widget agrees with: the copy holds until it writes a token
+    that also occurs elsewhere in the row, then follows the other occurrence."""
+    rng = random.Random(3)
+    segment = [rng.randrange(len(SYMBOLS)) for _ in range(14)]
+    start = [rng.randrange(len(SYMBOLS)) for _ in range(3)] + segment + segment[:2]
+    written = _greedy(start, 10)[len(start):]
+    wrong = next(i for i, (a, b) in enumerate(zip(written, segment[2:12])) if a != b)
+    assert wrong > 0 and start.count(written[wrong - 1]) > 1  # the token before the slip occurs twice before

@@ -45,7 +45,7 @@ MISCONCEPTIONS = {
                     ("quiz-rh-loss", "b", "a confident wrong guess costs more than an even one"),
                     ("quiz-rh-prune", "6", "keeps only what the circuit needs")],
     "real-models/": [("quiz-rm-start", "b", "Under the causal mask the start token attends only to itself"),
-                     ("quiz-rm-control", "a", "The control is a single draw")],
+                     ("quiz-rm-control", "a", "The median is a typical draw, not every draw")],
     "benchmark/": [("quiz-bench-loop", "d", "gets the overhead backwards"),
                    ("quiz-bench-fastest", "a", "It saves memory, not time"),
                    ("quiz-bench-memory", "c", "Every cell of the CPU run is float32")],

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from functools import cache
 
 import pytest
@@ -409,7 +410,8 @@ def test_single_head_ablation_quiz_key_is_the_committed_loss():
 
 def test_ablation_control_reading():
     ablation = smol()["ablation"]
-    assert ablation["control"] < ablation["together"] and ablation["base"] < ablation["control"]
+    assert max(ablation["controls"]) < ablation["together"]  # B: more than any of the random sets
+    assert max(ablation["controls"]) > 2 * statistics.median(ablation["controls"])  # A: the worst is far from typical
     assert max(ablation["single"]) < ablation["together"] / 2  # option D: no single head undoes the copying
     assert len(ablation["control_heads"]) == len(ablation["heads"])
     assert right_label("quiz-rm-control").startswith("That these")

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from mha_site.tiny_model.report import SHARP_SHARE, first_copy_focus, page_values
+from mha_site.tiny_model.report import SHARP_SHARE, first_copy_focus, page_values, plateau_checkpoint
 from sitekit import DOCS
 
 PAGE = (DOCS / "tiny-model.md").read_text(encoding="utf-8")
@@ -96,3 +96,24 @@ def test_the_32_head_row_gets_its_rank_bound_and_a_source():
     assert d_model // heads == d_k == rank
     assert "A likely reason, not tested in the paper" in TEXT
     assert "Bhojanapalli" in TEXT[TEXT.index("## Sources"):]
+
+
+def test_the_plateau_fall_comes_before_any_induction_head_and_favours_seen_tokens(results):
+    """'Those 0.32-0.34 nats come before any induction head ... an even guess over the tokens seen so far costs only 3.21
+    nats ... puts 55% of its probability on tokens already in the row, where an even spread would put 39%'."""
+    values = page_values(results)
+    drops = [r["history"][0]["second_copy_loss"] - plateau_checkpoint(r)["second_copy_loss"] for r in results["seeds"]]
+    assert all(0.25 < drop < 0.4 for drop in drops)  # "about 0.3 nats", as the review measured
+    assert all(max(plateau_checkpoint(r)["induction"][-1]) < 0.1 for r in results["seeds"])  # no induction head yet
+    probe = results["plateau"]
+    assert probe["seen_share"] > probe["even_share"]  # the model favours tokens it has seen
+    # the even guess over seen tokens beats the plateau: favouring them is worth at least the fall measured
+    assert probe["seen_guess_loss"] < probe["second_copy_loss"] < results["seeds"][0]["history"][0]["second_copy_loss"]
+    assert probe["step"] == plateau_checkpoint(results["seeds"][0])["step"]
+    assert probe["second_copy_loss"] == plateau_checkpoint(results["seeds"][0])["second_copy_loss"]
+    assert values["plateau_drop_span"] == "0.32-0.34" and values["probe_seen_share"] == "55%"
+    for needed in ("Those {{ tiny.plateau_drop_span }} nats come before any induction head",
+                   "(the best induction score is still {{ tiny.plateau_induction_span }}), and need none",
+                   "an even guess over the tokens seen so far costs only {{ tiny.probe_guess_loss }} nats",
+                   "puts {{ tiny.probe_seen_share }} of its probability on tokens already in the row"):
+        assert needed in TEXT, needed

@@ -22,7 +22,9 @@ from mha_ref.induction import (
     second_copy_targets,
 )
 from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, score
-from mha_site.tiny_model.training import TrainConfig, ablation_losses, greedy_pruning, phase_change_step, train
+from mha_site.tiny_model.training import (
+    TrainConfig, ablation_losses, greedy_pruning, phase_change_step, plateau_probe, train,
+)
 from mha_site.tiny_model.report import heads_removable, page_values, seed_summary
 
 from sitekit import ROOT, load_file_module
@@ -331,6 +333,17 @@ def test_committed_results_tell_the_story_the_page_tells():
         assert rises == sorted(rises) and all(r > 0 for r in rises)
         assert losses[-3] < guessing - 1 < guessing < losses[-2]
         assert abs(losses[-1] - losses[-2]) < 0.2
+
+
+def test_committed_plateau_probe_is_what_training_seed_0_to_its_plateau_gives():
+    """results.json's "plateau" retrained (seconds): the data's numbers exactly, the model's within a kernel path's drift."""
+    results = json.loads((ASSETS / "results.json").read_text(encoding="utf-8"))
+    probe = results["plateau"]
+    fresh = plateau_probe(TrainConfig(**results["config"]), probe["seed"], probe["step"])
+    assert {k: fresh[k] for k in ("seed", "step", "even_share", "seen_guess_loss")} == {
+        k: probe[k] for k in ("seed", "step", "even_share", "seen_guess_loss")}
+    for key in ("second_copy_loss", "best_induction", "seen_share"):
+        assert fresh[key] == pytest.approx(probe[key], abs=0.02), key
 
 
 @pytest.fixture(scope="module")

@@ -234,10 +234,11 @@ def test_train_tiny_model_default_steps_are_the_configs():
     [
         ("", " is not valid JSON: Expecting value (line 1, column 1)"),
         ("{'seeds': []}", " is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
-        ("{}", ": missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']"),
-        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []}',
+        ("{}", ": missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau', 'seeds']"),
+        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "plateau": {}, "seeds": []}',
          ": 'seeds' must be a non-empty list of run_seed records, got []"),
-        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": [{"seed": 0}]}',
+        ('{"config": {"vocab_size": 64}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "plateau": {}, '
+         '"seeds": [{"seed": 0}]}',
          ": seeds[0] is missing key(s) ['history', 'phase_change_step'"),
         ("[1, 2]", ": results must be a JSON object, got list"),
     ],
@@ -383,9 +384,12 @@ def test_train_tiny_model_records_what_decides_the_last_bits(monkeypatch):
     version; results.json records all three for the run that wrote it."""
     import torch
 
+    import mha_site.tiny_model.report
     import mha_site.tiny_model.training
 
     monkeypatch.setattr(mha_site.tiny_model.training, "run_seed", lambda config, seed, progress: (None, {"seed": seed}))
+    monkeypatch.setattr(mha_site.tiny_model.training, "plateau_probe", lambda config, seed, steps: {"seed": seed})
+    monkeypatch.setattr(mha_site.tiny_model.report, "plateau_checkpoint", lambda record: {"step": 1})
     results, models = _script("train_tiny_model.py").train_all([0], 1)
     assert models == {0: None}
     assert results["provenance"] == {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,

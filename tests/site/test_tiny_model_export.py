@@ -162,7 +162,7 @@ def _without_scores(text: str) -> str:
 @pytest.mark.parametrize(("name", "damage", "problem"), [
     ("model.json", lambda text: text[:500], r"not valid JSON \(truncated or malformed: Expecting .*\)"),
     ("model.json", lambda text: "{}",
-     "lacks format, bytes, sha256, tensors, symbols, figure_tokens, previous_token_head, scores"),
+     "lacks format, bytes, sha256, tensors, symbols, figure_tokens, previous_token_head, scores, offsets"),
     ("model.json", _without_scores, "lacks scores"),
     ("model.json", lambda text: "[]", "expected a JSON object, got list"),
     ("model.json", lambda text: json.dumps({**json.loads(text), "scores": {"induction": []}}),

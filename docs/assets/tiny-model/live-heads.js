@@ -19,6 +19,7 @@
   if (ns.initAll) return;
 
   var TOP_PREDICTIONS = 5;
+  var CONTINUE_STEPS = 10, CONTINUE_MS = 250; // "Continue": this many greedy tokens, one every CONTINUE_MS
   var loadModel = ns.loadModel, forward = ns.forward, softmaxRow = ns.softmaxRow, parseTokens = ns.parseTokens;
 
   /* An element with attributes and content: a text, a node or a list of nodes. */
@@ -44,7 +45,8 @@
 
   var EXAMPLES = [
     { key: "repeat", label: "Segment written twice", make: function (model) {
-      var length = 10 + randomInt(9), prefix = 2 + randomInt(5), V = model.config.vocab_size;
+      // At most 28 tokens: they fit beside the labels at 1280 px (fitCells), the query's earlier twin in view.
+      var length = 8 + randomInt(5), prefix = 2 + randomInt(3), V = model.config.vocab_size;
       var head = [], segment = [];
       for (var i = 0; i < prefix; i++) head.push(randomInt(V));
       for (i = 0; i < length; i++) segment.push(randomInt(V));
@@ -58,18 +60,22 @@
     } },
   ];
 
+  /* A head's label: the pattern, among induction and looking k tokens back (k = 0 to 8), that takes the largest
+     share of its weight on the [x, x] rows of the manifest's scores; under 0.3 (the phase-change threshold) no
+     pattern is clear. */
+  var CLEAR_PATTERN = 0.3, OFFSET_NAMES = ["itself", "previous token", "two back"];
   function headRole(manifest, layer, head) {
-    var prev = manifest.previous_token_head, scores = manifest.scores;
-    var induction = manifest.induction_heads.some(function (h) { return h[0] === layer && h[1] === head; });
-    if (layer === prev[0] && head === prev[1]) return "previous token " + scores.previous_token[layer][head].toFixed(2);
-    if (induction) return "induction " + scores.induction[layer][head].toFixed(2);
-    if (layer === 0) return "prev. score " + scores.previous_token[layer][head].toFixed(2);
-    return "ind. score " + scores.induction[layer][head].toFixed(2);
+    var best = { name: "induction", score: manifest.scores.induction[layer][head] };
+    manifest.offsets[layer][head].forEach(function (score, k) {
+      if (score > best.score) best = { name: OFFSET_NAMES[k] || k + " back", score: score };
+    });
+    var score = best.score.toFixed(2);
+    return best.score >= CLEAR_PATTERN ? best.name + " " + score : "spread out (best " + score + ")";
   }
 
   function build(root, model) {
     var c = model.config, symbols = model.symbols;
-    var state = { ids: [], query: 0, followEnd: true, keep: [], result: null, cache: null };
+    var state = { ids: [], query: 0, followEnd: true, keep: [], result: null, cache: null, stale: false };
     for (var l = 0; l < c.num_layers; l++) state.keep.push(new Array(c.num_heads).fill(1));
     var app = root.querySelector(".live-heads__app");
     var input = app.querySelector("[data-live-input]");
@@ -138,6 +144,20 @@
         colours = { strong: fg(""), bar: fg("--light"), line: fg("--lighter") };
       }
       return colours;
+    }
+
+    /* Cells as wide as lets the whole sequence fit beside the labels, between the stylesheet's --lh-cell-min and
+       --lh-cell (both in rem; equal on touch screens, where a token must stay wide enough for a finger). */
+    function fitCells() {
+      var style = getComputedStyle(root), rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+      var most = parseFloat(style.getPropertyValue("--lh-cell")) * rem;
+      var least = parseFloat(style.getPropertyValue("--lh-cell-min")) * rem;
+      var strip = wrap.clientWidth - grid.querySelector(".live-heads__label").offsetWidth;
+      var cell = Math.max(least, Math.min(most, Math.floor(strip / Math.max(1, state.ids.length)))) + "px";
+      if (root.style.getPropertyValue("--lh-cell-fit") !== cell) {
+        root.style.setProperty("--lh-cell-fit", cell);
+        metrics = null;
+      }
     }
 
     /* Scroll the rows sideways, if needed, so the query's column shows beside the labels (before the next frame).
@@ -235,6 +255,7 @@
         return;
       }
       metrics = colours = null;
+      fitCells();
       if (state.result) { render(); revealQuery(); }
     }
 
@@ -260,6 +281,7 @@
 
     function setTokens(ids) {
       state.ids = ids;
+      if (state.stale) setStale(false);
       if (state.followEnd || state.query >= ids.length) state.query = ids.length - 1;
       while (tokenRow.children.length > ids.length) tokenRow.removeChild(tokenRow.lastChild);
       while (tokenRow.children.length < ids.length) {
@@ -274,6 +296,7 @@
         button.firstChild.textContent = symbols[id];
         button.setAttribute("data-token", symbols[id]);
       });
+      fitCells();
       update();
       revealQuery();
     }
@@ -343,6 +366,22 @@
         quoted(symbols[best]) + " (" + percent(probs[best]) + ")" + (actual === null ? "." : best === actual ? ", right." : ", wrong.");
       root.setAttribute("data-live-query", String(query));
       markOffscreen();
+      if (state.stale) showStale();
+    }
+
+    /* After text that is no sequence of tokens, the last sequence's bars and predictions would pass for an
+       answer to it: the bars are dimmed and, like the switches on their rows, out of reach (inert also hides
+       them from screen readers); the head summary and predictions are cleared until the box holds tokens. */
+    function setStale(stale) {
+      state.stale = stale;
+      root.toggleAttribute("data-live-stale", stale);
+      wrap.inert = summary.hidden = prediction.hidden = stale;
+      continueButton.disabled = stale || generating;
+      if (stale) showStale(); // setTokens, the only way back, renders the new sequence
+    }
+    function showStale() {
+      predictionTitle.textContent = "No prediction: the box holds no sequence the model can read. " +
+        "The dimmed bars are the last sequence\u2019s.";
     }
 
     input.addEventListener("input", function () {
@@ -350,6 +389,7 @@
       if (parsed.error) {
         input.setAttribute("aria-invalid", "true");
         status.textContent = parsed.error;
+        setStale(true);
         return;
       }
       input.removeAttribute("aria-invalid");
@@ -367,6 +407,34 @@
         state.followEnd = true;
         setTokens(ids);
       });
+    });
+    /* Greedy continuation: append the top prediction after the last token, one token at a time (at once
+       when the reader asks for reduced motion), so a repeated segment is copied on as induction predicts. */
+    var continueButton = app.querySelector("button[data-live-continue]"), generating = false;
+    continueButton.addEventListener("click", function () {
+      var room = Math.min(CONTINUE_STEPS, c.context - state.ids.length), added = [];
+      if (room < 1) {
+        status.textContent = "The model reads at most " + c.context + " tokens: there is no room to continue.";
+        return;
+      }
+      var still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      generating = continueButton.disabled = true;
+      root.removeAttribute("data-live-continued");
+      (function step() {
+        if (state.stale) { generating = false; return; } // the reader typed something unreadable: stop
+        var V = c.vocab_size, row = (state.ids.length - 1) * V, next = 0;
+        for (var id = 1; id < V; id++) if (state.result.logits[row + id] > state.result.logits[row + next]) next = id;
+        added.push(next);
+        var ids = state.ids.concat([next]);
+        typeIn(ids);
+        state.followEnd = true;
+        setTokens(ids);
+        if (added.length < room) { setTimeout(step, still ? 0 : CONTINUE_MS); return; }
+        generating = continueButton.disabled = false;
+        var words = added.map(function (i) { return symbols[i]; }).join(" ");
+        status.textContent = "Continued with " + added.length + " tokens, each the model\u2019s top prediction: " + words + ".";
+        root.setAttribute("data-live-continued", words);
+      })();
     });
     app.querySelector("button[data-live-reset]").addEventListener("click", function () {
       state.keep.forEach(function (row) { row.fill(1); });
@@ -397,7 +465,8 @@
         el("input", { id: id, type: "text", "data-live-input": "", spellcheck: "false", autocomplete: "off",
           autocapitalize: "off", "aria-describedby": id + "-status" })]),
       el("div", { class: "live-heads__examples", role: "group", "aria-label": "Examples" },
-        buttons.concat(el("button", { type: "button", "data-live-reset": "", disabled: "" }, "All heads on"))),
+        buttons.concat(el("button", { type: "button", "data-live-reset": "", disabled: "" }, "All heads on"),
+          el("button", { type: "button", "data-live-continue": "", disabled: "" }, "Continue \u00d710"))),
       el("p", { class: "live-heads__status", id: id + "-status", role: "status", "aria-live": "polite" },
         "The model loads when this section comes into view."),
       el("div", { class: "live-heads__wrap" }, el("div", { class: "live-heads__grid" },

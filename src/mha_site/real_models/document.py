@@ -25,6 +25,8 @@ from mha_site.real_models.specs import SEED, SPECS, ModelSpec, weights_file
 __all__ = ["copy_losses", "encode_weights", "heads_document", "recompute"]
 
 DIGITS = 4
+#: Random sets of other heads switched off together, as a control for the top induction heads.
+CONTROL_DRAWS = 20
 
 
 def _rounded(value: Any) -> Any:
@@ -41,10 +43,12 @@ def _sig(x: float) -> float:
 
 
 @torch.no_grad()
-def _run(spec: ModelSpec, model, tokens: Tensor,
-         zeroed: Sequence[tuple[int, int]] = ()) -> tuple[Tensor, list[dict[str, Tensor]]]:
-    """The logits (or hidden states) of ``tokens``, the ``zeroed`` (layer, head)s' outputs set to 0 before W^O,
-    and per layer transformers' ``input`` x, ``weights`` (B, h, T, T) and ``output`` (after W^O), by hooks."""
+def _run(spec: ModelSpec, model, tokens: Tensor, zeroed: Sequence[tuple[int, int]] = (),
+         means: dict[int, Tensor] | None = None) -> tuple[Tensor, list[dict[str, Tensor]]]:
+    """The logits (or hidden states) of ``tokens``, the ``zeroed`` (layer, head)s' outputs set to 0 before W^O
+    (or, for a layer in ``means``, to that head's slice of the layer's (d,) mean ``heads`` below), and per layer
+    transformers' ``input`` x, ``weights`` (B, h, T, T), ``heads`` (the heads' outputs, before W^O) and
+    ``output`` (after W^O), by hooks."""
     config, layers = model.config, spec.layers(model)
     d_k = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     records: list[dict[str, Tensor]] = [{} for _ in layers]
@@ -54,17 +58,17 @@ def _run(spec: ModelSpec, model, tokens: Tensor,
         record["weights"] = output[1].detach()
 
     def outputs(record, module, args, output):
-        record["output"] = output.detach()
+        record["heads"], record["output"] = args[0].detach(), output.detach()
 
-    def zero(head, module, args):
-        x = args[0].clone()
-        x[..., head * d_k:(head + 1) * d_k] = 0
+    def zero(layer, head, module, args):
+        x, cut = args[0].clone(), slice(head * d_k, (head + 1) * d_k)
+        x[..., cut] = means[layer][cut] if means and layer in means else 0
         return (x,)
 
     handles = [h for layer, record in zip(layers, records) for h in (
         spec.attention(layer).register_forward_hook(partial(inputs, record), with_kwargs=True),
         spec.merge(layer).register_forward_hook(partial(outputs, record)))]
-    handles += [spec.merge(layers[layer]).register_forward_pre_hook(partial(zero, head)) for layer, head in zeroed]
+    handles += [spec.merge(layers[layer]).register_forward_pre_hook(partial(zero, layer, head)) for layer, head in zeroed]
     try:
         return model(tokens, output_attentions=True)[0], records
     finally:
@@ -193,20 +197,27 @@ def copy_losses(logits: Tensor, tokens: Tensor, half: int) -> tuple[Tensor, Tens
 
 def _loss_experiment(spec: ModelSpec, model, tokens: Tensor, half: int, prefix_matching: list[list[float]]) -> dict:
     """``loss`` on each copy of [bos] + r + r, and the ``ablation``: the second copy's loss with each of the
-    top :attr:`ModelSpec.ablate` prefix-matching heads switched off, all of them, and as many random other heads.
+    top :attr:`ModelSpec.ablate` prefix-matching heads switched off, all of them, all of them set to their mean
+    output (over every position of every row) instead of 0, and :data:`CONTROL_DRAWS` random sets of as many
+    other heads (the first is ``control``).
     """
-    def second_copy(heads: list[tuple[int, int]]) -> float:
-        return float(copy_losses(_run(spec, model, tokens, heads)[0], tokens, half)[1][1:].mean())
+    def second_copy(heads: list[tuple[int, int]], means: dict | None = None) -> float:
+        return float(copy_losses(_run(spec, model, tokens, heads, means)[0], tokens, half)[1][1:].mean())
 
     top = [(layer, head) for layer, head, _ in top_heads(prefix_matching, spec.ablate)]
     pool = [(l, h) for l in range(len(spec.layers(model))) for h in range(model.config.num_attention_heads)
             if (l, h) not in top]
-    pick = torch.randperm(len(pool), generator=torch.Generator().manual_seed(SEED))[:len(top)].tolist()
-    control = sorted(pool[i] for i in pick)
-    first, second = copy_losses(_run(spec, model, tokens)[0], tokens, half)
+    generator = torch.Generator().manual_seed(SEED)
+    draws = [sorted(pool[i] for i in torch.randperm(len(pool), generator=generator)[:len(top)].tolist())
+             for _ in range(CONTROL_DRAWS)]
+    logits, records = _run(spec, model, tokens)
+    first, second = copy_losses(logits, tokens, half)
+    means = {layer: records[layer]["heads"].mean((0, 1)) for layer, _ in top}  # (d,): over rows and positions
+    controls = [second_copy(draw) for draw in draws]
     ablation = {"heads": [list(h) for h in top], "base": second_copy([]),
                 "single": [second_copy([h]) for h in top], "together": second_copy(top),
-                "control_heads": [list(h) for h in control], "control": second_copy(control),
+                "together_mean": second_copy(top, means),
+                "control_heads": [list(h) for h in draws[0]], "control": controls[0], "controls": controls,
                 "measure": "mean loss on the second copy's tokens 2..half (nats)"}
     return _rounded({"loss": {"first_copy": first.tolist(), "second_copy": second.tolist()}, "ablation": ablation})
 

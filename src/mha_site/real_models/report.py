@@ -9,6 +9,7 @@ The page writes the placeholder ``rm.NAME`` in double curly braces and the MkDoc
 from __future__ import annotations
 
 import re
+import statistics
 from typing import Any
 
 from mha_site.bench.tables import sci
@@ -75,6 +76,10 @@ def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
 def _smol_values(doc: dict) -> dict[str, str]:
     inputs, ab, half = doc["inputs"], doc["ablation"], doc["inputs"]["half"]
     first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
+
+    def gain_removed(loss: float) -> str:
+        """The share of the context's gain (first copy's mean loss over the second's) that ``loss`` takes back."""
+        return f"{(loss - ab['base']) / (sum(first) / len(first) - ab['base']):.0%}"
     view_tokens = len(doc["views"]["model_view"]["tokens"])  # [bos] + r + r
     per_layer, matching = doc["reproduction"]["per_layer"]["output"], doc["scores"]["prefix_matching"]
     copier = top_heads(doc["scores"]["copying"], 1)[0]
@@ -104,6 +109,13 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "ablate_rise_max": f"{max(ab['single']) - ab['base']:.2f}",
         "ablate_together": f"{ab['together']:.2f}",
         "ablate_control": f"{ab['control']:.2f}",
+        "ablate_gain_removed": gain_removed(ab["together"]),
+        "ablate_together_mean": f"{ab['together_mean']:.2f}",
+        "ablate_mean_gain_removed": gain_removed(ab["together_mean"]),
+        "controls": str(len(ab["controls"])),
+        **{f"controls_{name}": f"{value:.2f}" for name, value in
+           (("min", min(ab["controls"])), ("median", statistics.median(ab["controls"])), ("max", max(ab["controls"])))},
+        "controls_gain_removed_max": gain_removed(max(ab["controls"])),
         "control_heads": ", ".join(head_name(*h) for h in ab["control_heads"]),
         "model_view_tokens": str(view_tokens),
         "view_half": str((view_tokens - 1) // 2),

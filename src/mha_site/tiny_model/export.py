@@ -26,7 +26,9 @@ from mha_ref.induction import AttentionOnlyTransformer
 from mha_site.files import json_bytes
 from mha_site.tiny_model import ASSETS, RESULTS
 from mha_site.tiny_model.report import load_results
-from mha_site.tiny_model.training import PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, train
+from mha_site.tiny_model.training import (
+    PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, offset_profiles, train,
+)
 
 __all__ = ["EXPORT_COMMAND", "MAX_GZIP_BYTES", "SCORE_TOLERANCE", "SEED", "VECTORS", "VECTOR_TOLERANCE",
            "build_files", "check_files", "compare_vectors", "decode_weights", "encode_weights", "files_for_model",
@@ -305,6 +307,7 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
         "induction_heads": [[config.num_layers - 1, h] for h in induction_heads],
         "scores": {kind: [[round(s, 4) for s in layer] for layer in summary[kind]]
                    for kind in ("previous_token", "induction")},
+        "offsets": _offsets(shipped, config),
     }
     document = {"tolerance": VECTOR_TOLERANCE, "weights_sha256": manifest["sha256"], "cases": vectors}
     return {
@@ -312,6 +315,12 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
         root / ASSETS / MANIFEST_NAME: json_bytes(manifest),
         root / VECTORS: _compact_json(document),
     }
+
+
+def _offsets(model: AttentionOnlyTransformer, config: TrainConfig) -> list:
+    """``[layer][head][k]``: mean weight ``k`` tokens back on the [x, x] rows (the widget labels heads by it)."""
+    return [[[round(float(w), 4) for w in head] for head in layer]
+            for layer in offset_profiles(model, eval_data(config).repeated)]
 
 
 def _compact_json(data: dict) -> bytes:
@@ -340,7 +349,8 @@ def gzip_size(data: bytes) -> int:
 
 
 #: What :func:`check_files` reads of the manifest (the page's script reads these and the tensors).
-MANIFEST_KEYS = ("format", "bytes", "sha256", "tensors", "symbols", "figure_tokens", "previous_token_head", "scores")
+MANIFEST_KEYS = ("format", "bytes", "sha256", "tensors", "symbols", "figure_tokens", "previous_token_head", "scores",
+                 "offsets")
 
 
 def _json_object(path: Path, keys: tuple[str, ...]) -> dict:
@@ -431,6 +441,8 @@ def check_files(root: Path) -> list[str]:
     for kind in ("previous_token", "induction"):
         if not _close(manifest["scores"][kind], summary[kind], 1e-4):
             problems.append(f"{paths[MANIFEST_NAME]}: {kind} scores differ from the weights' own (beyond 1e-4)")
+    if not _close(manifest["offsets"], _offsets(model, config), 1e-4):
+        problems.append(f"{paths[MANIFEST_NAME]}: offsets differ from the weights' own (beyond 1e-4)")
     if manifest.get("previous_token_head") != [0, _roles(summary)[0]]:
         problems.append(f"{paths[MANIFEST_NAME]}: previous_token_head is not the best layer-0 previous-token head")
     cases = [{k: c[k] for k in ("name", "tokens", "head_mask")} for c in document["cases"]]

@@ -14,7 +14,7 @@ from mha_site.files import load_json
 
 __all__ = [
     "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "check_results", "first_copy_focus", "head_label",
-    "heads_removable", "load_results", "page_values", "seed_summary",
+    "heads_removable", "load_results", "page_values", "plateau_checkpoint", "seed_summary",
 ]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
@@ -26,7 +26,7 @@ SHARP_SHARE = 0.95
 
 
 #: What the page and figures read from results.json: top-level keys, and the keys of every seed record.
-_TOP_KEYS = ("config", "phase_threshold", "pruning_tolerance", "seeds")
+_TOP_KEYS = ("config", "phase_threshold", "pruning_tolerance", "plateau", "seeds")
 _SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "induction_head", "ablation",
               "pruning", "heatmaps")
 
@@ -34,14 +34,14 @@ _SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "in
 def check_results(results: object) -> list[dict]:
     """The seed records of a results document, after checking it has what the figures read.
 
-    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "seeds": []})
+    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "plateau": {}, "seeds": []})
     Traceback (most recent call last):
     ...
     ValueError: 'seeds' must be a non-empty list of run_seed records, got []
     >>> check_results({"seeds": [{}]})
     Traceback (most recent call last):
     ...
-    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance']
+    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau']
     """
     if not isinstance(results, dict):
         raise ValueError(f"results must be a JSON object, got {type(results).__name__}")
@@ -73,7 +73,7 @@ def load_results(path: Path | str) -> dict:
     >>> load_results(empty)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'seeds']
+    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau', 'seeds']
     """
     results = load_json(Path(path))
     try:
@@ -202,6 +202,7 @@ def page_values(results: dict) -> dict[str, str]:
     last_two = [s["pruning_losses"][-3] for s in summaries]  # loss with only the last two heads left
     heatmaps = results["seeds"][0]["heatmaps"]
     focus = first_copy_focus(heatmaps["induction"])
+    probe = results["plateau"]
     return {
         "seeds": str(len(summaries)),
         **{key: str(config[key]) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
@@ -222,8 +223,15 @@ def page_values(results: dict) -> dict[str, str]:
         "first_copy_sharp": str(focus["sharp"]),
         "first_copy_share": f"{SHARP_SHARE:.0%}",
         "idle_tolerance": f"{IDLE_TOLERANCE:g}",
-        "plateau_step_span": _span([_plateau(r)["step"] for r in results["seeds"]]),
-        "plateau_loss_span": _span([_plateau(r)["second_copy_loss"] for r in results["seeds"]], 2),
+        "plateau_step_span": _span([plateau_checkpoint(r)["step"] for r in results["seeds"]]),
+        "plateau_loss_span": _span([plateau_checkpoint(r)["second_copy_loss"] for r in results["seeds"]], 2),
+        "plateau_drop_span": _span([s["start_loss"] - plateau_checkpoint(r)["second_copy_loss"]
+                                    for s, r in zip(summaries, results["seeds"])], 2),
+        "plateau_induction_span": _span([max(plateau_checkpoint(r)["induction"][-1]) for r in results["seeds"]], 2),
+        **{f"probe_{key}": str(probe[key]) for key in ("seed", "step")},
+        "probe_guess_loss": f"{probe['seen_guess_loss']:.2f}",
+        "probe_seen_share": f"{probe['seen_share']:.0%}",
+        "probe_even_share": f"{probe['even_share']:.0%}",
         "start_loss_span": _span([s["start_loss"] for s in summaries], 2),
         "final_loss_span": _span([s["final_loss"] for s in summaries], 2),
         "prev_score_span": _span([s["prev_score"] for s in summaries], 2),
@@ -249,7 +257,7 @@ def page_values(results: dict) -> dict[str, str]:
     }
 
 
-def _plateau(record: dict, margin: int = 50) -> dict:
+def plateau_checkpoint(record: dict, margin: int = 50) -> dict:
     """The last checkpoint at least ``margin`` steps before the phase change (the end of the plateau)."""
     step = record["phase_change_step"]
     if step is None:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 
 import torch
@@ -26,8 +26,8 @@ from mha_ref.scores import offset_pattern, score
 from mha_ref.validation import check_int
 
 __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
-           "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "phase_change_step",
-           "provenance", "run_seed", "train"]
+           "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "offset_profiles", "phase_change_step",
+           "plateau_probe", "provenance", "run_seed", "train"]
 
 #: An induction score this high in some layer-1 head marks the phase change.
 PHASE_THRESHOLD = 0.3
@@ -255,6 +255,53 @@ def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Ten
     return stages
 
 
+def plateau_probe(config: TrainConfig, seed: int, steps: int) -> dict:
+    """What seed ``seed`` knows after ``steps`` steps, on the plateau, before any induction head.
+
+    Every token of a second copy already appeared earlier in its row, so knowing *which* tokens
+    appeared pays without any induction head: ``seen_guess_loss`` is the second-copy loss of a guess
+    spread evenly over the tokens already in the row. ``seen_share`` is the model's mean probability
+    on those tokens, ``even_share`` what an even spread over the whole vocabulary puts there.
+    The first ``steps`` steps of a run are the same whatever its length, so this is run_seed's model then.
+
+    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+    >>> probe = plateau_probe(config, seed=0, steps=1)
+    >>> probe["step"], 0 < probe["even_share"] < 1, probe["seen_guess_loss"] < 4.16  # ln 64, even over all
+    (1, True, True)
+    """
+    model, history = train(replace(config, steps=steps, eval_every=steps), seed)
+    data = eval_data(config)
+    vocab = config.vocab_size
+    seen = torch.nn.functional.one_hot(data.tokens, vocab).cummax(dim=1).values[:, :-1][data.targets]  # (N, vocab)
+    with torch.no_grad():
+        probs = model(data.tokens)[0][:, :-1].softmax(-1)[data.targets]  # (N, vocab): each second-copy prediction
+    counts = seen.sum(-1).double()
+    return {
+        "seed": seed,
+        "step": steps,
+        "second_copy_loss": history[-1]["second_copy_loss"],
+        "best_induction": max(history[-1]["induction"][-1]),
+        "seen_share": round(float((probs * seen).sum(-1).mean()), 4),
+        "even_share": round(float(counts.mean()) / vocab, 4),
+        "seen_guess_loss": round(float(counts.log().mean()), 4),
+    }
+
+
+@torch.no_grad()
+def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
+    """``(layers, heads, MAX_OFFSET + 1)``: each head's mean weight on the token ``k`` back, ``k = 0..MAX_OFFSET``.
+
+    >>> _ = torch.manual_seed(0)
+    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=12)
+    >>> tuple(offset_profiles(model, torch.randint(10, (3, 12))).shape)
+    (2, 2, 9)
+    """
+    _, patterns = model(tokens)
+    return torch.stack([torch.stack([score(p, offset_pattern(tokens.shape[1], k)) for k in range(MAX_OFFSET + 1)], -1)
+                        for p in patterns])
+
+
 def _best(scores: list[float]) -> int:
     return max(range(len(scores)), key=lambda i: scores[i])
 
@@ -288,9 +335,7 @@ def run_seed(
     induction_head = _best(final["induction"][-1])
     base, ablated = ablation_losses(model, data.tokens, data.targets)
     stages = greedy_pruning(model, data.tokens, data.targets)
-    _, eval_patterns = model(data.repeated)
-    offsets = torch.stack([score(eval_patterns[0], offset_pattern(data.repeated.shape[1], k))  # (h, MAX_OFFSET + 1)
-                           for k in range(MAX_OFFSET + 1)], dim=-1)  # for layer 0
+    offsets = offset_profiles(model, data.repeated)[0]  # layer 0
     sample = repeated_tokens(1, heatmap_half, config.vocab_size, torch.Generator().manual_seed(EVAL_SEED + seed))
     _, patterns = model(sample)
     return model, {
