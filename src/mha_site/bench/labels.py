@@ -83,10 +83,12 @@ SWEEPS: dict[str, tuple[str, str, str]] = {
 
 #: kind -> (title, what the figure shows: the start of its alt text). One figure per kind and device.
 FIGURES: dict[str, tuple[str, str]] = {
-    "time": ("Time per call against sequence length", "log-log plot of median time per call against T"),
+    "time": ("Time per call against sequence length",
+             "log-log plot of median time per call against T, a bar at each point from its fastest to its slowest block"),
     "heads": (
         "Time against the number of heads, relative to one head",
-        "time at each number of heads divided by the time with one head, with a flat line where the FLOP count stays",
+        "time at each number of heads divided by the time with one head, a bar at each point from its fastest to "
+        "its slowest block, with a flat line where the FLOP count stays",
     ),
     "memory": ("Peak memory against sequence length", "log-log plot of peak memory per call against T"),
     "ceiling": (
@@ -123,8 +125,8 @@ def figure_alt(kind: str, doc: dict[str, Any], dtype: str | None = None) -> str:
     >>> doc = {"provenance": {"device_type": "cuda", "device_name": "a GPU"}, "config": {"variants": ["loop"]},
     ...        "variant_labels": {"loop": "per-head loop"},
     ...        "kernels": {"config": {"variants": ["sdpa_flash"]}, "variant_labels": {"sdpa_flash": "SDPA, flash"}}}
-    >>> figure_alt("time", doc)
-    'On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.'
+    >>> figure_alt("time", doc)  # doctest: +ELLIPSIS
+    'On a GPU: log-log plot of median time per call against T, a bar at each point ...; per-head loop: solid line, circles.'
     >>> figure_alt("kernel-memory", doc, "float16")  # doctest: +ELLIPSIS
     'On a GPU, float16: two panels (by head dim) of peak memory ...; SDPA, flash: solid line, up-triangles.'
     """
