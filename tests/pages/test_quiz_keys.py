@@ -390,6 +390,9 @@ def test_loop_or_batch_from_the_committed_run():
     doc = cpu()
     winner = {t: "The batched layer" if _ms(doc, "batched", t) < _ms(doc, "loop", t) else "the loop" for t in (128, 2048)}
     assert winner == {128: "The batched layer", 2048: "the loop"}
+    for t in (128, 2048):  # each a win beyond the noise: the two cells' ranges of blocks do not overlap
+        blocks = [spread(find_cell(doc, "seq", v, tokens=t)["times_s"]) for v in ("batched", "loop")]
+        assert not within_noise(*blocks), (t, blocks)
     assert right_label("quiz-bench-loop") == f"{winner[128]} at $T = 128$, {winner[2048]} at $T = 2048$."
     cell = find_cell(doc, "seq", "batched", tokens=128)
     assert (cell["heads"], cell["d_model"]) == (8, 512)
