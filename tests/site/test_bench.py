@@ -506,3 +506,13 @@ def test_strings_from_the_results_files_reach_the_pages_as_text(committed):
     # An include's placeholders are filled in the HTML: the same value, as plain escaped text.
     filled = fill_html("<p>{{ bench.claim.gpu_heads_parallel }}</p>", {"bench": values}, "cost.md")
     assert "<script>" not in filled and HOSTILE in _shown(filled)
+
+
+def test_counting_the_arithmetic_says_the_totals_are_computed():
+    """'The benchmark counts the two separately', then 'not counted', then PyTorch's count: it read as a
+    contradiction. One sentence now says which: the totals come from the formulas, not from counting."""
+    page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    section = " ".join(page[page.index("## Counting the arithmetic"):page.index("## How it is measured")].split())
+    said = "The benchmark computes both totals from these formulas; it does not count operations as they run"
+    assert said in section
+    assert "counts the two separately" not in section and "not counted" not in section
