@@ -918,3 +918,110 @@ def test_new_controls_by_keyboard_named_and_inside_375(explorer, shots: Path, sc
     assert stroke == ("rgb(85, 85, 85)" if scheme == "light" else "rgb(192, 192, 192)")
     assert axe_findings(page, ".mha-explorer") == []
     assert page.off_origin == [] and page.console_errors == []
+
+
+# Each label's box and the top of the arc it names (the head's arc whose middle is nearest the label).
+LABEL_TOPS_JS = """() => {
+  const svg = document.querySelector('.mha-explorer__arcs'), tops = {};
+  for (const path of svg.querySelectorAll('path.mha-arc')) {
+    const length = path.getTotalLength(), box = path.getBBox();
+    let top = Infinity;
+    for (let i = 0; i <= 50; i++) top = Math.min(top, path.getPointAtLength(length * i / 50).y);
+    (tops[path.dataset.head] ??= []).push([box.x + box.width / 2, top]);
+  }
+  return [...svg.querySelectorAll('text.mha-arc-label')].map(text => {
+    const b = text.getBBox(), middle = b.x + b.width / 2;
+    const own = tops[text.textContent].reduce((m, a) => Math.abs(a[0] - middle) < Math.abs(m[0] - middle) ? a : m);
+    return { head: text.textContent, x: b.x, y: b.y, width: b.width, height: b.height, top: own[1] };
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_merged_labels_sit_over_their_own_arcs(explorer, width: int) -> None:
+    """With two heads merged, the merged head's arc peaked above the room left for labels: its label was
+    pushed down onto the coreference arc, under the coreference label ("it", previous + subject). Now
+    for every pair and query no two labels overlap and each label sits above its own arc's top."""
+    import itertools
+
+    page = open_explorer(explorer, width=width)
+    select = page.locator("select[data-explorer-merge]")
+    names = [h["name"] for h in SENTENCE["heads"]]
+    for a, b in itertools.combinations(names, 2):
+        select.select_option(f"{a},{b}")
+        for q in range(len(TOKENS)):
+            token(page, q).click()
+            labels = page.evaluate(LABEL_TOPS_JS)
+            assert "merged" in [label["head"] for label in labels]
+            for one, two in itertools.combinations(labels, 2):
+                apart = (one["x"] >= two["x"] + two["width"] or two["x"] >= one["x"] + one["width"]
+                         or one["y"] >= two["y"] + two["height"] or two["y"] >= one["y"] + one["height"])
+                assert apart, (a, b, q, one, two)
+            low = [label for label in labels if label["y"] + label["height"] > label["top"] + 1]
+            assert low == [], (a, b, q, low)
+    assert page.console_errors == []
+
+
+def test_the_download_has_one_complete_size_whatever_the_screen(new_page) -> None:
+    """From a phone the file took the screen's width and its legend was cut at "dash-d": now the same view
+    downloads at the same size at 375 (touch) and 1280 px, with every text and arc inside the picture."""
+    sizes = []
+    for width in (375, 1280):
+        page = new_page(width=width, touch=width == 375)
+        page.goto("")
+        wait_until_built(page)
+        token(page, IT).click()
+        page.locator("select[data-explorer-merge]").select_option("verb,coreference")
+        with page.expect_download() as info:
+            page.locator("button[data-explorer-download]").click()
+        text = Path(info.value.path()).read_text(encoding="utf-8")
+        # Drawn by the browser: the box of every text and arc against the picture's own size.
+        inside = page.evaluate("""svgText => {
+          const holder = document.createElement('div');
+          holder.innerHTML = svgText.replace(/^<\\?xml[^>]*>/, '');
+          document.body.append(holder);
+          const svg = holder.querySelector('svg'), w = +svg.getAttribute('width'), h = +svg.getAttribute('height');
+          const out = [...svg.querySelectorAll('text, path[data-head]')].filter(n => {
+            const r = n.getBoundingClientRect(), s = svg.getBoundingClientRect();
+            return r.left < s.left - 0.5 || r.right > s.left + w + 0.5
+              || r.top < s.top - 0.5 || r.bottom > s.top + h + 0.5;
+          }).map(n => n.textContent || n.getAttribute('data-head'));
+          holder.remove();
+          return [w, h, out];
+        }""", text)
+        sizes.append(tuple(inside[:2]))
+        assert inside[2] == [], (width, inside[2])
+        assert "merged verb + coreference head (grey, dash-dot-dot)" in text
+        assert page.console_errors == []
+    assert sizes[0] == sizes[1], sizes
+
+
+def test_how_the_weights_are_made_keeps_each_vector_on_one_line_at_375(new_page, shots: Path) -> None:
+    """On a phone each key's 16-number k wrapped over 6-7 lines and the panel was 5,334 px tall: now
+    every row is one line, the k column last, and a table wider than the phone scrolls in its own
+    named box with the key's name kept in view."""
+    page = new_page(width=375, touch=True)
+    page.goto("")
+    wait_until_built(page)
+    open_made(page)
+    lines = page.evaluate("""() => [...document.querySelectorAll('.mha-explorer__made tbody tr')].map(row => {
+      const k = row.querySelector('td.mha-explorer__k'), name = row.querySelector('th');
+      return [k.getBoundingClientRect().height, name.getBoundingClientRect().height,
+              row.lastElementChild === k];
+    })""")
+    assert len(lines) == len(SENTENCE["heads"]) * len(TOKENS)
+    assert all(k <= name + 0.5 and last for k, name, last in lines), lines[:3]
+    boxes = page.locator(".mha-explorer__made .mha-explorer__table-box")
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        if box.evaluate("b => b.scrollWidth <= b.clientWidth + 1"):
+            continue  # it fits (the subject head's k are all zeros): no scrolling, no tab stop
+        assert box.get_attribute("role") == "region" and box.get_attribute("tabindex") == "0"
+        kept = box.evaluate("""b => { b.scrollLeft = b.scrollWidth;
+          const name = b.querySelector('tbody th').getBoundingClientRect(), edge = b.getBoundingClientRect();
+          return name.left >= edge.left - 0.5 && name.right <= edge.right + 0.5; }""")
+        assert kept, "the key's name scrolled out of view"
+    height = page.locator(".mha-explorer__made").evaluate("m => m.getBoundingClientRect().height")
+    assert height < 2500, height
+    page.locator(".mha-explorer__made").screenshot(path=str(shots / "explorer-375-made-compact.png"))
+    assert page.console_errors == []

@@ -47,7 +47,7 @@ MISCONCEPTIONS = {
     "real-models/": [("quiz-rm-start", "b", "Under the causal mask the start token attends only to itself"),
                      ("quiz-rm-control", "a", "The median is a typical draw, not every draw")],
     "benchmark/": [("quiz-bench-loop", "d", "gets the overhead backwards"),
-                   ("quiz-bench-fastest", "a", "It saves memory, not time"),
+                   ("quiz-bench-fastest", "a", "A lower median is no win when the blocks overlap"),
                    ("quiz-bench-memory", "c", "Every cell of the CPU run is float32")],
 }
 

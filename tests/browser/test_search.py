@@ -61,3 +61,21 @@ def test_search_opened_by_touch_fetches_the_index(new_page) -> None:
     page.wait_for_selector(".md-search-result__item")
     assert page.locator(".md-search-result__item").count() >= 1
     assert page.console_errors == []
+
+
+@pytest.mark.parametrize("query, rendered", [("W^O", "WO"), ("W^Q", "WQ"), ("QK^T", "QK⊤")])
+def test_search_finds_maths_written_with_a_caret(new_page, query, rendered) -> None:
+    """lunr reads "^" as a boost: "W^O" found nothing and logged a QueryParseError. The box now
+    hands Material the word as the index holds the rendered maths; the reader still sees the caret."""
+    page = new_page()
+    warnings: list[str] = []  # Material's worker warns "Invalid query" (the lexer's QueryParseError)
+    page.on("console", lambda message: warnings.append(message.text) if message.type == "warning" else None)
+    page.goto("")
+    page.keyboard.press("/")
+    page.keyboard.type(query)
+    page.wait_for_selector(".md-search-result__item")
+    shown_query = "box => Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').get.call(box)"
+    assert page.locator("input.md-search__input").evaluate(shown_query) == query  # what the reader sees
+    shown = page.locator(".md-search-result__item").all_inner_texts()
+    assert any(rendered in text for text in shown), shown
+    assert page.console_errors == [] and warnings == []

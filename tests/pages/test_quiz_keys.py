@@ -33,7 +33,8 @@ from mha_ref.induction import AttentionOnlyTransformer, repeated_tokens
 from mha_ref.scores import copy_positions, induction_pattern, score
 from mha_site.tiny_model import ASSETS, RESULTS
 from mha_site.tiny_model import export as lh
-from mha_site.bench.claims import find_cell, seq_tokens
+from mha_site.bench.claims import find_cell
+from mha_site.bench.tables import spread, within_noise
 from mha_site.tiny_model.report import heads_removable
 from mha_site.placeholders import Values, fill_html
 from markdown_fences import expand_snippets
@@ -432,19 +433,24 @@ def test_loop_or_batch_from_the_committed_run():
     doc = cpu()
     winner = {t: "The batched layer" if _ms(doc, "batched", t) < _ms(doc, "loop", t) else "the loop" for t in (128, 2048)}
     assert winner == {128: "The batched layer", 2048: "the loop"}
+    for t in (128, 2048):  # each a win beyond the noise: the two cells' ranges of blocks do not overlap
+        blocks = [spread(find_cell(doc, "seq", v, tokens=t)["times_s"]) for v in ("batched", "loop")]
+        assert not within_noise(*blocks), (t, blocks)
     assert right_label("quiz-bench-loop") == f"{winner[128]} at $T = 128$, {winner[2048]} at $T = 2048$."
     cell = find_cell(doc, "seq", "batched", tokens=128)
     assert (cell["heads"], cell["d_model"]) == (8, 512)
 
 
-def test_fused_kernel_fastest_at_every_length():
+def test_fastest_at_t128_is_within_noise():
+    """The key follows from the blocks, not the medians: every variant whose range of blocks overlaps the lowest
+    median's is a possible winner, and at T = 128 that is three of them (a 3% lead in medians)."""
     doc = cpu()
-    variants = doc["config"]["variants"]
-    assert len(variants) == 7
-    fastest = {t: min(variants, key=lambda v: _ms(doc, v, t)) for t in seq_tokens(doc)}
-    assert set(fastest.values()) == {"sdpa"}, fastest
-    assert seq_tokens(doc)[0] == 128 and seq_tokens(doc)[-1] == 2048
-    assert right_label("quiz-bench-fastest") == doc["variant_labels"]["sdpa"][0].upper() + doc["variant_labels"]["sdpa"][1:] + "."
+    cells = {v: find_cell(doc, "seq", v, tokens=128) for v in doc["config"]["variants"]}
+    lowest = min(cells, key=lambda v: cells[v]["median_s"])
+    tied = {v for v, c in cells.items() if within_noise(spread(c["times_s"]), spread(cells[lowest]["times_s"]))}
+    assert (lowest, tied) == ("sdpa", {"sdpa", "batched_scaled_after", "torch_mha"})
+    assert within_noise(*(spread(cells[v]["times_s"]) for v in ("batched_scaled_after", "torch_mha")))
+    assert right_label("quiz-bench-fastest").startswith("None of the three can be named")
 
 
 def test_what_fusion_saves():

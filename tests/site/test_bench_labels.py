@@ -27,7 +27,8 @@ def test_figure_alt_says_what_is_plotted_on_which_device_with_which_line_styles(
            "variant_labels": {"loop": "per-head loop"},
            "kernels": {"config": {"variants": ["sdpa_flash"]}, "variant_labels": {"sdpa_flash": "SDPA, flash"}}}
     assert figure_alt("time", doc) == (
-        "On a GPU: log-log plot of median time per call against T; per-head loop: solid line, circles.")
+        "On a GPU: log-log plot of median time per call against T, a bar at each point from its fastest to its "
+        "slowest block; per-head loop: solid line, circles.")
     alt = figure_alt("kernel-memory", doc, "float16")
     assert alt.startswith("On a GPU, float16: two panels (by head dim) of peak memory ")
     assert alt.endswith("; SDPA, flash: solid line, up-triangles.")

@@ -146,8 +146,9 @@
 
   /* ---- how the weights are made ---- */
 
-  /* The panel for query `q`: its features, then per shown head its q, every key's k, the
-     scores before and after the division by sqrt(d_k), and the softmax weights. */
+  /* The panel for query `q`: its features, then per shown head its q, and per key the scores before and
+     after the division by sqrt(d_k), the softmax weight and the key's k. Each row is one line (k last, the
+     longest): a table wider than a phone scrolls sideways in its box, the key's name kept in view. */
   function drawMade(panel, ds, q, heads, minWeight) {
     clear(panel);
     if (!ds.d_k) {
@@ -164,16 +165,16 @@
       el("p", { class: "mha-explorer__features" }, features(ds, q)));
     heads.forEach(function (h) {
       var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
-      var columns = ["key"].concat(merged ? [] : ["k"]).concat(["q\u00b7k", "\u00f7 \u221a" + width, "softmax"]);
+      var columns = ["key", "q\u00b7k", "\u00f7 \u221a" + width, "softmax"].concat(merged ? [] : ["k"]);
       var weights = h.weights[q];
       var rows = h.scores[q].map(function (score, k) {
         var exact = score.toFixed(4);
         return el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" }, [
-          el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : ""))].concat(
-          merged ? [] : [el("td", { class: "mha-explorer__k" }, vector(h.k[k]))], [
-            el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)),
-            el("td", { "data-score": exact }, score.toFixed(2)),
-            el("td", { "data-weight": weights[k].toFixed(4) }, weights[k].toFixed(4))]));
+          el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")),
+          el("td", { "data-score": exact, "data-raw": (score * root).toFixed(4) }, (score * root).toFixed(2)),
+          el("td", { "data-score": exact }, score.toFixed(2)),
+          el("td", { "data-weight": weights[k].toFixed(4), class: "mha-explorer__weight" }, weights[k].toFixed(4))
+        ].concat(merged ? [] : [el("td", { class: "mha-explorer__k" }, vector(h.k[k]))]));
       });
       var box = el("div", { class: "mha-explorer__table-box" }, [
         el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) }, [
@@ -194,14 +195,18 @@
   /* ---- the current view as a standalone SVG file ---- */
 
   /* The view as SVG text in the page's light colours (each head's `colour`, from heads.json): legend, arcs,
-     tokens and `text` (the caption) under them; copied from the drawn arcs, so the file shows what the page shows. */
+     tokens and `text` (the caption) under them; copied from the drawn arcs, so the file shows what the page shows.
+     The file has one size whatever the screen (a phone's width clipped the legend): the drawing, the whole token
+     row included, is scaled into a fixed box, and the legend and caption are laid out in the fixed width. */
+  var EXPORT_WIDTH = 720, EXPORT_DRAWING_HEIGHT = 240;
   function exportSvg(ds, state, view, heads, text) {
-    var width = Math.max(view.tokenRow.scrollWidth, 320), arcHeight = Number(view.svg.getAttribute("height"));
+    var width = EXPORT_WIDTH, arcHeight = Number(view.svg.getAttribute("height"));
     var defs = svgEl("defs");
     var out = svgEl("svg", { xmlns: SVG_NS, version: "1.1" }, [svgEl("style", {}, "text { font-family: DejaVu Sans, Arial, sans-serif; fill: #222222; }\n" +
       ".title { font-size: 14px; font-weight: bold; } .legend, .caption { font-size: 11px; }\n" +
-      ".token { font-size: 13px; text-anchor: middle; } .query { font-weight: bold; }\n" +
-      ".query-box { fill: #f0f0f0; stroke: #222222; } .arc-label { font-size: 11px; text-anchor: middle; }"),
+      ".token { text-anchor: middle; } .query { font-weight: bold; }\n" +
+      ".query-box { fill: #f0f0f0; stroke: #222222; }\n" +
+      ".arc-label { font-size: 11px; text-anchor: middle; paint-order: stroke; stroke: #ffffff; stroke-width: 3px; }"),
       svgEl("title", {}, "Attention explorer: " + ds.title), svgEl("desc", {}, text), defs,
       svgEl("rect", { x: "0", y: "0", width: "100%", height: "100%", fill: "#ffffff" })]);
     var y = 20;
@@ -216,8 +221,10 @@
         "stroke-width": "2.5", "stroke-dasharray": DASHES[h.dash] }));
       out.appendChild(svgEl("text", { x: "52", y: String(y), class: "legend" }, describeHead(h)));
     });
-    var top = y + 10;
-    var drawing = svgEl("g", { transform: "translate(0 " + top + ")" });
+    var top = y + 10, rowTop = arcHeight + 2, drawnWidth = Math.max(view.tokenRow.scrollWidth, 1);
+    var scale = Math.min((width - 16) / drawnWidth, EXPORT_DRAWING_HEIGHT / (rowTop + view.tokens[0].offsetHeight));
+    var drawing = svgEl("g", { transform: "translate(" + (width - drawnWidth * scale) / 2 + " " + top + ") scale(" +
+      scale + ")", style: "font-size: " + getComputedStyle(view.tokens[0]).fontSize });
     view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
       var head = path.getAttribute("data-head");
       var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
@@ -237,18 +244,17 @@
       drawing.appendChild(svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" },
         text.textContent));
     });
-    var rowTop = arcHeight + 2;
     view.tokens.forEach(function (button, i) {
       var cx = button.offsetLeft + button.offsetWidth / 2, isQuery = !state.isolated && i === state.query;
       if (isQuery) {
         drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
-          height: "22", rx: "4", class: "query-box" }));
+          height: String(button.offsetHeight), rx: "4", class: "query-box" }));
       }
-      drawing.appendChild(svgEl("text", { x: String(cx), y: String(rowTop + 16), class: "token" + (isQuery ? " query" : ""),
+      drawing.appendChild(svgEl("text", { x: String(cx), y: String(rowTop + 0.7 * button.offsetHeight), class: "token" + (isQuery ? " query" : ""),
         "data-token-index": String(i) }, ds.symbols[i]));
     });
     out.appendChild(drawing);
-    y = top + rowTop + 44;
+    y = top + EXPORT_DRAWING_HEIGHT + 24;
     wrapText(text, Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
       out.appendChild(svgEl("text", { x: "8", y: String(y), class: "caption" }, line));
       y += 15;

@@ -246,6 +246,7 @@
       var order = {};
       ds.heads.forEach(function (h, i) { order[h.name] = i; });
       order.merged = ds.heads.length;
+      var slots = ds.heads.length + (state.merge ? 1 : 0);
       var enter = animate && !reducedMotion();
       var arcs = arcsFor(ds, state, shownHeads(), minWeight);
       var heaviest = {};
@@ -268,8 +269,9 @@
           peak = footY - 1.05 * size;
         } else {
           // Longer reaches draw taller arcs; each head gets its own ceiling and offset so that
-          // arcs sharing both ends never coincide.
-          var ceiling = footY - 20 - 12 * (ds.heads.length - 1 - i);
+          // arcs sharing both ends never coincide. The merged head takes the top slot, and the
+          // slots are a label's height apart: each label fits between its peak and the next one up.
+          var ceiling = footY - 20 - 14 * (slots - 1 - i);
           var height = Math.min(ceiling, 22 + 0.3 * Math.abs(x2 - x1) + 12 * i);
           d = "M" + x1 + "," + footY + " Q" + (x1 + x2) / 2 + "," + (footY - 2 * height) + " " + x2 + "," + footY;
           peak = footY - height;

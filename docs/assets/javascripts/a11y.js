@@ -147,3 +147,19 @@
   new MutationObserver(guard).observe(button, { attributes: true, attributeFilter: ["hidden"] });
   guard();  // Material may have shown it before this script ran
 })();
+
+// Search: Material hands the box's text to lunr, whose query syntax reads "^" as a boost, so
+// "W^O" was an error and found nothing. The index holds the maths as KaTeX renders it (W^O as
+// "WO", QK^T as "QK⊤"), so the box reports each word with a "^" in that form, as an exact
+// term. The reader still sees what they typed; only the value Material reads changes.
+(() => {
+  "use strict";
+  const box = document.querySelector("input.md-search__input");
+  if (!box) return;
+  const { get, set } = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value");
+  const rendered = (word) => "+" + word.replace(/\^\{?T\}?$/, "⊤").replace(/[\^{}]/g, "");
+  Object.defineProperty(box, "value", {
+    get() { return get.call(this).replace(/\S*\^\S*/g, rendered); },
+    set(value) { set.call(this, value); },
+  });
+})();

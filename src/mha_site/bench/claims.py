@@ -15,6 +15,7 @@ from typing import Any
 
 from mha_site.bench import tables
 from mha_site.bench.labels import device_label, ok_cells
+from mha_site.bench.tables import spread, within_noise
 
 __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "claim_problems", "evaluate_claim", "find_cell", "render_claim",
            "seq_tokens"]
@@ -55,17 +56,19 @@ def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
 class Claim:
     """A statement about cost that a page prints and the committed results must support.
 
-    ``kind`` is ``"faster"`` (``factor`` times ``left``'s time is below ``right``'s at every
-    T in ``tokens``), ``"ratio"`` (no direction: the sentence states the range of ``left``'s time over
-    ``right``'s that was measured, so another machine's run prints its own), ``"less_memory"`` (the same
-    of their peak memory), ``"same_flops"`` (the head sweep's FLOP count does not change with h) or
-    ``"decode_faster"`` (the cached decoding step beats recomputing the prefix at every prefix length in
-    ``tokens``). ``text`` is the sentence, with ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what
-    is printed instead when ``device`` has no committed results.
+    ``kind`` is ``"faster"`` (``factor`` times ``left``'s slowest timed block is below ``right``'s fastest at
+    every T in ``tokens``: the ranges do not overlap), ``"within_noise"`` (the two ranges overlap at every T
+    in ``tokens``, so no order is called), ``"order"`` (no direction: the sentence states ``left``'s time over
+    ``right``'s at each T, marking those within noise, so another machine's run prints its own),
+    ``"less_memory"`` (``factor`` times ``left``'s peak memory is below ``right``'s), ``"same_flops"`` (the head
+    sweep's FLOP count does not change with h) or ``"decode_faster"`` (the cached decoding step's slowest block
+    beats recomputing's fastest at every prefix length in ``tokens``). ``text`` is the sentence, with
+    ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what is printed instead when ``device`` has no
+    committed results.
 
     >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
-    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 64, "median_s": s}
-    ...                  for v, s in (("sdpa", 0.001), ("batched", 0.004))]}
+    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 64, "median_s": s,
+    ...                   "times_s": [s, s * 1.1]} for v, s in (("sdpa", 0.001), ("batched", 0.004))]}
     >>> claim = Claim("demo", "cpu", "faster", "the fused kernel took {left_ms} ms, {speedup}× faster",
     ...               left="sdpa", right="batched", tokens=(64,))
     >>> render_claim(claim, {"cpu": doc})
@@ -89,9 +92,8 @@ CLAIMS: tuple[Claim, ...] = (
           "at T = {tokens} every split from h = {h_min} to h = {h_max} heads does the same {gflop} GFLOP"),
     Claim("cpu_loop_faster_long", "cpu", "faster", left="loop", right="batched", tokens=(2048,),
           text="at T = {t_max} the per-head loop took only {ratio_max} of the time of the batched version"),
-    Claim("cpu_batched_short", "cpu", "ratio", left="batched", right="loop", tokens=(128, 256, 512),
-          text="from T = {t_min} to T = {t_max} the batched version took {ratio_min} to {ratio_max} of the "
-          "loop's time"),
+    Claim("cpu_batched_short", "cpu", "order", left="batched", right="loop", tokens=(128, 256, 512),
+          text="the batched version took {order} of the loop's time"),
     Claim("cpu_fused_faster", "cpu", "faster", left="sdpa", right="batched", tokens=(2048,),
           text="at T = {t_max} the fused kernel took {left_ms} ms against {right_ms} ms for the batched version, "
           "{speedup}× faster"),
@@ -111,6 +113,16 @@ CLAIMS: tuple[Claim, ...] = (
 PAGE_CLAIMS: tuple[Claim, ...] = (
     Claim("cpu_batched_faster_t128", "cpu", "faster", left="batched", right="loop", tokens=(128,),
           text="At T = {t_max} the batched layer won: the loop took {speedup} of its time"),  # the quiz's key
+    Claim("cpu_check_cost_t128", "cpu", "faster", left="batched_scaled_after", right="batched", tokens=(128,),
+          text="at T = {t_max} the package's function took {speedup} times the twin's time "
+          "({right_range} ms against {left_range} ms)"),
+    Claim("cpu_twin_ties_fused_t128", "cpu", "within_noise", left="batched_scaled_after", right="sdpa", tokens=(128,),
+          text="the twin was within noise of the fused kernel ({left_range} ms against {right_range} ms)"),
+    Claim("cpu_scale_first_long", "cpu", "faster", left="batched", right="batched_scaled_after", tokens=(2048,),
+          text="dividing $q$ first took {left_ms} ms, dividing every score {right_ms} ms"),
+    # Quiz 2's key: at T = 128 the three fastest variants' ranges overlap.
+    Claim("cpu_fused_ties_mha_t128", "cpu", "within_noise", left="sdpa", right="torch_mha", tokens=(128,),
+          text="Fused SDPA's blocks took {left_range} ms and nn.MultiheadAttention's {right_range} ms"),
     Claim("cpu_loop_memory", "cpu", "less_memory", left="loop", right="batched", tokens=(512, 1024, 2048), factor=3.0,
           text="at T = {t_max} the per-head loop peaked at {left_mib} MiB, less than a third of the batched "
           "version's {right_mib} MiB"),
@@ -155,17 +167,26 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             raise KeyError(f"claim {claim.key!r} needs decode rows for prefixes {missing}")
         chosen = [rows[t] for t in claim.tokens]
         pairs = [(row["cached_median_s"], row["recompute_median_s"]) for row in chosen]
+        ranges = [(spread(row["cached_times_s"]), spread(row["recompute_times_s"])) for row in chosen]
         ratios = [row["recompute_over_cached"] for row in chosen]
-        holds = all(ratio > 1 for ratio in ratios)
-    elif claim.kind in ("faster", "ratio", "less_memory"):
+        holds = all(left[1] < right[0] for left, right in ranges)
+    elif claim.kind in ("faster", "within_noise", "order", "less_memory"):
+        cells = [(find_cell(doc, "seq", claim.left, claim.dtype, tokens=t),
+                  find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)) for t in claim.tokens]
         measure = "peak_bytes" if claim.kind == "less_memory" else "median_s"
-        pairs = [
-            (find_cell(doc, "seq", claim.left, claim.dtype, tokens=t)[measure],
-             find_cell(doc, "seq", claim.right, claim.dtype, tokens=t)[measure])
-            for t in claim.tokens
-        ]
+        pairs = [(left[measure], right[measure]) for left, right in cells]
         ratios = [left / right for left, right in pairs]
-        holds = claim.kind == "ratio" or all(left * claim.factor < right for left, right in pairs)
+        ranges = [(spread(left["times_s"]), spread(right["times_s"])) for left, right in cells]
+        if claim.kind == "less_memory":
+            holds = all(left * claim.factor < right for left, right in pairs)
+        elif claim.kind == "faster":
+            holds = all(left[1] * claim.factor < right[0] for left, right in ranges)
+        else:
+            noise = [within_noise(left, right) for left, right in ranges]
+            holds = claim.kind == "order" or all(noise)
+            words = [f"{tables.ratio(r)} at T = {t}" + (" (within noise)" if n else "")
+                     for r, t, n in zip(ratios, claim.tokens, noise, strict=True)]
+            fields["order"] = " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
     else:
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
@@ -179,7 +200,9 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
     if claim.kind == "less_memory":
         fields.update(left_mib=tables.mib(last_left), right_mib=tables.mib(last_right))
     else:
-        fields.update(left_ms=tables.ms(last_left), right_ms=tables.ms(last_right))
+        (left_min, left_max), (right_min, right_max) = ranges[-1]
+        fields.update(left_ms=tables.ms(last_left), right_ms=tables.ms(last_right),
+                      left_range=tables.ms_range(left_min, left_max), right_range=tables.ms_range(right_min, right_max))
     return holds, fields
 
 
@@ -211,7 +234,7 @@ def claim_problems(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
 
     >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
     ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 2048,
-    ...                   "median_s": s} for v, s in (("sdpa", 0.002), ("batched", 0.001))]}
+    ...                   "median_s": s, "times_s": [s]} for v, s in (("sdpa", 0.002), ("batched", 0.001))]}
     >>> claim_problems({"cpu": doc})["cpu_fused_faster"]
     "claim 'cpu_fused_faster' no longer holds: 'at T = 2048 the fused kernel took 2 ms against 1 ms for the batched version, 0.50× faster'"
     """

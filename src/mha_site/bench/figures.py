@@ -2,7 +2,8 @@
 
 Each variant keeps one colour, marker and dash pattern across every figure, so the
 lines can be told apart without colour; only cells whose output matched the float64
-reference (``status == "ok"``) are drawn.
+reference (``status == "ok"``) are drawn. A timed point carries a bar from its fastest to its
+slowest block, so a gap between two lines that is inside the noise shows as overlapping bars.
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
     return fig
 
 
-def _line(ax: Axes, style: Style, label: str, xs: list[float], ys: list[float], markersize: float) -> None:
+def _line(ax: Axes, style: Style, label: str, xs: list[float], ys: list[float], markersize: float,
+          bars: list[tuple[float, float]] | None = None) -> None:
     ax.plot(xs, ys, color=style.colour, marker=style.marker, linestyle=style.dash, label=label, markersize=markersize)
+    if bars:  # each point's range of blocks, from its lower to its upper value
+        ax.vlines(xs, [low for low, _ in bars], [high for _, high in bars], color=style.colour, linewidth=1.2)
 
 
 def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
@@ -49,31 +53,38 @@ def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> 
 
 
 _SEQ_AXIS = "sequence length T (tokens)"
-#: kind -> (sweep, the x key, y of a cell given its variant's cells, the axes' settings).
-_LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float], dict[str, Any]]] = {
+#: kind -> (sweep, the x key, y of a cell given its variant's cells, the axes' settings, whether y is a time).
+_LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float], dict[str, Any], bool]] = {
     "time": ("seq", "tokens", lambda c, _: c["median_s"] * 1e3,
-             {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "median time per call (ms)"}),
+             {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "median time per call (ms)"}, True),
     "heads": ("heads", "heads", _relative_to_one_head,
-              {"xlabel": "number of heads h (d_model fixed)", "ylabel": "time relative to h = 1"}),
+              {"xlabel": "number of heads h (d_model fixed)", "ylabel": "time relative to h = 1"}, True),
     "memory": ("seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20,
-               {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "peak memory during one call (MiB)"}),
+               {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "peak memory during one call (MiB)"}, False),
     "ceiling": ("seq", "tokens", lambda c, _: 100 * c["ceiling_fraction"],
-                {"xlabel": _SEQ_AXIS, "ylabel": "% of the square-matmul FLOP/s"}),
+                {"xlabel": _SEQ_AXIS, "ylabel": "% of the square-matmul FLOP/s"}, False),
 }
+
+
+def _block_bars(cells: list[dict[str, Any]], ys: list[float]) -> list[tuple[float, float]]:
+    """Each point's fastest and slowest block on its own scale (y is proportional to the median time)."""
+    return [(y * min(c["times_s"]) / c["median_s"], y * max(c["times_s"]) / c["median_s"])
+            for c, y in zip(cells, ys, strict=True)]
 
 
 @styled
 def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
     """One line per variant of the kind's sweep, a panel per dtype, on a log2 x axis."""
-    sweep, x_key, y, settings = _LAYER_PLOTS[kind]
+    sweep, x_key, y, settings, timed = _LAYER_PLOTS[kind]
 
     def draw(ax: Axes, dtype: str) -> None:
         xs: set[int] = set()
         for variant in doc["config"]["variants"]:  # a list: JSON keeps its order, unlike the sorted label keys
             cells = ok_cells(doc, sweep, variant, dtype)
             if cells:
-                _line(ax, VARIANT_STYLES[variant], doc["variant_labels"][variant], [c[x_key] for c in cells],
-                      [y(c, cells) for c in cells], markersize=5)
+                ys = [y(c, cells) for c in cells]
+                _line(ax, VARIANT_STYLES[variant], doc["variant_labels"][variant], [c[x_key] for c in cells], ys,
+                      markersize=5, bars=_block_bars(cells, ys) if timed else None)
                 xs.update(c[x_key] for c in cells)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(xs), [str(x) for x in sorted(xs)])
@@ -177,7 +188,7 @@ def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``.
 
     >>> cells = [{"sweep": sweep, "variant": "sdpa", "dtype": "float32", "status": "ok", "batch": 1, "tokens": t,
-    ...           "heads": h, "median_s": t * 1e-5, "peak_bytes": t * 1024, "ceiling_fraction": 0.5}
+    ...           "heads": h, "median_s": t * 1e-5, "times_s": [t * 1e-5], "peak_bytes": t * 1024, "ceiling_fraction": 0.5}
     ...          for sweep, t, h in (("seq", 128, 8), ("seq", 256, 8), ("heads", 256, 1), ("heads", 256, 4))]
     >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1}, "cells": cells,
     ...        "config": {"dtypes": ["float32"], "variants": ["sdpa"]}, "variant_labels": {"sdpa": "fused SDPA"}}

@@ -71,10 +71,12 @@ SWEEPS: dict[str, tuple[str, str, str]] = {
 
 #: kind -> (title, what the figure shows: the start of its alt text). One figure per kind and device.
 FIGURES: dict[str, tuple[str, str]] = {
-    "time": ("Time per call against sequence length", "log-log plot of median time per call against T"),
+    "time": ("Time per call against sequence length",
+             "log-log plot of median time per call against T, a bar at each point from its fastest to its slowest block"),
     "heads": (
         "Time against the number of heads, relative to one head",
-        "time at each number of heads divided by the time with one head, with a flat line where the FLOP count stays",
+        "time at each number of heads divided by the time with one head, a bar at each point from its fastest to "
+        "its slowest block, with a flat line where the FLOP count stays",
     ),
     "memory": ("Peak memory against sequence length", "log-log plot of peak memory per call against T"),
     "ceiling": (

@@ -33,7 +33,8 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
     ``rows_skipped``, ``t_max``, ``best_variant``, ``best_pct``, ``device_name``, ``date``,
     ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
     ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
-    Block keys (Markdown): ``table.<sweep>``, ``provenance``, ``figure.<kind>``.
+    Block keys (Markdown): ``table.<sweep>``, ``table.vs_sdpa`` (every variant's time over the fused
+    kernel's at the shortest and longest T), ``provenance``, ``figure.<kind>``.
     Not device-prefixed: ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from
     a results file escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
     """
@@ -89,6 +90,8 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                             c["median_s"] / base[0]["median_s"]
                         )
             tokens = seq_tokens(doc, dtype)
+            if "sdpa" in doc["config"]["variants"] and tokens:
+                values[f"{prefix}.table.vs_sdpa"] = tables.ratio_table(doc, "sdpa", (tokens[0], tokens[-1]), dtype)
             longest = [c for c in ok if c["sweep"] == "seq" and c["tokens"] == tokens[-1]]
             if longest:
                 best = max(longest, key=lambda c: c["ceiling_fraction"])

@@ -15,10 +15,11 @@ import html
 import re
 from typing import Any
 
-from mha_site.bench.labels import SWEEPS, device_label, figure_alt, figure_name
+from mha_site.bench.labels import SWEEPS, device_label, figure_alt, figure_name, ok_cells
 
 __all__ = ["collapsible", "decode_table", "figure_markdown", "markdown_code", "markdown_plain", "markdown_text",
-           "mib", "ms", "provenance_table", "ratio", "results_table", "sci"]
+           "mib", "ms", "ms_range", "provenance_table", "ratio", "ratio_table", "results_table", "sci", "spread",
+           "within_noise"]
 
 #: What Markdown and the site's extensions read as syntax inside a line: emphasis, code, links and images,
 #: attribute lists, table cells, headings. A backslash before each renders it as itself, byte for byte the same
@@ -87,6 +88,38 @@ def ratio(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
+def spread(times: list[float]) -> tuple[float, float]:
+    """The fastest and slowest of a cell's timed blocks. The same setting timed again moved by more than many
+    gaps between variants, so an order is called only where two such ranges do not overlap.
+
+    >>> spread([0.3, 0.1, 0.2])
+    (0.1, 0.3)
+    """
+    return min(times), max(times)
+
+
+def within_noise(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two ``(fastest, slowest)`` ranges overlap, so neither can be called faster.
+
+    >>> within_noise((1.0, 2.0), (1.9, 3.0)), within_noise((1.0, 2.0), (2.1, 3.0))
+    (True, False)
+    """
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def ms_range(fastest: float, slowest: float) -> str:
+    """A range of block times in milliseconds, rounded as :func:`ms` rounds.
+
+    >>> ms_range(0.00444, 0.00503)
+    '4.44–5.03'
+    """
+    return f"{ms(fastest)}–{ms(slowest)}"
+
+
+def _ms_spread(median_s: float, times: list[float]) -> str:
+    return f"{ms(median_s)} ({ms_range(*spread(times))})"
+
+
 def mib(n_bytes: int) -> str:
     """Bytes as MiB: two significant figures below 10 MiB, whole MiB from there.
 
@@ -101,24 +134,30 @@ def decode_table(doc: dict[str, Any]) -> str:
     """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size.
 
     >>> print(decode_table({"decode": [{"prefix": 8, "batch": 1, "heads": 2, "d_model": 16, "cached_median_s": 0.001,
-    ...     "recompute_median_s": 0.003, "recompute_over_cached": 3.0, "cache_bytes": 1024, "max_abs_diff": 0.0}]}))
+    ...     "cached_times_s": [0.001, 0.0011], "recompute_median_s": 0.003, "recompute_times_s": [0.0029, 0.003],
+    ...     "recompute_over_cached": 3.0, "cache_bytes": 1024, "max_abs_diff": 0.0}]}))
     Batch 1, 2 heads, d_model = 16, float32; one layer.
+    <BLANKLINE>
+    Times: median (fastest–slowest block).
     <BLANKLINE>
     | prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |
     |---:|---:|---:|---:|---:|---:|
-    | 8 | 1 | 3 | 3.00 | 1 | 0.0e0 |
+    | 8 | 1 (1–1.1) | 3 (2.9–3) | 3.00 | 1 | 0.0e0 |
     """
     rows = doc["decode"]
     first = rows[0]
     lines = [
         f"Batch {first['batch']}, {first['heads']} heads, d_model = {first['d_model']}, float32; one layer.",
         "",
+        "Times: median (fastest–slowest block).",
+        "",
         "| prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
-            f"| {row['prefix']} | {ms(row['cached_median_s'])} | {ms(row['recompute_median_s'])} | "
+            f"| {row['prefix']} | {_ms_spread(row['cached_median_s'], row['cached_times_s'])} | "
+            f"{_ms_spread(row['recompute_median_s'], row['recompute_times_s'])} | "
             f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
             f"{sci(row['max_abs_diff'])} |"
         )
@@ -142,21 +181,53 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
     lines = [
         f"Held fixed: {held}; {dtype}.",
         "",
-        f"| {axis} | variant | median ms | peak MiB | GFLOP/s | % of ceiling | max rel. error |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        f"| {axis} | variant | median ms | fastest–slowest ms | peak MiB | GFLOP/s | % of ceiling | max rel. error |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for c in rows:
         if c["status"] == "skipped":
             label, reason = markdown_text(labels[c["variant"]]), markdown_text(c["reason"])
-            lines.append(f"| {c[key]} | {label} | skipped: {reason} | | | | |")
+            lines.append(f"| {c[key]} | {label} | skipped: {reason} | | | | | |")
             continue
         mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
         lines.append(
             f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
+            f"{ms_range(*spread(c['times_s']))} | "
             f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
             f"{100 * c['ceiling_fraction']:.0f} | "
             f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |"
         )
+    return "\n".join(lines)
+
+
+def ratio_table(doc: dict[str, Any], base: str, tokens: tuple[int, ...], dtype: str = "float32") -> str:
+    """A Markdown table of every other variant's median time over ``base``'s in the seq sweep at each of ``tokens``;
+    "within noise" where the two cells' block ranges overlap, so the ratio's side of 1 is not called.
+
+    >>> cells = [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 8, "median_s": s,
+    ...           "times_s": [s * 0.9, s * 1.1]} for v, s in (("a", 1.0), ("b", 1.05), ("c", 2.0))]
+    >>> doc = {"cells": cells, "config": {"variants": ["a", "b", "c"]},
+    ...        "variant_labels": {"a": "A", "b": "B", "c": "C"}}
+    >>> print(ratio_table(doc, "a", (8,)))
+    | Time relative to A | T = 8 |
+    |---|---:|
+    | B | 1.05, within noise |
+    | C | 2.00 |
+    """
+    def entry(variant: str, t: int) -> str:
+        mine, theirs = ([c for c in ok_cells(doc, "seq", v, dtype) if c["tokens"] == t] for v in (variant, base))
+        if not (mine and theirs):
+            return "not measured"
+        noise = within_noise(spread(mine[0]["times_s"]), spread(theirs[0]["times_s"]))
+        return ratio(mine[0]["median_s"] / theirs[0]["median_s"]) + (", within noise" if noise else "")
+
+    lines = [f"| Time relative to {markdown_text(doc['variant_labels'][base])} | "
+             + " | ".join(f"T = {t}" for t in tokens) + " |", "|---|" + "---:|" * len(tokens)]
+    for variant in doc["config"]["variants"]:
+        if variant == base:
+            continue
+        entries = " | ".join(entry(variant, t) for t in tokens)
+        lines.append(f"| {markdown_text(doc['variant_labels'][variant])} | {entries} |")
     return "\n".join(lines)
 
 
