@@ -439,6 +439,9 @@ def test_the_material_contracts_the_site_keeps_hold(built_site):
             'new URL("search/search_index.json",' in bundle
             and re.search(r'new XMLHttpRequest;return (\w+)\.open\("GET",`\$\{\w+\}`\).*?\1\.send\(\)', bundle) is not None,
         "the bundle opens search on the keys f, s and /": 'case"f":case"s":case"/":' in bundle,
+        # a11y.js: the search box's value, read by the bundle on each keyup, is what lunr parses
+        "the bundle reads the search query from the input's value on keyup":
+            re.search(r'\(\w+,"keyup"\),\w+\)\.pipe\(\w+\(\(\)=>\w+\.value\)', bundle) is not None,
         "the search toggle is #__search and the search dialog .md-search":
             'id="__search"' in (templates / "base.html").read_text(encoding="utf-8")
             and '<div class="md-search"' in (templates / "partials" / "search.html").read_text(encoding="utf-8"),

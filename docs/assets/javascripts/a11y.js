@@ -151,7 +151,8 @@
 // Search: Material hands the box's text to lunr, whose query syntax reads "^" as a boost, so
 // "W^O" was an error and found nothing. The index holds the maths as KaTeX renders it (W^O as
 // "WO", QK^T as "QK⊤"), so the box reports each word with a "^" in that form, as an exact
-// term. The reader still sees what they typed; only the value Material reads changes.
+// term. The reader still sees what they typed; only the value Material reads changes (a reliance
+// on Material's internals: mha_site/build/material_internals.py lists it, test_build_hooks.py checks it).
 (() => {
   "use strict";
   const box = document.querySelector("input.md-search__input");

@@ -1,7 +1,7 @@
-"""The only two places where the site relies on Material for MkDocs' internals (not on its
-documented blocks and settings), and the switch that builds the site without any speed code.
+"""The places where the site relies on Material for MkDocs' internals (not on its documented
+blocks and settings), and the switch that builds the site without any speed code.
 
-Both are kept because they measured as paying on a phone (Lighthouse 12.2.3, mobile preset,
+The first two are kept because they measured as paying on a phone (Lighthouse 12.2.3, mobile preset,
 medians of 3 interleaved rounds; issues 22 and 33): with them every page scored 99-100 with LCP
 1.36-1.90 s; without them (commit 88bb028) the lesson scored 93 with LCP 2.61 s, and the
 causal-mask and real-heads pages missed the 2.5 s LCP budget. Material is in maintenance mode
@@ -15,6 +15,10 @@ since 9.7.0 and pyproject pins it below 9.9; ``test_the_material_contracts_the_s
   opens search (without it the causal-mask and real-heads pages' LCP was 2.55 and 2.70 s). It
   relies on the bundle requesting the index with ``XMLHttpRequest``, on the toggle ``#__search``,
   its labels and ``.md-search``, and on Material's search keys (f, s, /).
+
+The third is not about speed: ``a11y.js`` hands Material a search query with ``W^O`` written as the
+index holds the rendered maths (lunr reads ``^`` as a boost: the query failed). Material 9 removed
+its documented search transforms, so this relies on the bundle reading the box's ``value`` on keyup.
 
 ``MHA_PLAIN_MATERIAL=1`` builds "plain Material", ``make perf``'s baseline: the theme's own
 script tags, and none of the speed passes that read :data:`PLAIN_KEY`.
