@@ -116,6 +116,10 @@ QUIZ_SECTIONS = {
                        "quiz-causal-polarity": "mask-conventions"},
     "inference.md": {"quiz-inf-kv-token": "cache-memory", "quiz-inf-kv-context": "cache-memory",
                      "quiz-inf-gqa": "mqa-gqa", "quiz-causal-is-causal": "is-causal-trap"},
+    # The first two follow the live model, whose box the first asks about; the ablation is just above it.
+    "tiny-model.md": {"quiz-rh-circuit": "live-heads", "quiz-rh-loss": "live-heads", "quiz-rh-prune": "pruning"},
+    "real-models.md": {"quiz-rm-start": "smollm2", "quiz-rm-single": "ablation", "quiz-rm-control": "ablation"},
+    "benchmark.md": {"quiz-bench-loop": "cpu-time", "quiz-bench-fastest": "cpu-time", "quiz-bench-memory": "cpu-memory"},
 }
 
 
