@@ -75,3 +75,18 @@ def test_the_api_tables_fit_a_phone(new_page) -> None:
         assert [(t["first"], t["over"]) for t in tables if t["over"] > 1] == [], path
         assert [t["split"] for t in tables if t["split"]] == [], path
     assert phone.console_errors == []
+
+
+def test_no_table_of_the_course_scrolls_sideways_at_1280(new_page) -> None:
+    """Material's 5rem header cells made the tiny model's seven-column seeds table 14 px and the
+    benchmark's eight-column raw tables 219 px wider than a desktop's text column."""
+    page = new_page(width=1280)
+    wide = {}
+    for path in ["", "worked-example/", "code/", "positions/", "block/", "causal-mask/", "inference/",
+                 "tiny-model/", "real-models/", "benchmark/"]:
+        page.goto(path)
+        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        wide[path] = page.evaluate("""() => [...document.querySelectorAll('.md-typeset__scrollwrap')]
+          .filter(box => box.scrollWidth > box.clientWidth + 1)
+          .map(box => `${box.querySelector('th')?.innerText}: ${box.scrollWidth - box.clientWidth} px`)""")
+    assert {path: boxes for path, boxes in wide.items() if boxes} == {}

@@ -308,7 +308,7 @@ def _seeds_table(summaries: list[dict]) -> str:
     rows = [
         "| Seed | Phase change (step) | Previous-token head: score, loss rise if zeroed "
         "| Induction heads: scores | Loss rise per induction head zeroed "
-        "| Helper head: distance it looks back, loss rise if zeroed | Training time |",
+        "| Helper head: how far back it looks, loss rise if zeroed | Time to train |",
         "|---:|---:|:--|:--|:--|:--|--:|",
     ]
     for s in summaries:
