@@ -99,14 +99,7 @@ def _head_entry(name: str, label: str, weights: list[list[float]], detail: str =
 
 
 def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The demo layer's input ``x`` ``(T, d_model)`` and every head's queries and keys ``(h, T, d_k)``, in float64.
-
-    >>> x, q, k = demo_queries_keys()
-    >>> tuple(x.shape), tuple(q.shape), tuple(k.shape)
-    ((11, 64), (4, 11, 16), (4, 11, 16))
-    >>> bool(torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns_float64(False)))
-    True
-    """
+    """The demo layer's input ``x`` ``(T, d_model)`` and every head's queries and keys ``(h, T, d_k)``, in float64."""
     x, weights = demo_inputs_float64(device)  # x: (1, T, d_model)
     q = split_heads(project(x, weights["w_q"]), NUM_HEADS)[0]  # (h, T, d_k)
     k = split_heads(project(x, weights["w_k"]), NUM_HEADS)[0]  # (h, T, d_k)
@@ -114,14 +107,7 @@ def demo_queries_keys(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, 
 
 
 def sentence_dataset(device: str = "cpu") -> dict[str, Any]:
-    """The hand-built heads on the demo sentence, weights rounded to :data:`DIGITS` places.
-
-    >>> data = sentence_dataset()
-    >>> data["tokens"][data["default_query"]], [h["name"] for h in data["heads"]]
-    ('it', ['previous', 'subject', 'verb', 'coreference'])
-    >>> data["heads"][3]["weights"][7][1]  # coreference head: "it" -> "cat"
-    0.9975
-    """
+    """The hand-built heads on the demo sentence, weights rounded to :data:`DIGITS` places."""
     patterns = demo_patterns_float64(False, device).cpu()  # (h, T, T)
     x, q, k = demo_queries_keys(device)  # for the "how the weights are made" panel
     scores = q @ k.transpose(-1, -2) / math.sqrt(D_K)  # (h, T, T): the softmax's input
@@ -165,14 +151,7 @@ def _check_record(results: Mapping[str, Any], source: str) -> Mapping[str, Any]:
 
 
 def trained_dataset(results: Mapping[str, Any] | None = None, source: str | PathLike[str] = RESULTS) -> dict[str, Any]:
-    """Seed 0's previous-token and induction heads on its ``[x, x]`` sequence (``results``: the JSON at ``source``).
-
-    >>> data = trained_dataset()
-    >>> len(data["tokens"]), [h["name"] for h in data["heads"]]
-    (24, ['previous', 'induction'])
-    >>> data["symbols"][:3] == [token_symbols(64)[t] for t in data["tokens"][:3]]
-    True
-    """
+    """Seed 0's previous-token and induction heads on its ``[x, x]`` sequence (``results``: the JSON at ``source``)."""
     if results is None:
         results = json.loads(FilePath(source).read_text(encoding="utf-8"))
     record = _check_record(results, str(source))
@@ -211,12 +190,7 @@ def trained_dataset(results: Mapping[str, Any] | None = None, source: str | Path
 
 
 def explorer_data(device: str = "cpu", results: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the ``explorer*.js`` scripts read: both datasets, the arc threshold and the weight colour map.
-
-    >>> data = explorer_data()
-    >>> [d["name"] for d in data["datasets"]], data["arc_min_weight"], len(data["cmap"])
-    (['sentence', 'trained'], 0.05, 11)
-    """
+    """Everything the ``explorer*.js`` scripts read: both datasets, the arc threshold and the weight colour map."""
     return {
         "arc_min_weight": ARC_MIN_WEIGHT,
         "cmap": [to_hex(colormaps[WEIGHT_CMAP](i / 10)) for i in range(11)],
@@ -239,17 +213,7 @@ def _dataset(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 
 def arcs_for_query(dataset: Mapping[str, Any], query: int, heads: Sequence[str] | None = None) -> list[Arc]:
-    """Every ``(head, query, key, weight)`` with weight >= :data:`ARC_MIN_WEIGHT` (a key may be the query).
-
-    >>> data = sentence_dataset()
-    >>> [(h, TOKENS[k], w) for h, _, k, w in arcs_for_query(data, 7)]  # doctest: +NORMALIZE_WHITESPACE
-    [('previous', 'because', 0.9758), ('subject', 'cat', 0.9758), ('verb', 'was', 0.9877),
-     ('coreference', 'cat', 0.9975)]
-    >>> arcs_for_query(data, 11)
-    Traceback (most recent call last):
-    ...
-    ValueError: query must index one of the 11 tokens, got 11
-    """
+    """Every ``(head, query, key, weight)`` with weight >= :data:`ARC_MIN_WEIGHT` (a key may be the query)."""
     num_tokens = len(dataset["tokens"])
     if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < num_tokens:
         raise ValueError(f"query must index one of the {num_tokens} tokens, got {query!r}")
@@ -298,15 +262,6 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
     """The dataset's tokens on a line, ``query`` (if given) boxed, an arrowed arc per ``(head, query, key, weight)``.
 
     Wider, more opaque arcs carry more weight; an arc from a token to itself is a loop over it.
-
-    >>> data = sentence_dataset()
-    >>> fig = arc_figure(data, arcs_for_query(data, 7), query=7)
-    >>> len(fig.axes[0].patches)
-    4
-    >>> arc_figure(data, [("previous", 0, 11, 1.0)])
-    Traceback (most recent call last):
-    ...
-    ValueError: arc ('previous', 0, 11, 1.0) points outside the 11 tokens
     """
     symbols = dataset["symbols"]
     order = {h["name"]: i for i, h in enumerate(dataset["heads"])}
@@ -339,12 +294,7 @@ def arc_figure(dataset: Mapping[str, Any], arcs: Sequence[Arc], query: int | Non
 
 @styled
 def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
-    """One ``(query, key)`` grid per head in :data:`~mha_site.style.WEIGHT_CMAP`, tokens on both axes.
-
-    >>> fig = heatmap_grid_figure(sentence_dataset())
-    >>> [ax.get_title() for ax in fig.axes[:4]]
-    ['previous token (blue, solid)', 'subject (amber, dashed)', 'verb (green, dotted)', 'coreference (purple, dash-dot)']
-    """
+    """One ``(query, key)`` grid per head in :data:`~mha_site.style.WEIGHT_CMAP`, tokens on both axes."""
     heads = dataset["heads"]
     symbols = dataset["symbols"]
     columns = 2
@@ -366,12 +316,7 @@ def heatmap_grid_figure(dataset: Mapping[str, Any]) -> Figure:
 
 
 def explorer_figures(data: Mapping[str, Any]) -> dict[str, bytes]:
-    """Every SVG of the explorer, drawn from ``data`` (the parsed ``heads.json``) alone: name -> bytes.
-
-    >>> sorted(explorer_figures(explorer_data()))  # doctest: +NORMALIZE_WHITESPACE
-    ['arcs-it.svg', 'heatmaps.svg', 'pattern-coreference.svg', 'pattern-previous.svg', 'pattern-subject.svg',
-     'pattern-verb.svg', 'trained-arcs.svg']
-    """
+    """Every SVG of the explorer, drawn from ``data`` (the parsed ``heads.json``) alone: name -> bytes."""
     sentence, trained = _dataset(data, "sentence"), _dataset(data, "trained")
 
     def from_default_query(dataset: Mapping[str, Any]) -> Figure:
@@ -391,12 +336,7 @@ def explorer_figures(data: Mapping[str, Any]) -> dict[str, bytes]:
 
 
 def explorer_files(out_dir: str | PathLike[str] = EXPLORER_ASSETS, *, device: str = "cpu") -> dict[FilePath, bytes]:
-    """Every explorer file, in memory: path under ``out_dir`` (relative: to the repository root) -> bytes.
-
-    >>> files = explorer_files()
-    >>> sorted(p.name for p in files)[:3], all(p.parent == EXPLORER_ASSETS for p in files)
-    (['arcs-it.svg', 'heads.json', 'heatmaps.svg'], True)
-    """
+    """Every explorer file, in memory: path under ``out_dir`` (relative: to the repository root) -> bytes."""
     out = REPO_ROOT / out_dir  # an absolute out_dir stays as it is
     encoded = json_bytes(explorer_data(device))
     # Draw from the JSON as it will be read back, so a check can redraw from the committed file.

@@ -76,11 +76,6 @@ def _tiny_model(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]
 def explorer_values(data: dict[str, Any]) -> dict[str, str]:
     """What the explorer's note says of its trained dataset, counted from its weights: in the
     first copy, the queries (after the first token) whose induction weight peaks on token 0.
-
-    >>> heads = [{"name": "previous", "weights": []},
-    ...          {"name": "induction", "weights": [[1], [0.9, 0.1], [0.2, 0.7, 0.1], [0.6, 0, 0.2, 0.2]]}]
-    >>> explorer_values({"datasets": [{"name": "trained", "half": 4, "heads": heads}]})
-    {'trained_first_copy_queries': '3', 'trained_first_token_queries': '2'}
     """
     trained = next(dataset for dataset in data["datasets"] if dataset["name"] == "trained")
     induction = next(head for head in trained["heads"] if head["name"] == "induction")["weights"]
@@ -124,13 +119,7 @@ _cache: dict[tuple[str, Path], tuple[Any, dict[str, str]]] = {}
 
 
 def namespace_values(namespace: str, docs_dir: Path) -> dict[str, str]:
-    """The values of one namespace, recomputed only when its results files change (``mkdocs serve``).
-
-    >>> namespace_values("bnech", Path("docs"))
-    Traceback (most recent call last):
-    ...
-    mha_site.placeholders.PlaceholderError: unknown placeholder namespace 'bnech'; did you mean bench?
-    """
+    """The values of one namespace, recomputed only when its results files change (``mkdocs serve``)."""
     if namespace not in SOURCES:
         near = difflib.get_close_matches(namespace, list(SOURCES), n=2, cutoff=0.5)
         hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(SOURCES))}"
@@ -181,15 +170,7 @@ def _check_no_leftover(text: str, where: str) -> str:
 
 
 def fill_markdown(text: str, values: dict[str, dict[str, str]], where: str) -> str:
-    """Replace placeholders in Markdown; a multi-line value's later lines get the placeholder line's indent.
-
-    >>> fill_markdown("T = {{ demo.t }} ms", {"demo": {"t": "1.5"}}, "page.md")
-    'T = 1.5 ms'
-    >>> fill_markdown("T = {{ demo.t ms", {"demo": {"t": "1.5"}}, "page.md")
-    Traceback (most recent call last):
-    ...
-    mha_site.placeholders.PlaceholderError: page.md: a placeholder that cannot be filled is left in the page: T = {{ demo.t ms
-    """
+    """Replace placeholders in Markdown; a multi-line value's later lines get the placeholder line's indent."""
 
     def replace(match: re.Match[str]) -> str:
         value = _lookup(values, match.group(1), match.group(2), where)
@@ -202,11 +183,7 @@ def fill_markdown(text: str, values: dict[str, dict[str, str]], where: str) -> s
 
 
 def fill_html(text: str, values: dict[str, dict[str, str]], where: str) -> str:
-    """Replace placeholders in rendered HTML with escaped one-line values.
-
-    >>> fill_html("<p>{{ demo.x }}</p>", {"demo": {"x": "a < b"}}, "page.md")
-    '<p>a &lt; b</p>'
-    """
+    """Replace placeholders in rendered HTML with escaped one-line values."""
 
     def replace(match: re.Match[str]) -> str:
         value = _lookup(values, match.group(1), match.group(2), where)

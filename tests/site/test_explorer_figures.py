@@ -30,6 +30,8 @@ from mha_site.explorer import (
     explorer_data,
     explorer_figures,
     explorer_files,
+    heatmap_grid_figure,
+    sentence_dataset,
     trained_dataset,
 )
 
@@ -151,7 +153,7 @@ def test_trained_dataset_copies_seed_0_of_the_results() -> None:
     results = json.loads((ROOT / "docs/assets/tiny-model/results.json").read_text(encoding="utf-8"))
     maps = results["seeds"][0]["heatmaps"]
     trained = trained_dataset()
-    assert trained["tokens"] == maps["tokens"]
+    assert trained["tokens"] == maps["tokens"] and len(trained["tokens"]) == 24
     # The live widget's syllables: the reader can type what the explorer shows.
     assert trained["symbols"] == [token_symbols(64)[t] for t in maps["tokens"]]
     assert len(set(token_symbols(64))) == 64 and all(len(s) == 2 for s in token_symbols(64))  # one syllable per id
@@ -183,6 +185,67 @@ def test_arcs_are_every_key_at_or_above_the_threshold(fresh: dict) -> None:
         arcs_for_query(trained, 0, ["subject"])
     with pytest.raises(ValueError, match="names head 'subject'"):
         arc_figure(trained, [("subject", 0, 1, 1.0)])
+
+
+def test_demo_queries_keys_are_the_layers_input_queries_and_keys_whose_softmax_is_the_pattern() -> None:
+    import torch
+
+    from mha_site.explorer import demo_queries_keys
+
+    x, q, k = demo_queries_keys()
+    assert (tuple(x.shape), tuple(q.shape), tuple(k.shape)) == ((11, 64), (4, 11, 16), (4, 11, 16))
+    assert torch.allclose(torch.softmax(q @ k.transpose(-1, -2) / 16**0.5, dim=-1), demo_patterns_float64(False))
+
+
+def test_the_coreference_head_sends_it_to_cat() -> None:
+    assert sentence_dataset()["heads"][3]["weights"][7][1] == 0.9975
+
+
+def test_explorer_data_holds_both_datasets_the_arc_threshold_and_the_colour_map(fresh: dict) -> None:
+    assert ([d["name"] for d in fresh["datasets"]], fresh["arc_min_weight"], len(fresh["cmap"])) == (
+        ["sentence", "trained"], 0.05, 11)
+
+
+def test_arcs_for_query_list_each_heads_keys_from_it() -> None:
+    data = sentence_dataset()
+    assert [(h, TOKENS[k], w) for h, _, k, w in arcs_for_query(data, 7)] == [
+        ("previous", "because", 0.9758), ("subject", "cat", 0.9758), ("verb", "was", 0.9877),
+        ("coreference", "cat", 0.9975)]
+
+
+def test_arcs_for_query_refuse_a_query_past_the_last_token() -> None:
+    with pytest.raises(ValueError, match="query must index one of the 11 tokens, got 11"):
+        arcs_for_query(sentence_dataset(), 11)
+
+
+def test_arc_figure_draws_one_arc_per_head_from_it() -> None:
+    data = sentence_dataset()
+    assert len(arc_figure(data, arcs_for_query(data, 7), query=7).axes[0].patches) == 4
+
+
+def test_arc_figure_refuses_an_arc_outside_the_tokens() -> None:
+    message = "arc ('previous', 0, 11, 1.0) points outside the 11 tokens"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        arc_figure(sentence_dataset(), [("previous", 0, 11, 1.0)])
+
+
+def test_heatmap_grid_titles_name_each_heads_colour_and_dash() -> None:
+    fig = heatmap_grid_figure(sentence_dataset())
+    assert [ax.get_title() for ax in fig.axes[:4]] == [
+        "previous token (blue, solid)", "subject (amber, dashed)", "verb (green, dotted)",
+        "coreference (purple, dash-dot)"]
+
+
+def test_explorer_figures_are_the_arcs_heatmaps_patterns_and_trained_arcs(fresh: dict) -> None:
+    assert sorted(explorer_figures(fresh)) == [
+        "arcs-it.svg", "heatmaps.svg", "pattern-coreference.svg", "pattern-previous.svg", "pattern-subject.svg",
+        "pattern-verb.svg", "trained-arcs.svg"]
+
+
+def test_explorer_files_lie_in_the_explorer_assets_folder() -> None:
+    files = explorer_files()
+    assert sorted(p.name for p in files)[:3] == ["arcs-it.svg", "heads.json", "heatmaps.svg"]
+    assert all(p.parent == EXPLORER_ASSETS for p in files)
 
 
 # ------------------------------------------------------------------ colours: apart under colour-vision deficiencies

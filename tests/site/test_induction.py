@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -23,9 +24,13 @@ from mha_ref.induction import (
 )
 from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, score
 from mha_site.tiny_model.training import (
-    TrainConfig, ablation_losses, greedy_pruning, phase_change_step, plateau_probe, train,
+    TrainConfig, ablation_losses, build_model, greedy_pruning, offset_profiles, phase_change_step, plateau_probe,
+    provenance, run_seed, train,
 )
-from mha_site.tiny_model.report import heads_removable, page_values, seed_summary
+from mha_site.tiny_model.report import (
+    _phase_sentence, _provenance_sentence, check_results, first_copy_focus, head_label, heads_removable, load_results,
+    page_values, seed_summary,
+)
 
 from sitekit import ROOT, load_file_module
 
@@ -108,8 +113,14 @@ def test_data_rejects_bad_arguments_by_name(kwargs, error, message):
         repeated_segment_batch(**arguments)
 
 
+def test_config_defaults_to_a_context_of_64_and_segments_up_to_32():
+    assert (TrainConfig().context, TrainConfig().max_segment) == (64, 32)
+
+
 def test_config_rejects_segments_that_do_not_fit():
-    with pytest.raises(ValueError, match="min_segment=40, max_segment=32, context=64"):
+    message = ("need 2 <= min_segment <= max_segment and 2 * max_segment <= context, got min_segment=40, "
+               "max_segment=32, context=64")
+    with pytest.raises(ValueError, match=re.escape(message)):
         TrainConfig(min_segment=40)
     with pytest.raises(ValueError, match="score_half=40"):
         TrainConfig(score_half=40)
@@ -160,6 +171,11 @@ def test_scores_reject_weights_and_patterns_of_the_wrong_shape():
         score(torch.ones(1, 1, 6, 6), induction_pattern(copy_positions(4)))
     with pytest.raises(TypeError, match="floating-point"):
         score(torch.ones(1, 1, 3, 3, dtype=torch.long), offset_pattern(3, 1))
+
+
+def test_phase_change_step_is_the_first_checkpoint_where_a_last_layer_head_crosses():
+    history = [{"step": 0, "induction": [[0.0], [0.02]]}, {"step": 25, "induction": [[0.0], [0.4]]}]
+    assert phase_change_step(history) == 25
 
 
 def test_phase_change_step_is_none_when_no_head_crosses():
@@ -249,6 +265,109 @@ def test_greedy_pruning_removes_each_head_once_and_always_takes_the_cheapest(tin
 def test_heads_removable_rejects_negative_tolerance():
     with pytest.raises(ValueError, match="tolerance must be >= 0, got -1"):
         heads_removable([{"loss": 1.0}], -1)
+
+
+def test_heads_removable_counts_removals_until_the_loss_first_exceeds_the_tolerance():
+    assert heads_removable([{"loss": 0.10}, {"loss": 0.11}, {"loss": 0.15}, {"loss": 0.9}], 0.1) == 2
+
+
+def test_offset_profiles_give_each_head_its_weight_at_offsets_0_to_8():
+    torch.manual_seed(0)
+    model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=12)
+    assert tuple(offset_profiles(model, torch.randint(10, (3, 12))).shape) == (2, 2, 9)
+
+
+# --- training helpers on a configuration of a few steps ---------------------------------------
+
+STEPS_2 = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
+                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
+
+
+def test_build_model_has_the_configured_heads():
+    assert build_model(TrainConfig()).layers[0].num_heads == 4
+
+
+def test_provenance_records_torch_the_cpu_kernel_path_and_one_thread():
+    assert (sorted(provenance()), provenance()["threads"]) == (["cpu_capability", "threads", "torch"], 1)
+
+
+def test_train_records_a_checkpoint_at_step_0_and_every_eval_every_steps():
+    config = TrainConfig(context=8, min_segment=2, max_segment=4, score_half=4, steps=2, eval_every=1,
+                         eval_batch=4, d_model=8, num_heads=2)
+    _, history = train(config, seed=0)
+    assert ([c["step"] for c in history], len(history[-1]["induction"])) == ([0, 1, 2], 2)
+
+
+def test_plateau_probe_reports_the_step_and_shares_below_an_even_guess():
+    probe = plateau_probe(STEPS_2, seed=0, steps=1)
+    assert probe["step"] == 1 and 0 < probe["even_share"] < 1
+    assert probe["seen_guess_loss"] < 4.16  # ln 64, even over all
+
+
+def test_run_seed_records_history_pruning_and_heatmap_tokens():
+    _, record = run_seed(STEPS_2, seed=0, heatmap_half=4)
+    assert ([c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])) == (
+        [0, 1, 2], 5, 8)
+
+
+def test_run_seed_refuses_a_heatmap_longer_than_the_context():
+    with pytest.raises(ValueError, match=re.escape("heatmap_half=7 makes [x, x] longer than context=12")):
+        run_seed(STEPS_2, seed=0, heatmap_half=7)
+
+
+# --- the report's helpers ---------------------------------------------------------------------
+
+
+def test_check_results_refuses_an_empty_seed_list():
+    results = {"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "plateau": {}, "seeds": []}
+    with pytest.raises(ValueError, match=re.escape("'seeds' must be a non-empty list of run_seed records, got []")):
+        check_results(results)
+
+
+def test_check_results_names_the_missing_top_level_keys():
+    message = "missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau']"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_results({"seeds": [{}]})
+
+
+def test_load_results_names_the_file_and_its_missing_keys(tmp_path):
+    empty = tmp_path / "results.json"
+    empty.write_text("{}")
+    message = f"{empty}: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau', 'seeds']"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_results(empty)
+
+
+def test_head_label_is_l_layer_h_head():
+    assert head_label(1, 3) == "L1H3"
+
+
+def test_first_copy_focus_counts_the_rows_with_a_choice_and_none_sharp():
+    focus = first_copy_focus([[1.0, 0, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0], [0, 0.2, 0.8, 0, 0, 0]] + [[0] * 6] * 3)
+    assert (focus["rows"], focus["sharp"], focus["sharp_keys"]) == (2, 0, [])
+
+
+def test_first_copy_focus_refuses_a_share_above_one():
+    with pytest.raises(ValueError, match=re.escape("share must be in (0, 1], got 1.5")):
+        first_copy_focus([[1.0]], share=1.5)
+
+
+def test_phase_sentence_says_when_both_seeds_crossed_together():
+    assert _phase_sentence([0, 1], [210, 210]) == "Both seeds crossed it at the same checkpoint, step 210."
+
+
+def test_phase_sentence_names_each_seeds_step_and_the_one_that_never_crossed():
+    assert _phase_sentence([0, 1, 2], [200, None, 230]) == (
+        "Seed 0 crossed it at step 200, seed 1 never did and seed 2 at step 230.")
+
+
+def test_provenance_sentence_names_torch_the_kernel_path_and_threads():
+    assert _provenance_sentence({"torch": "2.13.0+cpu", "cpu_capability": "AVX512", "threads": 1}) == (
+        "The committed results were trained with torch 2.13.0+cpu on the AVX512 kernel path, on 1 thread.")
+
+
+def test_provenance_sentence_says_when_nothing_is_recorded():
+    assert _provenance_sentence(None).startswith("The committed results do not record")
 
 
 # --- a short real training run ----------------------------------------------------------------

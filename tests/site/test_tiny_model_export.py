@@ -208,3 +208,63 @@ def test_export_only_rewrites_nothing_that_passes_its_check(tmp_path, monkeypatc
     assert script.main(["--export-only"]) == 0
     assert manifest_path.read_bytes() == before[manifest_path]
     assert f"not current with the results:\n  {manifest_path}: lacks format," in capsys.readouterr().out
+
+
+def test_token_symbols_are_distinct_consonant_vowel_syllables() -> None:
+    symbols = lh.token_symbols(64)
+    assert (symbols[:6], symbols[-1], len(set(symbols))) == (["ba", "be", "bi", "bo", "da", "de"], "zo", 64)
+
+
+def test_token_symbols_name_the_limit_of_two_letter_symbols() -> None:
+    with pytest.raises(ValueError, match="vocab_size must be between 1 and 64 for two-letter symbols, got 65"):
+        lh.token_symbols(65)
+
+
+def test_encode_weights_concatenates_float16_values_and_records_each_tensors_offset() -> None:
+    blob, tensors = lh.encode_weights({"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([[0.5]])})
+    assert (len(blob), tensors[1]) == (6, {"name": "b", "shape": [1, 1], "offset": 2})
+
+
+def test_decode_weights_returns_float64_up_to_float16_rounding() -> None:
+    blob, tensors = lh.encode_weights({"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([[0.1]])})
+    state = lh.decode_weights(blob, tensors)
+    assert (state["a"].tolist(), round(state["b"].item(), 5), state["b"].dtype) == ([1.0, -2.0], 0.09998, torch.float64)
+
+
+def test_decode_weights_refuses_too_few_values() -> None:
+    blob, tensors = lh.encode_weights({"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([[0.1]])})
+    with pytest.raises(ValueError, match="weights hold 2 float16 values but the tensors need 3"):
+        lh.decode_weights(blob[:4], tensors)
+
+
+def test_compare_vectors_gives_the_largest_gap_of_logits_and_of_weights() -> None:
+    a = [{"name": "x", "tokens": [1], "head_mask": [[1.0]], "logits": [[0.5, 1.0]], "weights": [[[[1.0]]]]}]
+    b = [{**a[0], "logits": [[0.5, 1.25]]}]
+    assert lh.compare_vectors(a, b) == {"logits": 0.25, "weights": 0.0}
+
+
+def test_reproduction_problems_name_the_score_that_moved_and_its_committed_value() -> None:
+    final = {"previous_token": [[0.1, 0.9], [0.0, 0.0]], "induction": [[0.0, 0.0], [0.8, 0.2]]}
+    assert lh.reproduction_problems(final, {"history": [final]}) == []
+    assert lh.reproduction_problems({**final, "induction": [[0.0, 0.0], [0.7, 0.2]]}, {"history": [final]}) == [
+        "induction score of L1H0 is 0.7, the committed record says 0.8"]
+
+
+def test_gzip_size_compresses_zeros_to_under_a_tenth() -> None:
+    assert lh.gzip_size(bytes(1000)) < 100
+
+
+def test_a_truncated_json_file_is_named_with_where_it_breaks(tmp_path) -> None:
+    path = tmp_path / "model.json"
+    path.write_text('{"format": "mha-live')
+    message = (f"{path}: not valid JSON (truncated or malformed: Unterminated string starting at: "
+               "line 1 column 12 (char 11))")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        lh._json_object(path, ("format",))
+
+
+def test_a_json_file_without_the_keys_read_is_named_with_them(tmp_path) -> None:
+    path = tmp_path / "model.json"
+    path.write_text("{}")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: lacks format, scores")):
+        lh._json_object(path, ("format", "scores"))

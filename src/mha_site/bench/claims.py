@@ -23,14 +23,6 @@ __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "claim_problems", "evaluate_claim",
 
 def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
     """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``.
-
-    >>> doc = {"cells": [{"sweep": "seq", "variant": "sdpa", "dtype": "float32", "status": "ok", "tokens": 128}]}
-    >>> find_cell(doc, "seq", "sdpa", tokens=128)["tokens"]
-    128
-    >>> find_cell(doc, "seq", "sdpa", tokens=256)
-    Traceback (most recent call last):
-    ...
-    KeyError: "no correct cell for sweep='seq', variant='sdpa', dtype='float32', tokens=256"
     """
     matches = [c for c in ok_cells(doc, sweep, variant, dtype) if all(c.get(k) == v for k, v in coords.items())]
     where = ", ".join(
@@ -44,11 +36,7 @@ def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float
 
 
 def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
-    """The sequence lengths of the ``seq`` sweep, ascending.
-
-    >>> seq_tokens({"cells": [{"sweep": "seq", "dtype": "float32", "tokens": t} for t in (256, 128, 256)]})
-    [128, 256]
-    """
+    """The sequence lengths of the ``seq`` sweep, ascending."""
     return sorted({c["tokens"] for c in doc["cells"] if c["sweep"] == "seq" and c["dtype"] == dtype})
 
 
@@ -65,14 +53,6 @@ class Claim:
     beats recomputing's fastest at every prefix length in ``tokens``). ``text`` is the sentence, with
     ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what is printed instead when ``device`` has no
     committed results.
-
-    >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
-    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 64, "median_s": s,
-    ...                   "times_s": [s, s * 1.1]} for v, s in (("sdpa", 0.001), ("batched", 0.004))]}
-    >>> claim = Claim("demo", "cpu", "faster", "the fused kernel took {left_ms} ms, {speedup}× faster",
-    ...               left="sdpa", right="batched", tokens=(64,))
-    >>> render_claim(claim, {"cpu": doc})
-    'the fused kernel took 1 ms, 4.00× faster'
     """
 
     key: str
@@ -231,12 +211,6 @@ def claim_problems(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
 
     A claim either states what was measured (its numbers are placeholders) or makes a statement
     that another machine may not repeat; a new run checks the second kind here, before a build does.
-
-    >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1},
-    ...        "cells": [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 2048,
-    ...                   "median_s": s, "times_s": [s]} for v, s in (("sdpa", 0.002), ("batched", 0.001))]}
-    >>> claim_problems({"cpu": doc})["cpu_fused_faster"]
-    "claim 'cpu_fused_faster' no longer holds: 'at T = 2048 the fused kernel took 2 ms against 1 ms for the batched version, 0.50× faster'"
     """
     problems = {}
     for claim in CLAIMS + PAGE_CLAIMS:

@@ -186,17 +186,6 @@ def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
 
 def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``.
-
-    >>> cells = [{"sweep": sweep, "variant": "sdpa", "dtype": "float32", "status": "ok", "batch": 1, "tokens": t,
-    ...           "heads": h, "median_s": t * 1e-5, "times_s": [t * 1e-5], "peak_bytes": t * 1024, "ceiling_fraction": 0.5}
-    ...          for sweep, t, h in (("seq", 128, 8), ("seq", 256, 8), ("heads", 256, 1), ("heads", 256, 4))]
-    >>> doc = {"provenance": {"device_type": "cpu", "cpu_model": "a CPU", "threads": 1}, "cells": cells,
-    ...        "config": {"dtypes": ["float32"], "variants": ["sdpa"]}, "variant_labels": {"sdpa": "fused SDPA"}}
-    >>> files = figure_files("cpu", doc)
-    >>> sorted(files)
-    ['cpu-ceiling.svg', 'cpu-heads.svg', 'cpu-memory.svg', 'cpu-time.svg']
-    >>> b"Peak memory against sequence length (a CPU, 1 thread)" in files["cpu-memory.svg"]
-    True
     """
     device = device_label(doc)
     files = {
@@ -212,12 +201,6 @@ def folder_figures(folder: Path | str) -> dict[Path, bytes]:
     Each file is validated first; a missing folder, no JSON, invalid JSON, a
     document off the schema or an unfinished run (``complete: false``) raises
     :class:`ValueError` naming the file.
-
-    >>> import tempfile
-    >>> folder_figures(tempfile.mkdtemp())  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: no benchmark results (*.json) in ...
     """
     folder = Path(folder)
     sources = sorted(folder.glob("*.json"))

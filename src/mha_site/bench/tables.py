@@ -30,9 +30,6 @@ _MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|!])")
 def markdown_text(value: object) -> str:
     """A string from a results file as Markdown that shows exactly that text, in a sentence, a table cell or
     an image's alt text: committed JSON is data, never markup (a ``<script>`` in a CPU name stays text).
-
-    >>> print(markdown_text("<script>*AMD*</script> | need_weights $x$"))
-    &lt;script&gt;\\*AMD\\*&lt;/script&gt; \\| need\\_weights &#36;x&#36;
     """
     escaped = _MARKDOWN_SYNTAX.sub(r"\\\1", html.escape(str(value), quote=False))
     return escaped.replace("$", "&#36;")
@@ -41,9 +38,6 @@ def markdown_text(value: object) -> str:
 def markdown_plain(markdown: str) -> str:
     """The text that :func:`markdown_text` escaped, for a place that takes plain text: an include's
     placeholders are filled in the rendered HTML, where no Markdown undoes the escapes.
-
-    >>> markdown_plain(markdown_text("<b>need_weights</b> $x$"))
-    '<b>need_weights</b> $x$'
     """
     return html.unescape(re.sub(r"\\" + _MARKDOWN_SYNTAX.pattern, r"\1", markdown))
 
@@ -51,68 +45,42 @@ def markdown_plain(markdown: str) -> str:
 def markdown_code(value: object) -> str:
     """A string from a results file (a command) as inline code: ``<code>`` around :func:`markdown_text`, since a
     backtick code span cannot hold a backtick or be escaped.
-
-    >>> print(markdown_code("bench.py --out `x`"))
-    <code>bench.py --out \\`x\\`</code>
     """
     return f"<code>{markdown_text(value)}</code>"
 
 
 def sci(value: float, digits: int = 1) -> str:
-    """Scientific notation without padded exponents.
-
-    >>> sci(1e-4, 0), sci(1.27e-6)
-    ('1e-4', '1.3e-6')
-    """
+    """Scientific notation without padded exponents."""
     return re.sub(
         r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), f"{value:.{digits}e}"
     )
 
 
 def ms(seconds: float) -> str:
-    """Seconds as milliseconds: three significant figures, whole milliseconds from 100 up.
-
-    >>> ms(0.0012345), ms(0.25)
-    ('1.23', '250')
-    """
+    """Seconds as milliseconds: three significant figures, whole milliseconds from 100 up."""
     value = seconds * 1e3
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
 def ratio(value: float) -> str:
-    """A ratio: two decimals below 10, whole numbers from 10 up.
-
-    >>> ratio(1.5), ratio(12.4)
-    ('1.50', '12')
-    """
+    """A ratio: two decimals below 10, whole numbers from 10 up."""
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
 def spread(times: list[float]) -> tuple[float, float]:
     """The fastest and slowest of a cell's timed blocks. The same setting timed again moved by more than many
     gaps between variants, so an order is called only where two such ranges do not overlap.
-
-    >>> spread([0.3, 0.1, 0.2])
-    (0.1, 0.3)
     """
     return min(times), max(times)
 
 
 def within_noise(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    """Whether two ``(fastest, slowest)`` ranges overlap, so neither can be called faster.
-
-    >>> within_noise((1.0, 2.0), (1.9, 3.0)), within_noise((1.0, 2.0), (2.1, 3.0))
-    (True, False)
-    """
+    """Whether two ``(fastest, slowest)`` ranges overlap, so neither can be called faster."""
     return a[0] <= b[1] and b[0] <= a[1]
 
 
 def ms_range(fastest: float, slowest: float) -> str:
-    """A range of block times in milliseconds, rounded as :func:`ms` rounds.
-
-    >>> ms_range(0.00444, 0.00503)
-    '4.44–5.03'
-    """
+    """A range of block times in milliseconds, rounded as :func:`ms` rounds."""
     return f"{ms(fastest)}–{ms(slowest)}"
 
 
@@ -121,29 +89,13 @@ def _ms_spread(median_s: float, times: list[float]) -> str:
 
 
 def mib(n_bytes: int) -> str:
-    """Bytes as MiB: two significant figures below 10 MiB, whole MiB from there.
-
-    >>> mib(3 * 2**19), mib(300 * 2**20)
-    ('1.5', '300')
-    """
+    """Bytes as MiB: two significant figures below 10 MiB, whole MiB from there."""
     value = n_bytes / 2**20
     return f"{value:.2g}" if value < 10 else f"{value:.0f}"
 
 
 def decode_table(doc: dict[str, Any]) -> str:
-    """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size.
-
-    >>> print(decode_table({"decode": [{"prefix": 8, "batch": 1, "heads": 2, "d_model": 16, "cached_median_s": 0.001,
-    ...     "cached_times_s": [0.001, 0.0011], "recompute_median_s": 0.003, "recompute_times_s": [0.0029, 0.003],
-    ...     "recompute_over_cached": 3.0, "cache_bytes": 1024, "max_abs_diff": 0.0}]}))
-    Batch 1, 2 heads, d_model = 16, float32; one layer.
-    <BLANKLINE>
-    Times: median (fastest–slowest block).
-    <BLANKLINE>
-    | prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |
-    |---:|---:|---:|---:|---:|---:|
-    | 8 | 1 (1–1.1) | 3 (2.9–3) | 3.00 | 1 | 0.0e0 |
-    """
+    """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size."""
     rows = doc["decode"]
     first = rows[0]
     lines = [
@@ -203,16 +155,6 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
 def ratio_table(doc: dict[str, Any], base: str, tokens: tuple[int, ...], dtype: str = "float32") -> str:
     """A Markdown table of every other variant's median time over ``base``'s in the seq sweep at each of ``tokens``;
     "within noise" where the two cells' block ranges overlap, so the ratio's side of 1 is not called.
-
-    >>> cells = [{"sweep": "seq", "variant": v, "dtype": "float32", "status": "ok", "tokens": 8, "median_s": s,
-    ...           "times_s": [s * 0.9, s * 1.1]} for v, s in (("a", 1.0), ("b", 1.05), ("c", 2.0))]
-    >>> doc = {"cells": cells, "config": {"variants": ["a", "b", "c"]},
-    ...        "variant_labels": {"a": "A", "b": "B", "c": "C"}}
-    >>> print(ratio_table(doc, "a", (8,)))
-    | Time relative to A | T = 8 |
-    |---|---:|
-    | B | 1.05, within noise |
-    | C | 2.00 |
     """
     def entry(variant: str, t: int) -> str:
         mine, theirs = ([c for c in ok_cells(doc, "seq", v, dtype) if c["tokens"] == t] for v in (variant, base))
@@ -273,13 +215,7 @@ def provenance_table(doc: dict[str, Any]) -> str:
 
 
 def _smi_words(clocks: dict[str, str] | str | None) -> str:
-    """nvidia-smi's report in a few words, or why there is none.
-
-    >>> _smi_words({"clocks.sm": "1980 MHz", "clocks.max.sm": "1980 MHz", "power.limit": "700.00 W", "pstate": "P0"})
-    'SM clock 1980 MHz (max 1980 MHz), power limit 700.00 W, P0'
-    >>> _smi_words("not recorded: nvidia-smi not found")
-    'not recorded: nvidia-smi not found'
-    """
+    """nvidia-smi's report in a few words, or why there is none."""
     if not isinstance(clocks, dict):
         return clocks or "not recorded"
     return (f"SM clock {clocks['clocks.sm']} (max {clocks['clocks.max.sm']}), power limit {clocks['power.limit']}, "
@@ -287,11 +223,7 @@ def _smi_words(clocks: dict[str, str] | str | None) -> str:
 
 
 def _precision_words(settings: dict[str, Any] | None) -> str:
-    """Whether float32 products used TF32, from the recorded settings.
-
-    >>> _precision_words({"fp32_precision": "ieee", "cuda_matmul_fp32_precision": "ieee"})
-    'full float32, TF32 off (fp32_precision=ieee, cuda_matmul_fp32_precision=ieee)'
-    """
+    """Whether float32 products used TF32, from the recorded settings."""
     if not settings:
         return "not recorded"
     shown = ", ".join(f"{key}={value}" for key, value in settings.items() if "tf32" in key or "fp32" in key)
@@ -307,9 +239,5 @@ def figure_markdown(stem: str, kind: str, doc: dict[str, Any], dtype: str | None
 
 
 def collapsible(title: str, body: str) -> list[str]:
-    """Lines of a closed ``??? info`` block holding ``body``, then a blank line.
-
-    >>> collapsible("Raw numbers", "| a |\\n\\n| b |")
-    ['??? info "Raw numbers"', '', '    | a |', '', '    | b |', '']
-    """
+    """Lines of a closed ``??? info`` block holding ``body``, then a blank line."""
     return [f'??? info "{title}"', ""] + ["    " + line if line else "" for line in body.splitlines()] + [""]

@@ -59,17 +59,6 @@ def recompute_files(root: Path, threads: int | None = None) -> dict[Path, bytes]
 def recompute_differences(fresh: dict[Path, bytes]) -> list[str]:
     """Where a recomputation differs from the committed files: numbers within :data:`RECOMPUTE_TOLERANCE`,
     hex-coded patterns within one level, the rest exactly, and the run's :data:`_RUN_FIELDS` not at all.
-
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "heads.json"
-    >>> doc = {"scores": {"a": [[0.5]]}, "reproduction": {"tolerance": 1e-4, "torch": "2.13.0"}}
-    >>> _ = path.write_bytes(json_bytes(doc))
-    >>> near = {"scores": {"a": [[0.501]]}, "reproduction": {"tolerance": 1e-4, "torch": "2.14.0"}}
-    >>> recompute_differences({path: json_bytes(near)})
-    []
-    >>> far = {"scores": {"a": [[0.51]]}, "reproduction": {"tolerance": 1e-4}}
-    >>> recompute_differences({path: json_bytes(far)})  # doctest: +ELLIPSIS
-    ['...heads.json: $.scores.a[0][0]: committed 0.5, now 0.51']
     """
     problems = []
     for path, content in fresh.items():

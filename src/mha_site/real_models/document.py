@@ -87,10 +87,6 @@ def _weights(spec: ModelSpec, layer) -> AttentionWeights:
 def head_outputs(x: Tensor, w: AttentionWeights, num_heads: int) -> Tensor:
     """What each head would add to the layer's output from each token, ``(B, h, T, d_model)``: the token's
     value through the head's slice of W^O (key/value heads shared in groups, as in grouped-query attention).
-
-    >>> w = AttentionWeights(*(torch.eye(4) for _ in range(4)))
-    >>> head_outputs(torch.ones(1, 1, 4), w, 2)[0, :, 0].tolist()  # head 0 writes dims 0-1, head 1 dims 2-3
-    [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
     """
     d_k = w.w_o.shape[0] // num_heads
     v = x @ w.w_v + (0 if w.b_v is None else w.b_v)  # (B, T, kv * d_k)
@@ -99,12 +95,7 @@ def head_outputs(x: Tensor, w: AttentionWeights, num_heads: int) -> Tensor:
 
 
 def norm_shares(weights: Tensor, outputs: Tensor) -> Tensor:
-    """Kobayashi et al. 2020: each key's share of ``||weight * f(x_key)||`` over the query's keys, (B, h, T, T).
-
-    >>> shares = norm_shares(torch.tensor([[[[0.5, 0.5]]]]), torch.tensor([[[[1.0, 0], [3.0, 0]]]]))
-    >>> shares.tolist()  # equal weights, the second key's output three times as long
-    [[[[0.25, 0.75]]]]
-    """
+    """Kobayashi et al. 2020: each key's share of ``||weight * f(x_key)||`` over the query's keys, (B, h, T, T)."""
     sized = weights * outputs.norm(dim=-1)[..., None, :]
     return sized / sized.sum(-1, keepdim=True)
 
@@ -161,11 +152,7 @@ def _measure(spec: ModelSpec, model, tokenizer, batches: list[Tensor]) -> tuple[
 
 
 def encode_weights(weights: Tensor) -> list[str]:
-    """A (T, T) pattern as T strings of two hex digits per weight (0..255), for figures and the head view.
-
-    >>> encode_weights(torch.tensor([[1.0, 0.0], [0.5, 0.5]]))
-    ['ff00', '8080']
-    """
+    """A (T, T) pattern as T strings of two hex digits per weight (0..255), for figures and the head view."""
     levels = (weights.clamp(0, 1) * 255).round().to(torch.int64).tolist()
     return ["".join(f"{v:02x}" for v in row) for row in levels]
 

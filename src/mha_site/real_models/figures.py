@@ -34,11 +34,7 @@ FIGURE_TITLES = {f"{spec.prefix}-{kind}.svg": title for spec in SPECS.values()
 
 
 def decode_rows(rows: list[str]) -> list[list[float]]:
-    """Weights stored as two hex digits per key (0 to 255 for 0 to 1) back as floats.
-
-    >>> decode_rows(["ff00", "807f"])
-    [[1.0, 0.0], [0.5019607843137255, 0.4980392156862745]]
-    """
+    """Weights stored as two hex digits per key (0 to 255 for 0 to 1) back as floats."""
     return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
 
 
@@ -95,11 +91,7 @@ def scores_figure(doc: dict, spec: ModelSpec) -> Figure:
 
 
 def quantise(weights: list[list[float]], levels: int = SHADES) -> np.ma.MaskedArray:
-    """Weights rounded to ``levels`` steps of 1 / ``levels``; weights under 1 / ``levels`` are masked (drawn as 0).
-
-    >>> quantise([[0.2, 0.96], [0.5, 0.3]], 4).tolist()
-    [[None, 1.0], [0.5, 0.25]]
-    """
+    """Weights rounded to ``levels`` steps of 1 / ``levels``; weights under 1 / ``levels`` are masked (drawn as 0)."""
     weights = np.asarray(weights, dtype=np.float64)
     steps = np.round(weights * levels) / levels
     return np.ma.masked_where(weights < 1 / levels, steps)

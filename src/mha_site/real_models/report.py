@@ -26,11 +26,7 @@ COPIES = 0.9
 
 
 def head_name(layer: int, head: int) -> str:
-    """``L{layer}H{head}``, as the figures write it.
-
-    >>> head_name(18, 6)
-    'L18H6'
-    """
+    """``L{layer}H{head}``, as the figures write it."""
     return f"L{layer}H{head}"
 
 

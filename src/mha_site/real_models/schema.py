@@ -37,13 +37,7 @@ def _matrix(name: str, value: Any, rows: int, cols: int, low: float = 0.0, high:
 
 
 def validate_heads(model_id: str, doc: Any) -> None:
-    """Raise ValueError naming the first field of ``doc`` that is missing or malformed.
-
-    >>> validate_heads("minilm-l6", {"model": "x"})
-    Traceback (most recent call last):
-    ...
-    ValueError: minilm-l6 heads.json: missing field(s) ['d_model', 'inputs', 'num_heads', 'num_layers', 'original', 'positions', 'reproduction', 'scores', 'source', 'views', 'weights_note']
-    """
+    """Raise ValueError naming the first field of ``doc`` that is missing or malformed."""
     if model_id not in SPECS:
         raise ValueError(f"unknown model id {model_id!r}; known: {list(MODELS)}")
     spec = SPECS[model_id]
@@ -76,10 +70,6 @@ def validate_heads(model_id: str, doc: Any) -> None:
 
 
 def top_heads(scores: list[list[float]], count: int) -> list[tuple[int, int, float]]:
-    """The ``count`` highest-scoring heads as ``(layer, head, score)``, best first (ties: lower layer, head).
-
-    >>> top_heads([[0.1, 0.9], [0.5, 0.2]], 2)
-    [(0, 1, 0.9), (1, 0, 0.5)]
-    """
+    """The ``count`` highest-scoring heads as ``(layer, head, score)``, best first (ties: lower layer, head)."""
     cells = [(layer, head, value) for layer, row in enumerate(scores) for head, value in enumerate(row)]
     return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))[:count]

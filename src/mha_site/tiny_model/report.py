@@ -32,17 +32,7 @@ _SEED_KEYS = ("seed", "history", "phase_change_step", "previous_token_head", "in
 
 
 def check_results(results: object) -> list[dict]:
-    """The seed records of a results document, after checking it has what the figures read.
-
-    >>> check_results({"config": {}, "phase_threshold": 0.3, "pruning_tolerance": 0.05, "plateau": {}, "seeds": []})
-    Traceback (most recent call last):
-    ...
-    ValueError: 'seeds' must be a non-empty list of run_seed records, got []
-    >>> check_results({"seeds": [{}]})
-    Traceback (most recent call last):
-    ...
-    ValueError: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau']
-    """
+    """The seed records of a results document, after checking it has what the figures read."""
     if not isinstance(results, dict):
         raise ValueError(f"results must be a JSON object, got {type(results).__name__}")
     missing = [key for key in _TOP_KEYS if key not in results]
@@ -65,16 +55,7 @@ def check_results(results: object) -> list[dict]:
 
 
 def load_results(path: Path | str) -> dict:
-    """Read and check ``results.json``; a ValueError names the file and what is wrong with it.
-
-    >>> import tempfile
-    >>> empty = Path(tempfile.mkdtemp()) / "results.json"
-    >>> _ = empty.write_text("{}")
-    >>> load_results(empty)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: .../results.json: missing key(s) ['config', 'phase_threshold', 'pruning_tolerance', 'plateau', 'seeds']
-    """
+    """Read and check ``results.json``; a ValueError names the file and what is wrong with it."""
     results = load_json(Path(path))
     try:
         check_results(results)
@@ -84,21 +65,12 @@ def load_results(path: Path | str) -> dict:
 
 
 def head_label(layer: int, head: int) -> str:
-    """``L{layer}H{head}``, the name figures and tables use for a head.
-
-    >>> head_label(1, 3)
-    'L1H3'
-    """
+    """``L{layer}H{head}``, the name figures and tables use for a head."""
     return f"L{layer}H{head}"
 
 
 def heads_removable(stages: list[dict], tolerance: float) -> int:
-    """How many heads greedy pruning removes before the loss first exceeds the full model's by ``tolerance``.
-
-    >>> stages = [{"loss": 0.10}, {"loss": 0.11}, {"loss": 0.15}, {"loss": 0.9}]
-    >>> heads_removable(stages, 0.1)
-    2
-    """
+    """How many heads greedy pruning removes before the loss first exceeds the full model's by ``tolerance``."""
     if not tolerance >= 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
     base = stages[0]["loss"]
@@ -113,14 +85,6 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
     Returns ``rows`` (``n - 1``, the rows with a choice), ``sharp`` (how many of those rows
     give one key at least ``share`` of their weight) and ``sharp_keys``: for each such row,
     ``"first"``, ``"previous"``, ``"itself"`` or ``"other"``, the first that fits the key.
-
-    >>> focus = first_copy_focus([[1.0, 0, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0], [0, 0.2, 0.8, 0, 0, 0]] + [[0] * 6] * 3)
-    >>> focus["rows"], focus["sharp"], focus["sharp_keys"]
-    (2, 0, [])
-    >>> first_copy_focus([[1.0]], share=1.5)
-    Traceback (most recent call last):
-    ...
-    ValueError: share must be in (0, 1], got 1.5
     """
     if not 0 < share <= 1:
         raise ValueError(f"share must be in (0, 1], got {share}")
@@ -266,13 +230,7 @@ def plateau_checkpoint(record: dict, margin: int = 50) -> dict:
 
 
 def _phase_sentence(seeds: list[int], steps: list[int | None]) -> str:
-    """One sentence on when each seed crossed the threshold.
-
-    >>> _phase_sentence([0, 1], [210, 210])
-    'Both seeds crossed it at the same checkpoint, step 210.'
-    >>> _phase_sentence([0, 1, 2], [200, None, 230])
-    'Seed 0 crossed it at step 200, seed 1 never did and seed 2 at step 230.'
-    """
+    """One sentence on when each seed crossed the threshold."""
     if None not in steps and len(set(steps)) == 1:
         if len(seeds) == 1:
             return f"Seed {seeds[0]} crossed it at step {steps[0]}."
@@ -289,13 +247,7 @@ def _phase_sentence(seeds: list[int], steps: list[int | None]) -> str:
 
 
 def _provenance_sentence(provenance: dict | None) -> str:
-    """What the committed run was trained on, as far as the results file records it.
-
-    >>> _provenance_sentence({"torch": "2.13.0+cpu", "cpu_capability": "AVX512", "threads": 1})
-    'The committed results were trained with torch 2.13.0+cpu on the AVX512 kernel path, on 1 thread.'
-    >>> _provenance_sentence(None).startswith("The committed results do not record")
-    True
-    """
+    """What the committed run was trained on, as far as the results file records it."""
     if not provenance:
         return ("The committed results do not record which kernel path trained them; "
                 "`scripts/train_tiny_model.py` now writes it into `results.json`, with the thread count and torch version.")

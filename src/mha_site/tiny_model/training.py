@@ -41,15 +41,7 @@ TRAIN_THREADS = 1
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that fixes a training run, apart from the seed.
-
-    >>> TrainConfig().context, TrainConfig().max_segment
-    (64, 32)
-    >>> TrainConfig(min_segment=40)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: need 2 <= min_segment <= max_segment ..., got min_segment=40, max_segment=32, context=64
-    """
+    """Everything that fixes a training run, apart from the seed."""
 
     vocab_size: int = 64
     d_model: int = 64
@@ -81,11 +73,7 @@ class TrainConfig:
 
 
 def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
-    """The model a :class:`TrainConfig` describes (weights drawn from torch's global RNG).
-
-    >>> build_model(TrainConfig()).layers[0].num_heads
-    4
-    """
+    """The model a :class:`TrainConfig` describes (weights drawn from torch's global RNG)."""
     return AttentionOnlyTransformer(
         config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
     )
@@ -115,9 +103,6 @@ def provenance() -> dict:
     The CPU kernel path is the instruction set torch picked ("AVX2", "AVX512", ...): on another,
     sums round differently in their last bits, and the same seeds trained on two paths parted at
     step 140-150 (growing the same kinds of head).
-
-    >>> sorted(provenance()), provenance()["threads"]
-    (['cpu_capability', 'threads', 'torch'], 1)
     """
     return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": TRAIN_THREADS,
             "torch": torch.__version__}
@@ -149,12 +134,6 @@ def train(
     Runs on one CPU thread, so a seed gives the same model wherever :func:`provenance` matches.
     Every ``eval_every`` steps (and at step 0) it records the mean training loss since the last
     checkpoint and :func:`measure` on :func:`eval_data`; ``progress`` gets each checkpoint.
-
-    >>> config = TrainConfig(context=8, min_segment=2, max_segment=4, score_half=4, steps=2, eval_every=1,
-    ...                      eval_batch=4, d_model=8, num_heads=2)
-    >>> model, history = train(config, seed=0)
-    >>> [c["step"] for c in history], len(history[-1]["induction"])
-    ([0, 1, 2], 2)
     """
     check_int("seed", seed, 0)
     data = eval_data(config)
@@ -192,10 +171,6 @@ def train(
 def phase_change_step(history: list[dict], threshold: float = PHASE_THRESHOLD) -> int | None:
     """The first checkpoint step at which some head of the last layer has an induction
     score of at least ``threshold``; None if it never happens.
-
-    >>> history = [{"step": 0, "induction": [[0.0], [0.02]]}, {"step": 25, "induction": [[0.0], [0.4]]}]
-    >>> phase_change_step(history)
-    25
     """
     for checkpoint in history:
         if max(checkpoint["induction"][-1]) >= threshold:
@@ -216,15 +191,7 @@ def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor,
 def ablation_losses(
     model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor
 ) -> tuple[float, list[list[float]]]:
-    """Second-copy loss with every head on, and ``losses[layer][head]`` with only that head zeroed.
-
-    >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=6)
-    >>> tokens = torch.randint(10, (4, 6))
-    >>> base, losses = ablation_losses(model, tokens, torch.ones(4, 5, dtype=torch.bool))
-    >>> len(losses), len(losses[0])
-    (2, 2)
-    """
+    """Second-copy loss with every head on, and ``losses[layer][head]`` with only that head zeroed."""
     layers, heads = full_head_mask(model).shape
     losses = [[_loss_with(model, tokens, targets, [(layer, head)]) for head in range(heads)] for layer in range(layers)]
     return _loss_with(model, tokens, targets, []), losses
@@ -236,12 +203,6 @@ def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Ten
     Returns one entry per stage, starting with no head removed:
     ``{"removed": [layer, head] or None, "loss": second-copy loss}``.
     Ties go to the lowest (layer, head), so the order is deterministic.
-
-    >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, context=6)
-    >>> stages = greedy_pruning(model, torch.randint(10, (4, 6)), torch.ones(4, 5, dtype=torch.bool))
-    >>> [stage["removed"] for stage in stages][0], sorted(stage["removed"] for stage in stages[1:])
-    (None, [[0, 0], [0, 1]])
     """
     layers, heads = full_head_mask(model).shape
     removed: list[tuple[int, int]] = []
@@ -263,12 +224,6 @@ def plateau_probe(config: TrainConfig, seed: int, steps: int) -> dict:
     spread evenly over the tokens already in the row. ``seen_share`` is the model's mean probability
     on those tokens, ``even_share`` what an even spread over the whole vocabulary puts there.
     The first ``steps`` steps of a run are the same whatever its length, so this is run_seed's model then.
-
-    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
-    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
-    >>> probe = plateau_probe(config, seed=0, steps=1)
-    >>> probe["step"], 0 < probe["even_share"] < 1, probe["seen_guess_loss"] < 4.16  # ln 64, even over all
-    (1, True, True)
     """
     model, history = train(replace(config, steps=steps, eval_every=steps), seed)
     data = eval_data(config)
@@ -290,13 +245,7 @@ def plateau_probe(config: TrainConfig, seed: int, steps: int) -> dict:
 
 @torch.no_grad()
 def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
-    """``(layers, heads, MAX_OFFSET + 1)``: each head's mean weight on the token ``k`` back, ``k = 0..MAX_OFFSET``.
-
-    >>> _ = torch.manual_seed(0)
-    >>> model = AttentionOnlyTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=2, context=12)
-    >>> tuple(offset_profiles(model, torch.randint(10, (3, 12))).shape)
-    (2, 2, 9)
-    """
+    """``(layers, heads, MAX_OFFSET + 1)``: each head's mean weight on the token ``k`` back, ``k = 0..MAX_OFFSET``."""
     _, patterns = model(tokens)
     return torch.stack([torch.stack([score(p, offset_pattern(tokens.shape[1], k)) for k in range(MAX_OFFSET + 1)], -1)
                         for p in patterns])
@@ -310,18 +259,7 @@ def _best(scores: list[float]) -> int:
 def run_seed(
     config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
 ) -> tuple[AttentionOnlyTransformer, dict]:
-    """Train one seed and measure it: the model, and the JSON-ready record the page and figures are built from.
-
-    >>> config = TrainConfig(context=12, min_segment=2, max_segment=4, score_half=6, steps=2, eval_every=1,
-    ...                      eval_batch=4, batch_size=4, d_model=8, num_heads=2)
-    >>> model, record = run_seed(config, seed=0, heatmap_half=4)
-    >>> [c["step"] for c in record["history"]], len(record["pruning"]), len(record["heatmaps"]["tokens"])
-    ([0, 1, 2], 5, 8)
-    >>> run_seed(config, seed=0, heatmap_half=7)
-    Traceback (most recent call last):
-    ...
-    ValueError: heatmap_half=7 makes [x, x] longer than context=12
-    """
+    """Train one seed and measure it: the model, and the JSON-ready record the page and figures are built from."""
     check_int("heatmap_half", heatmap_half, 2)
     if 2 * heatmap_half > config.context:
         raise ValueError(f"heatmap_half={heatmap_half} makes [x, x] longer than context={config.context}")
