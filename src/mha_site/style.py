@@ -45,6 +45,9 @@ __all__ = [
 PAGE_WIDTH_PX = 672
 #: The widest a figure may be drawn: PAGE_WIDTH_PX at 96 px per inch.
 MAX_WIDTH_IN = PAGE_WIDTH_PX / 96
+#: A figure at most this wide shows whole on a 375-px phone: the text column there is about
+#: 343 px, less the figure card's padding (1 in = 96 CSS px at natural size).
+PHONE_WIDTH_IN = 3.4
 #: No figure text is shown smaller than this many CSS px.
 MIN_TEXT_PX = 11
 #: The smallest font size a figure may use: MIN_TEXT_PX in points (1 pt = 4/3 px at natural size).

@@ -378,7 +378,7 @@ def test_every_figure_fits_a_phone():
     """Every real-models figure is at most PHONE_WIDTH_IN wide, so a 375-px phone shows it whole."""
     import xml.etree.ElementTree as ET
 
-    from mha_site.real_models.figures import PHONE_WIDTH_IN
+    from mha_site.style import PHONE_WIDTH_IN
 
     assert PHONE_WIDTH_IN * 96 <= 343 - 16  # the text column at 375 px, less the figure card's padding
     for name in FIGURE_TITLES:

@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import SPECS, ModelSpec
-from mha_site.style import (PALETTE, SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled,
+from mha_site.style import (PALETTE, PHONE_WIDTH_IN, SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled,
                              token_ticks, weight_colorbar, weight_heatmap)
 
 __all__ = ["FIGURE_TITLES", "LABELLED", "all_figures", "decode_rows", "quantise"]
@@ -36,11 +36,6 @@ FIGURE_TITLES = {f"{spec.prefix}-{kind}.svg": title for spec in SPECS.values()
 def decode_rows(rows: list[str]) -> list[list[float]]:
     """Weights stored as two hex digits per key (0 to 255 for 0 to 1) back as floats."""
     return [[int(row[i:i + 2], 16) / 255 for i in range(0, len(row), 2)] for row in rows]
-
-
-#: Every figure is at most this wide, so a 375-px phone shows it whole: the text column there is about
-#: 343 px, less the figure card's padding (1 in = 96 CSS px at natural size).
-PHONE_WIDTH_IN = 3.4
 
 
 def _axes_at(fig: Figure, left: float, bottom: float, width: float, height: float):
