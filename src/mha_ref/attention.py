@@ -186,7 +186,7 @@ def scaled_dot_product_attention(
         # A forbidden key scores -inf, so the softmax gives it weight 0.
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)  # one distribution per query
-    if dropout_p > 0:  # training only
+    if dropout_p > 0:  # callers pass 0 outside training
         weights = attention_dropout(weights, dropout_p, generator)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
     # --8<-- [end:sdpa]

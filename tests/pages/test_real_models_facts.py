@@ -215,7 +215,7 @@ def test_smollm2_ablation_numbers_are_losses_and_rises(smol, values):
 
 
 def test_smollm2_controls_and_mean_ablation(smol, values):
-    """'73% of the gain from the context ... is gone. The 20 random sets raise it to between A and B nats, median M:
+    """'73% of the gain from the context ... is gone. The 20 random sets leave it between A and B nats, median M:
     most cost little, but the worst takes back 29% of the gain ... their mean ... still 8.72 nats: 60% of the
     gain is gone'. The first set is the chart's control; no set holds an ablated induction head."""
     ab = smol["ablation"]
@@ -384,3 +384,17 @@ def test_every_figure_fits_a_phone():
     for name in FIGURE_TITLES:
         width = ET.parse(DOCS / "assets" / "real-models" / name).getroot().get("width")
         assert float(width.removesuffix("pt")) <= PHONE_WIDTH_IN * 72 + 1e-6, (name, width)
+
+
+def test_the_model_view_band_holds_the_five_best_prefix_matching_heads(smol):
+    """'the figure shows the band of layers around the five best prefix-matching heads': not all of them,
+    since L23H2 (the one that also copies) sits above the band."""
+    from mha_site.real_models.specs import SMOLLM2
+
+    assert "around the five best prefix-matching heads" in " ".join(PAGE.split())
+    first, stop = SMOLLM2.model_view_layers
+    best = top_heads(smol["scores"]["prefix_matching"], 5)
+    assert all(first <= layer < stop for layer, _, _ in best)
+    strong = [(layer, head) for layer, row in enumerate(smol["scores"]["prefix_matching"])
+              for head, score in enumerate(row) if score >= STRONG]
+    assert any(not first <= layer < stop for layer, _ in strong)  # why the sentence says 'five best'

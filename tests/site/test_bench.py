@@ -516,3 +516,13 @@ def test_counting_the_arithmetic_says_the_totals_are_computed():
     said = "The benchmark computes both totals from these formulas; it does not count operations as they run"
     assert said in section
     assert "counts the two separately" not in section and "not counted" not in section
+
+
+def test_the_causal_half_is_said_to_be_the_gpu_kernel_tables_convention():
+    """The page said the counter counts 'not the half the formula keeps' beside a formula with no half in
+    it; the halving is the kernel tables' convention (mha_site.bench.schema.kernel_flops)."""
+    from mha_site.bench.schema import kernel_flops
+
+    text = " ".join((ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8").split())
+    assert "the GPU kernel tables count a causal cell as half" in text
+    assert kernel_flops(1, 2, 8, 4, causal=True) * 2 == kernel_flops(1, 2, 8, 4, causal=False)
