@@ -27,7 +27,7 @@ FOLLOW_UPS = {page.removesuffix(".md") + "/": include for page, include in COURS
 MISCONCEPTIONS = {
     "worked-example/": [("quiz-scale", "a", "512 is the model's width"),
                         ("quiz-axis", "b", "A column holds the weight one key receives")],
-    "code/": [("quiz-slice", "a", "where head 3's output sits in the concatenation"),
+    "code/": [("quiz-slice", "b", "where head 3's output sits in the concatenation"),
               ("quiz-view", "a", "Right shape, wrong numbers"),
               ("quiz-params", "2101248", "is twice the 8-head count")],
     "positions/": [("quiz-pos-shuffle", "b", "mean nothing to the layer"),

@@ -69,7 +69,7 @@ def test_scores_are_the_qk_bilinear_form_and_the_output_sums_the_ov_terms():
 
 
 def test_quiz_circuit_rank_is_d_k():
-    assert key("quiz-block-circuits") == "b" and label("quiz-block-circuits", "b").startswith("B. 64")
+    assert key("quiz-block-circuits") == "a" and label("quiz-block-circuits", "a").startswith("A. 64")
     w = random_layer(768)
     assert int(torch.linalg.matrix_rank(qk_circuit(w, 12, 3))) == 768 // 12 == 64
 
@@ -91,7 +91,7 @@ def _induction(keys_see_before: bool = True, queries_see_before: bool = True) ->
 def test_quiz_k_composition_the_predecessor_must_reach_the_keys():
     """B (keys) is right: without the previous token in the keys the pattern is gone; without it in
     the queries nothing changes (A is wrong)."""
-    assert key("quiz-block-k-composition") == "b"
+    assert key("quiz-block-k-composition") == "d"
     assert _induction() == [1, 2, 3, 4]
     assert _induction(queries_see_before=False) == [1, 2, 3, 4]
     assert _induction(keys_see_before=False) != [1, 2, 3, 4]
@@ -111,7 +111,7 @@ def test_k_composition_is_cited_and_points_at_both_induction_sections():
 
 
 def test_quiz_weight_norm_the_term_is_weight_times_length():
-    assert key("quiz-block-weight-norm") == "b"
+    assert key("quiz-block-weight-norm") == "c"
     assert 0.1 * 3 == pytest.approx(0.3) and 0.7 * 0.2 == pytest.approx(0.14) and 0.1 * 3 > 0.7 * 0.2
     # C is wrong: the weights do not depend on the values at all.
     w = random_layer(8)
@@ -186,7 +186,7 @@ def test_torchs_function_drops_whenever_p_is_positive_and_its_module_only_in_tra
 
 
 def test_quiz_dropout_a_kept_weight_of_03_at_p_01_is_a_third_and_keeps_its_mean():
-    assert key("quiz-code-dropout") == "b"
+    assert key("quiz-code-dropout") == "a"
     p, weight = 0.1, 0.3
     assert weight / (1 - p) == pytest.approx(1 / 3) and (1 - p) * (weight / (1 - p)) == pytest.approx(weight)
     # The reference does it: a row of ten equal weights (each 0.1) comes out as 0 or 0.1 / 0.9.
@@ -215,7 +215,7 @@ def test_the_running_mean_is_the_masked_softmax_of_equal_scores():
 
 
 def test_quiz_average_scores_from_the_tokens_make_a_head():
-    assert key("quiz-causal-average") == "b"
+    assert key("quiz-causal-average") == "a"
     x = torch.randn(5, 8, generator=torch.Generator().manual_seed(0))
     w_q, w_k = torch.randn(2, 8, 4, generator=torch.Generator().manual_seed(1))
     head, weights = scaled_dot_product_attention(x @ w_q, x @ w_k, x, causal_mask(5))
@@ -234,7 +234,7 @@ def test_quiz_merge_blue_and_purple_cat_survives_on_the_larger_summed_score():
     from mha_ref.demo_heads import HEAD_NAMES, TOKENS
     from mha_site.explorer import demo_queries_keys
 
-    assert key("quiz-pos-merge") == "b"
+    assert key("quiz-pos-merge") == "a"
     _, q, k = demo_queries_keys()
     it, because, cat = (TOKENS.index(t) for t in ("it", "because", "cat"))
     blue, amber, purple = (HEAD_NAMES.index(n) for n in ("previous", "subject", "coreference"))

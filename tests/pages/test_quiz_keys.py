@@ -19,6 +19,7 @@ import json
 import math
 import re
 import statistics
+from collections import Counter
 from functools import cache
 
 import pytest
@@ -465,3 +466,9 @@ def test_what_fusion_saves():
     assert {c["dtype"] for c in doc["cells"]} == {"float32"}  # option C
     assert all(c["max_rel_error"] < c["error_bound"] for c in doc["cells"] if c["status"] == "ok")  # option D
     assert re.match(r"It never holds all", right_label("quiz-bench-memory"))
+
+
+def test_right_answers_are_spread_over_the_four_letters():
+    """A review found 21 of 29 keys on B: a reader could guess through. No letter may hold more than a third."""
+    keys = Counter(key(quiz_id) for _, quiz_id in all_quizzes() if quiz(quiz_id)["data-quiz"] == "choice")
+    assert set(keys) == set("abcd") and max(keys.values()) <= sum(keys.values()) / 3, keys
