@@ -1038,5 +1038,12 @@ def test_how_the_weights_are_made_keeps_each_vector_on_one_line_at_375(new_page,
         assert kept, "the key's name scrolled out of view"
     height = page.locator(".mha-explorer__made").evaluate("m => m.getBoundingClientRect().height")
     assert height < 2500, height
+    # No visible text runs past its scrolling box (a review found "…previous toke", a one-line caption);
+    # the caption still names its table for a screen reader.
+    cut = page.evaluate("""() => [...document.querySelectorAll('.mha-explorer__made caption')]
+      .filter(c => c.getBoundingClientRect().width > 1).map(c => c.textContent)""")
+    assert cut == []
+    names = page.evaluate("() => [...document.querySelectorAll('.mha-explorer__made table')].map(t => t.caption.textContent)")
+    assert all(name.startswith("Scores and weights of query") for name in names)
     page.locator(".mha-explorer__made").screenshot(path=str(shots / "explorer-375-made-compact.png"))
     assert page.console_errors == []
