@@ -435,7 +435,11 @@ def test_a_letter_the_model_lacks_is_named_with_the_letters_it_has(shared_page) 
     status = page.locator(".live-heads__status").inner_text()
     rule = f"a token is one of the consonants {consonants} followed by one of the vowels {vowels}"
     numbers = f"or type a number from 0 to {len(SYMBOLS) - 1}."
-    assert status == (f"\u201cbu\u201d is not a token: {rule} (\u201cu\u201d is not one of the vowels), {numbers}")
+    assert status == (f"\u201cbu\u201d is not a token: {rule} (its second letter \u201cu\u201d is not one of the vowels), {numbers}")
+    box.fill("ba xx")  # both letters wrong: each is named by its place (the review read "x", then "x" again)
+    status = page.locator(".live-heads__status").inner_text()
+    assert ("(its first letter \u201cx\u201d is not one of the consonants; "
+            "its second letter \u201cx\u201d is not one of the vowels)") in status
     # a word of the wrong length is not blamed on a letter the model has (the review's "hello")
     box.fill("ba hello")
     status = page.locator(".live-heads__status").inner_text()

@@ -203,8 +203,8 @@
     // A token is exactly two letters: name the letters that cannot stand where they are.
     var lower = word.toLowerCase(), bad = [];
     if (lower.length === 2) {
-      if (firsts.indexOf(lower.charAt(0)) < 0) bad.push("\u201c" + lower.charAt(0) + "\u201d is not one of the consonants");
-      if (rests.indexOf(lower.charAt(1)) < 0) bad.push("\u201c" + lower.charAt(1) + "\u201d is not one of the vowels");
+      if (firsts.indexOf(lower.charAt(0)) < 0) bad.push("its first letter \u201c" + lower.charAt(0) + "\u201d is not one of the consonants");
+      if (rests.indexOf(lower.charAt(1)) < 0) bad.push("its second letter \u201c" + lower.charAt(1) + "\u201d is not one of the vowels");
     } else {
       bad.push("it has " + lower.length + " letters, a token has 2");
     }
