@@ -21,6 +21,7 @@ from mha_ref.cache import KVCache
 from mha_ref.validation import (
     check_bool,
     check_device,
+    check_dropout,
     check_finite as refuse_non_finite,
     check_int,
     check_mask,
@@ -91,7 +92,7 @@ def check_sdpa_arguments(
     """
     _check_options(empty_rows, check_finite)
     q = check_tensor("q", q, min_ndim=2)
-    _check_dropout(dropout_p, generator, q.device)
+    check_dropout(dropout_p, generator, q.device)
     k = check_tensor("k", k, min_ndim=2)
     v = check_tensor("v", v, min_ndim=2)
     check_same_dtype_and_device([("q", q), ("k", k), ("v", v)])
@@ -218,19 +219,6 @@ def attention_dropout(
     keep = draw >= p  # (..., T_q, T_k): True with probability 1 - p
     return weights * keep / (1 - p)  # dropped: 0; kept: scaled up
     # --8<-- [end:dropout]
-
-
-def _check_dropout(dropout_p: object, generator: object, device: torch.device, name: str = "dropout_p") -> None:
-    """``dropout_p`` a number in ``[0, 1)`` (1 would drop every weight and divide by 0); ``generator`` on ``device``."""
-    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(dropout_p).__name__} ({dropout_p!r})")
-    if not 0 <= dropout_p < 1:  # also refuses NaN
-        raise ValueError(f"{name} must be in [0, 1), got {dropout_p!r}")
-    if generator is not None:
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-        if torch.device(generator.device).type != device.type:
-            raise ValueError(f"generator is on {generator.device} but the tensors are on {device}")
 
 
 def _check_project(x: object, weight: object, bias: object = None) -> None:
@@ -421,7 +409,7 @@ def _check_layer_call(
 ) -> None:
     """The checks of :func:`multi_head_attention` and :func:`multi_head_attention_loop`, from their arguments."""
     check_bool("return_weights", return_weights)
-    _check_dropout(dropout_p, generator, check_tensor("x", x).device)  # before the cache is bound
+    check_dropout(dropout_p, generator, check_tensor("x", x).device)  # before the cache is bound
     _check_mha_arguments(
         x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},

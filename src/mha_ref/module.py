@@ -14,9 +14,9 @@ import math
 import torch
 from torch import Tensor, nn
 
-from mha_ref.attention import _check_dropout, multi_head_attention
+from mha_ref.attention import multi_head_attention
 from mha_ref.cache import KVCache
-from mha_ref.validation import check_bool, check_device, check_dtype, check_int, check_tensor, head_dim
+from mha_ref.validation import check_bool, check_device, check_dropout, check_dtype, check_int, check_tensor, head_dim
 from mha_ref.weights import AttentionWeights
 
 __all__ = ["MultiHeadAttention"]
@@ -72,7 +72,7 @@ class MultiHeadAttention(nn.Module):
         self.batch_first = check_bool("batch_first", batch_first)
         self.check_finite = check_bool("check_finite", check_finite)
         check_bool("bias", bias)
-        _check_dropout(dropout, None, torch.device("cpu"), "dropout")
+        check_dropout(dropout, None, torch.device("cpu"), "dropout")
         self.dropout = float(dropout)
         kv_width = self.num_kv_heads * self.d_k
         factory = {"device": check_device("device", device), "dtype": check_dtype("dtype", dtype)}

@@ -21,6 +21,7 @@ from torch import Tensor
 __all__ = [
     "check_bool",
     "check_device",
+    "check_dropout",
     "check_dtype",
     "check_int",
     "check_number",
@@ -387,3 +388,22 @@ def check_finite(name: str, tensor: Tensor) -> None:
             f"{name} holds {int(bad.sum())} non-finite value(s) (NaN or inf), first at index {first}; "
             "pass check_finite=False to skip this check"
         )
+
+
+def check_dropout(dropout_p: object, generator: object, device: torch.device, name: str = "dropout_p") -> None:
+    """``dropout_p`` a number in ``[0, 1)`` (1 would drop every weight and divide by 0); ``generator`` on ``device``.
+
+    >>> check_dropout(1.0, None, torch.device("cpu"))
+    Traceback (most recent call last):
+    ...
+    ValueError: dropout_p must be in [0, 1), got 1.0
+    """
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(dropout_p).__name__} ({dropout_p!r})")
+    if not 0 <= dropout_p < 1:  # also refuses NaN
+        raise ValueError(f"{name} must be in [0, 1), got {dropout_p!r}")
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        if torch.device(generator.device).type != device.type:
+            raise ValueError(f"generator is on {generator.device} but the tensors are on {device}")
