@@ -35,6 +35,7 @@ from mha_ref.validation import (
 
 __all__ = [
     "scaled_dot_product_attention",
+    "attention_dropout",
     "multi_head_attention_core",
     "multi_head_attention",
     "multi_head_attention_loop",
@@ -207,13 +208,15 @@ def attention_dropout(
     # --8<-- [end:dropout_signature]
     """Each weight set to 0 with probability ``p``, the rest divided by ``1 - p``.
 
-    Over many draws every weight keeps its mean. Called by
-    :func:`scaled_dot_product_attention` with ``dropout_p > 0``, which checks ``p``.
+    Over many draws every weight keeps its mean. :func:`scaled_dot_product_attention` calls it
+    with ``dropout_p > 0``.
 
     >>> weights = torch.full((1, 4), 0.25)
     >>> attention_dropout(weights, 0.5, torch.Generator().manual_seed(1))  # half dropped, half doubled
     tensor([[0.5000, 0.0000, 0.0000, 0.5000]])
     """
+    weights = check_tensor("weights", weights, min_ndim=1)
+    check_dropout(p, generator, weights.device, name="p")
     # --8<-- [start:dropout]
     draw = torch.rand(weights.shape, generator=generator, device=weights.device)
     keep = draw >= p  # (..., T_q, T_k): True with probability 1 - p

@@ -51,6 +51,7 @@ from mha_ref import (
 from mha_ref import causal as causal_module
 from mha_ref import demo_heads, induction, scores, variants, worked_example
 from mha_ref.cache import kv_cache_bytes_per_token
+from mha_ref.attention import attention_dropout
 from mha_ref.causal import running_mean
 from mha_ref.weights import ov_circuit, qk_circuit
 
@@ -385,6 +386,12 @@ ATTACKS: list[Attack] = [
     A("attention.scaled_dot_product_attention", "generator a seed", "generator",
       lambda: scaled_dot_product_attention(_x(3, 4), _x(3, 4), _x(3, 4), dropout_p=0.1, generator=0),
       TypeError, r"generator must be a torch\.Generator or None, got int"),
+    A("attention.attention_dropout", "p of 1 (every weight dropped, then divided by 0)", "p",
+      lambda: attention_dropout(torch.full((2, 2), 0.5), 1.0),
+      ValueError, r"p must be in \[0, 1\), got 1\.0"),
+    A("attention.attention_dropout", "weights a list", "weights",
+      lambda: attention_dropout([[0.5, 0.5]], 0.1),
+      TypeError, r"weights must be a torch\.Tensor"),
     A("attention.multi_head_attention", "negative dropout_p", "dropout_p",
       lambda: multi_head_attention(_x(1, 3, 8), *_ws(), 2, dropout_p=-0.1),
       ValueError, r"dropout_p must be in \[0, 1\), got -0\.1"),
