@@ -17,13 +17,14 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 from torch import Tensor
 
 from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.causal import output_change, perturb_token, seeded_sentence_layer, targets_ahead
 from mha_ref.demo_heads import HEAD_NAMES, NUM_HEADS, SENTENCE, TOKENS, head_weights, token_features
 from mha_site.files import json_bytes, settled_json
-from mha_site.style import (PALETTE, SMALL_FONT_PT, figure_to_svg, new_figure, styled, token_ticks,
+from mha_site.style import (PALETTE, PHONE_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, styled, token_ticks,
                              weight_colorbar, weight_heatmap)
 
 __all__ = ["DIGITS", "HEAD_TITLES", "TOLERANCE", "causal_results", "demo_inputs_float64", "demo_patterns_float64",
@@ -115,45 +116,47 @@ def _heatmap(ax: Any, weights: np.ndarray, masked: bool) -> Any:
 
 @styled
 def heads_figure(data: dict[str, Any]) -> Figure:
-    """One row per demo head: its weights without a mask (left) and with the causal mask (right)."""
+    """Two heatmaps per demo head, one above the other: its weights without a mask, then with the causal mask."""
     heads, tokens = data["heads"], data["tokens"]
-    fig = new_figure(7.0, 14.6)
+    fig = new_figure(PHONE_WIDTH_IN, 27.5)
     fig.set_layout_engine("constrained")
-    axes = fig.subplots(len(heads), 2, sharex=True, sharey=True)
+    axes = fig.subplots(2 * len(heads), 1, sharex=True, sharey=True)
     for row, name in enumerate(heads):
         for col, (key, masked) in enumerate((("free_weights", False), ("masked_weights", True))):
-            ax = axes[row, col]
+            ax = axes[2 * row + col]
             image = _heatmap(ax, np.array(data[key][row]), masked)
             token_ticks(ax, tokens)
-            ax.tick_params(labelbottom=True, labelleft=col == 0)
+            ax.tick_params(labelbottom=masked)  # key names once per head, under its masked map
             ax.set_title(f"{HEAD_TITLES[name]}: {'causal mask' if masked else 'no mask'}", fontsize=10)
-            if col == 0:
-                ax.set_ylabel("query")
-            if row == len(heads) - 1:
-                ax.set_xlabel("key")
-    weight_colorbar(fig, image, ax=axes[-1, :], shrink=0.7, location="bottom", aspect=30,
-                    label="attention weight (hatched: masked, exactly 0)")
+            ax.set_ylabel("query")
+    axes[-1].set_xlabel("key")
+    weight_colorbar(fig, image, ax=axes[-1], location="bottom", aspect=25,
+                    label="attention weight\n(hatched: masked, exactly 0)")
     return fig
 
 
 @styled
 def change_figure(data: dict[str, Any]) -> Figure:
     """Bars: how far each token's output moves when one token's input moves, with and without the mask."""
-    fig = new_figure(7.0, 3.6)
+    fig = new_figure(PHONE_WIDTH_IN, 5.6)
     ax = fig.add_subplot()
     tokens = data["tokens"]
     places = np.arange(len(tokens))
-    width = 0.4
-    ax.bar(places - width / 2, data["change_with_mask"], width, color=PALETTE["blue"], label="causal mask (solid)")
-    ax.bar(places + width / 2, data["change_without_mask"], width, color=PALETTE["orange"], hatch="//",
-           edgecolor="#5c3d00", label="no mask (hatched)")
+    height = 0.4
+    ax.barh(places - height / 2, data["change_with_mask"], height, color=PALETTE["blue"],
+            label="causal mask (solid)")
+    ax.barh(places + height / 2, data["change_without_mask"], height, color=PALETTE["orange"], hatch="//",
+            edgecolor="#5c3d00", label="no mask (hatched)")
     position = data["perturbed_position"]
-    ax.axvspan(position - 0.5, position + 0.5, color="#999999", alpha=0.25, lw=0)
-    ax.set_xticks(places, [f"[{t}]" if i == position else t for i, t in enumerate(tokens)])
-    ax.set_ylabel("largest change in output")
-    ax.set_title(f"Perturb the input of '{data['perturbed']}' (shaded, in brackets): which outputs move?", fontsize=10)
-    ax.legend(frameon=False, loc="upper left")
-    fig.tight_layout()
+    ax.axhspan(position - 0.5, position + 0.5, color="#999999", alpha=0.25, lw=0)
+    ax.set_yticks(places, [f"[{t}]" if i == position else t for i, t in enumerate(tokens)])
+    ax.set_ylim(len(tokens) - 0.5, -0.5)  # the sentence reads top to bottom
+    ax.xaxis.set_major_locator(MaxNLocator(4))
+    ax.set_xlabel("largest change in output")
+    ax.set_title(f"Perturb the input of '{data['perturbed']}'\n(shaded, in brackets):\nwhich outputs move?",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.11, 1, 1))
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=1, frameon=False, fontsize=SMALL_FONT_PT)
     return fig
 
 
@@ -168,15 +171,15 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
     return {
         "heads.svg": (
             f"Eight {len(data['tokens'])} by {len(data['tokens'])} heatmaps of attention weights on the sentence "
-            f"'{data['sentence']}', one row of two per demo head ({', '.join(data['heads'])}), queries as rows and "
-            "keys as columns, weights of 0.1 or more printed in their cells. Left, without a mask; right, with the "
-            "causal mask, where every cell above the diagonal is hatched and holds exactly zero. Query rows whose "
-            f"strongest key lay ahead change: {lost}. The other rows keep their target."
+            f"'{data['sentence']}', stacked, two per demo head ({', '.join(data['heads'])}), queries as rows and "
+            "keys as columns, weights of 0.1 or more printed in their cells. For each head, first without a mask, "
+            "then with the causal mask, where every cell above the diagonal is hatched and holds exactly zero. "
+            f"Query rows whose strongest key lay ahead change: {lost}. The other rows keep their target."
         ),
         "change.svg": (
-            f"Bar chart of how far each token's output moves when the input vector of '{data['perturbed']}' is "
-            f"perturbed. Solid bars, causal mask: exactly zero for {before}; non-zero from "
-            f"'{data['perturbed']}' on. Hatched bars, no mask: every token's output moves."
+            "Bar chart, one pair of bars running across for each token, of how far each token's output moves when "
+            f"the input vector of '{data['perturbed']}' is perturbed. Solid bars, causal mask: exactly zero for "
+            f"{before}; non-zero from '{data['perturbed']}' on. Hatched bars, no mask: every token's output moves."
         ),
     }
 

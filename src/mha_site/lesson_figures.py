@@ -17,7 +17,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from mha_ref.attention import merge_heads, project, scaled_dot_product_attention, split_heads
 from mha_ref.validation import check_int, head_dim
-from mha_site.style import PALETTE, TEXT_COLOUR, canvas, figure_to_svg, styled
+from mha_site.style import PALETTE, PHONE_WIDTH_IN, TEXT_COLOUR, canvas, figure_to_svg, styled
 
 __all__ = [
     "BLOCK_STAGES", "FLOW_SIZES", "Step", "build_files", "shape_flow", "shape_flow_alt", "shape_flow_figure",
@@ -34,8 +34,11 @@ Step = tuple[str, str, tuple[int, ...]]
 OUT_DIR = Path(__file__).resolve().parents[2] / "docs" / "assets" / "lesson"
 
 # Figure geometry, in inches and points (the size rules: mha_site.style).
-WIDTH_IN = 7.0
-ROW_IN = 0.62
+FLOW_WIDTH_IN = PHONE_WIDTH_IN
+_LINE_IN = 0.22  # one line of a step's label
+_BOX_IN = 0.4  # the row of its shape box
+_GAP_IN = 0.12  # between steps
+_FLOW_X = 0.3  # left edge of the steps, right of the arrow
 FONT_PT = 10
 _INK = "#444444"  # arrows and lines
 _MONO = "DejaVu Sans Mono"  # shapes
@@ -98,30 +101,37 @@ def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: floa
 
 @styled
 def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> Figure:
-    """Draw the steps top to bottom: operation, symbolic shape in a box, measured example shape."""
+    """Draw the steps top to bottom, one under another: the operation, then its symbolic shape in a
+    box beside the measured example shape; an arrow down the left runs from first step to last.
+    """
     if not steps:
         raise ValueError("steps must hold at least one step, got none")
-    rows = len(steps)
-    ax = canvas(WIDTH_IN, ROW_IN * rows + 1.0, ylim=(-(rows - 0.5) * ROW_IN - 0.4, 0.6))
-    for x, ha, header in ((0.05, "left", "step"), (4.05, "center", "shape"), (6.95, "right", "example")):
-        _text(ax, x, 0.35, header, ha=ha, fontweight="bold")
+    label_lines = [label.count("\n") + 1 for label, _, _ in steps]
+    heights = [_LINE_IN * lines + _BOX_IN + _GAP_IN for lines in label_lines]
+    top, foot = 0.62, 0.62  # the header above the steps; the key below them
+    height = top + sum(heights) + foot
+    ax = canvas(FLOW_WIDTH_IN, height)
     d_k = sizes["d_model"] // sizes["h"]
-    example = f"B={sizes['B']}, T={sizes['T']}, d_model={sizes['d_model']}, h={sizes['h']}, d_k={d_k}"
-    _text(ax, 6.95, 0.1, example, ha="right", fontsize=9)
-    for i, (label, symbol, shape) in enumerate(steps):
-        y = -i * ROW_IN - 0.15
+    right = FLOW_WIDTH_IN - 0.05
+    _text(ax, 0.05, height - 0.15, "step: shape (boxed) and example shape", ha="left", fontweight="bold")
+    example = f"example: B={sizes['B']}, T={sizes['T']}, d_model={sizes['d_model']}, h={sizes['h']}, d_k={d_k}"
+    _text(ax, 0.05, height - 0.4, example, ha="left", fontsize=9)
+    y = height - top
+    for (label, symbol, shape), lines, step in zip(steps, label_lines, heights):
         per_head = " h," in symbol
         drawn = _DRAWN.get(label, label)
-        # Mathtext sets sub- and superscripts at about two thirds: 13 pt keeps them above 11 px at the page width.
-        _text(ax, 0.05, y, drawn, ha="left", fontsize=13 if "$" in drawn else FONT_PT, linespacing=1.15)
-        _rounded_box(ax, (3.2, y - 0.17), 1.7, 0.34, per_head, linewidth=1.4 if per_head else 1.0,
+        # Mathtext sets sub- and superscripts at about two thirds: 13 pt keeps them above 11 px.
+        _text(ax, _FLOW_X, y - _LINE_IN * lines / 2, drawn, ha="left", fontsize=13 if "$" in drawn else FONT_PT,
+              linespacing=1.15)
+        box_y = y - _LINE_IN * lines - _BOX_IN / 2
+        _rounded_box(ax, (_FLOW_X, box_y - 0.16), 1.55, 0.32, per_head, linewidth=1.4 if per_head else 1.0,
                      linestyle="solid" if per_head else "dashed")
-        _text(ax, 4.05, y, symbol, family=_MONO)
-        _text(ax, 6.95, y, str(shape), ha="right", family=_MONO)  # a tuple of 2 or more sizes: (2, 10, 512)
-        if i + 1 < rows:
-            _arrow(ax, (4.05, y - 0.18), (4.05, y - ROW_IN + 0.18), shrink=2)
-    _text(ax, 0.05, -(rows - 0.5) * ROW_IN - 0.2,
-          "Solid blue boxes: h is a tensor dimension, so one batched matmul serves every head.", ha="left", fontsize=9)
+        _text(ax, _FLOW_X + 0.775, box_y, symbol, family=_MONO)
+        _text(ax, right, box_y, str(shape), ha="right", family=_MONO)  # a tuple of 2 or more sizes: (2, 10, 512)
+        y -= step
+    _arrow(ax, (0.12, height - top - 0.05), (0.12, y + _GAP_IN), width=1.2)
+    _text(ax, 0.05, foot / 2, "Solid blue boxes: h is a tensor dimension,\nso one batched matmul serves every head.",
+          ha="left", fontsize=9)
     return ax.figure
 
 

@@ -21,7 +21,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from mha_site.style import MIN_TEXT_PX, PAGE_WIDTH_PX, WEIGHT_CMAP
+from mha_site.style import MIN_TEXT_PX, PAGE_WIDTH_PX, PHONE_WIDTH_IN, WEIGHT_CMAP
 
 from sitekit import ROOT
 
@@ -126,6 +126,17 @@ def test_every_figure_fits_the_column_and_its_text_is_at_least_11_px(path: Path)
     _, sizes = svg_text_sizes(path.read_bytes())
     assert sizes, "no text found: the reader no longer understands matplotlib's SVG"
     assert min(sizes) >= MIN_TEXT_PX - 1e-6, f"smallest text {min(sizes):.2f} px"
+
+
+#: Figures redrawn to show whole on a 375-px phone (stacked panels, legends below) rather than scroll sideways.
+PHONE_SVGS = sorted(path for folder in ("tiny-model", "causal", "lesson") for path in (ASSETS / folder).glob("*.svg"))
+
+
+@pytest.mark.parametrize("path", PHONE_SVGS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_every_figure_fits_a_phone(path: Path):
+    """At most PHONE_WIDTH_IN wide: a 375-px phone's text column shows it whole, at natural size."""
+    assert PHONE_WIDTH_IN * 96 <= 343 - 16  # the text column at 375 px, less the figure card's padding
+    assert _points(ET.parse(path).getroot().get("width")) <= PHONE_WIDTH_IN * 72 + 1e-6
 
 
 @pytest.mark.parametrize("path", _params(SVGS, PENDING_RASTER))

@@ -169,7 +169,7 @@ def test_heads_figure_titles_each_heatmap_by_head_and_mask(results):
 def test_change_figure_draws_two_bars_per_token_and_brackets_the_perturbed_one(results):
     ax = change_figure(results).axes[0]
     assert len(ax.patches) == 23  # 2 x 11 bars and the shaded column
-    assert ax.get_xticklabels()[7].get_text() == "[it]"
+    assert ax.get_yticklabels()[7].get_text() == "[it]"
 
 
 def test_alt_text_describes_the_data(results):
