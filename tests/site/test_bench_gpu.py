@@ -134,6 +134,21 @@ def test_dry_run_report_and_figures_render_from_its_data(dry_run, tmp_path):
     assert load_file_module("scripts/bench.py").main(["--check", "--out", str(out)]) == 0
 
 
+def test_every_bench_figure_fits_a_phone(dry_run):
+    """The committed CPU figures and every figure of the dry run (its layer and kernel figures) are at most
+    PHONE_WIDTH_IN wide, so a 375-px phone shows each whole, without a sideways scroll."""
+    import xml.etree.ElementTree as ET
+
+    from mha_site.style import PHONE_WIDTH_IN
+
+    out, _ = dry_run
+    paths = sorted((ROOT / "docs" / "assets" / "bench").glob("*.svg")) + sorted(out.glob("*.svg"))
+    assert len(paths) == 4 + 7  # four CPU figures; the dry run's four layer figures, two kernel dtypes, memory
+    for path in paths:
+        width = ET.parse(path).getroot().get("width")
+        assert float(width.removesuffix("pt")) <= PHONE_WIDTH_IN * 72 + 1e-6, (path.name, width)
+
+
 # --- what a CPU run cannot show by itself ---------------------------------------------------------
 
 

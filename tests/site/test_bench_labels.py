@@ -30,5 +30,5 @@ def test_figure_alt_says_what_is_plotted_on_which_device_with_which_line_styles(
         "On a GPU: log-log plot of median time per call against T, a bar at each point from its fastest to its "
         "slowest block; per-head loop: solid line, circles.")
     alt = figure_alt("kernel-memory", doc, "float16")
-    assert alt.startswith("On a GPU, float16: two panels (by head dim) of peak memory ")
+    assert alt.startswith("On a GPU, float16: two panels one under another (by head dim) of peak memory ")
     assert alt.endswith("; SDPA, flash: solid line, up-triangles.")

@@ -1,5 +1,7 @@
 """Figures of the benchmark page, drawn from a results document (never from live timings).
 
+Each figure is phone wide (``PHONE_WIDTH_IN``): its panels stacked, the legend under them.
+
 Each variant keeps one colour, marker and dash pattern across every figure, so the
 lines can be told apart without colour; only cells whose output matched the float64
 reference (``status == "ok"``) are drawn. A timed point carries a bar from its fastest to its
@@ -20,23 +22,34 @@ from mha_site.bench.labels import (
 )
 from mha_site.bench.schema import check_results
 from mha_site.files import load_json
-from mha_site.style import MAX_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
+from mha_site.style import PHONE_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels, styled
 
 __all__ = ["figure_files", "folder_figures", "kernel_figure_files"]
 
 
-def _panels(doc: dict[str, Any], draw: Callable[[Axes, str], None]) -> Figure:
-    """One panel per dtype, stacked, so every figure keeps the page's width and text size."""
-    dtypes = doc["config"]["dtypes"]
-    fig = new_figure(MAX_WIDTH_IN, 1.0 + 3.2 * len(dtypes))
-    axes = fig.subplots(len(dtypes), 1, squeeze=False)[:, 0]
-    for ax, dtype in zip(axes, dtypes, strict=True):
-        draw(ax, dtype)
-        ax.set_title(dtype)
+#: Inches: each stacked panel (its title, axes and x label), and each legend row under the panels.
+PANEL_IN, LEGEND_ROW_IN = 2.6, 0.2
+
+
+def _stacked(panels: list[Any], draw: Callable[[Axes, Any], None]) -> Figure:
+    """One panel per item, stacked at phone width, and one legend under them, a row per line.
+
+    A variant may be missing from some panels (unsupported there): the legend gathers every line once.
+    """
+    fig = new_figure(PHONE_WIDTH_IN, 1.0)
+    axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
+    lines: dict[str, Any] = {}
+    for ax, panel in zip(axes, panels, strict=True):
+        draw(ax, panel)
         ax.grid(True, which="major", alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False, fontsize=SMALL_FONT_PT)
-    fig.tight_layout(rect=(0, 0.7 / (1.0 + 3.2 * len(dtypes)), 1, 1))
+        ax.label_outer()  # the panels share T: only the lowest one labels it
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            lines.setdefault(label, handle)
+    legend_in = 0.1 + LEGEND_ROW_IN * len(lines)
+    fig.set_size_inches(PHONE_WIDTH_IN, legend_in + PANEL_IN * len(panels))
+    fig.legend(list(lines.values()), list(lines), loc="lower left", ncol=1, frameon=False, fontsize=SMALL_FONT_PT,
+               handlelength=3, borderaxespad=0.2)
+    fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
     return fig
 
 
@@ -52,17 +65,18 @@ def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> 
     return cell["median_s"] / base["median_s"] if base else float("nan")
 
 
-_SEQ_AXIS = "sequence length T (tokens)"
+_SEQ_AXIS = "sequence length T"
 #: kind -> (sweep, the x key, y of a cell given its variant's cells, the axes' settings, whether y is a time).
+#: Labels stay short enough for a phone-wide panel; the page's alt text and prose say the rest.
 _LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float], dict[str, Any], bool]] = {
     "time": ("seq", "tokens", lambda c, _: c["median_s"] * 1e3,
-             {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "median time per call (ms)"}, True),
+             {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "median time (ms)"}, True),
     "heads": ("heads", "heads", _relative_to_one_head,
-              {"xlabel": "number of heads h (d_model fixed)", "ylabel": "time relative to h = 1"}, True),
+              {"xlabel": "heads h (d_model fixed)", "ylabel": "time / time at h = 1"}, True),
     "memory": ("seq", "tokens", lambda c, _: max(c["peak_bytes"], 1) / 2**20,
-               {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "peak memory during one call (MiB)"}, False),
+               {"yscale": "log", "xlabel": _SEQ_AXIS, "ylabel": "peak memory (MiB)"}, False),
     "ceiling": ("seq", "tokens", lambda c, _: 100 * c["ceiling_fraction"],
-                {"xlabel": _SEQ_AXIS, "ylabel": "% of the square-matmul FLOP/s"}, False),
+                {"xlabel": _SEQ_AXIS, "ylabel": "% of matmul FLOP/s"}, False),
 }
 
 
@@ -91,43 +105,31 @@ def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
         ax.minorticks_off()
         if kind == "heads":
             ax.axhline(1.0, color="#555555", linestyle=(0, (1, 2)), linewidth=1, label="FLOPs (equal for every h)")
-        ax.set(**settings)
+        ax.set(title=dtype, **settings)
         if settings.get("yscale") == "log":
             plain_tick_labels(ax.yaxis)
         if kind == "ceiling":
             ax.set_ylim(bottom=0)
 
-    return _panels(doc, draw)
+    return _stacked(doc["config"]["dtypes"], draw)
 
 
-def _kernel_grid(doc: dict[str, Any], panels: list[dict[str, object]], columns: int,
-                 draw: Callable[[Axes, dict[str, object]], None]) -> Figure:
-    """Kernel panels in a grid of ``columns``, one legend for all, every panel on a log2 T axis."""
-    rows = -(-len(panels) // columns)
-    height = 1.3 + 2.6 * rows
-    fig = new_figure(MAX_WIDTH_IN, height)
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+_KERNEL_T_AXIS = "sequence length T (B·T fixed)"
+
+
+def _kernel_panel(ax: Axes, doc: dict[str, Any], panel: dict[str, Any]) -> None:
+    """One kernel panel: each variant's correct rows that match the panel, by T on a log2 axis."""
+    for variant in doc["kernels"]["config"]["variants"]:
+        cells = sorted((row for row in doc["kernels"]["rows"] if row["variant"] == variant and row["status"] == "ok"
+                        and all(row[k] == v for k, v in panel["match"].items())), key=lambda row: row["tokens"])
+        if cells:
+            _line(ax, KERNEL_STYLES[variant], doc["kernels"]["variant_labels"][variant],
+                  [c["tokens"] for c in cells], [panel["y"](c) for c in cells], markersize=4)
     tokens = sorted({row["tokens"] for row in doc["kernels"]["rows"]})
-    for ax, panel in zip(axes, panels, strict=True):
-        for variant in doc["kernels"]["config"]["variants"]:  # its correct rows in this panel, by T
-            cells = sorted((row for row in doc["kernels"]["rows"] if row["variant"] == variant and row["status"] == "ok"
-                            and all(row[k] == v for k, v in panel["match"].items())), key=lambda row: row["tokens"])
-            if cells:
-                _line(ax, KERNEL_STYLES[variant], doc["kernels"]["variant_labels"][variant],
-                      [c["tokens"] for c in cells], [panel["y"](c) for c in cells], markersize=4)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
-        ax.minorticks_off()
-        ax.grid(True, which="major", alpha=0.3)
-        ax.set_title(panel["title"])
-        draw(ax, panel)
-    labels: dict[str, Any] = {}
-    for ax in axes:  # a variant may be missing from some panels (unsupported there): gather every line once
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            labels.setdefault(label, handle)
-    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=2, frameon=False, fontsize=SMALL_FONT_PT)
-    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
-    return fig
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
+    ax.minorticks_off()
+    ax.set_title(panel["title"])
 
 
 def _head_dims(doc: dict[str, Any]) -> list[int]:
@@ -143,15 +145,16 @@ def _kernel_speed_figure(doc: dict[str, Any], dtype: str) -> Figure:
         for causal in (False, True) for d in _head_dims(doc)
     ]
 
-    def draw(ax: Axes, panel: dict[str, object]) -> None:
-        ax.set(xlabel="sequence length T (B·T fixed)", ylabel="TFLOP/s")
+    def draw(ax: Axes, panel: dict[str, Any]) -> None:
+        _kernel_panel(ax, doc, panel)
+        ax.set(xlabel=_KERNEL_T_AXIS, ylabel="TFLOP/s")
         ax.set_ylim(bottom=0)
         if peak:  # the same scale read as a share of the device's dense peak
             scale = 100 / (peak["flops_per_s"] / 1e12)
             right = ax.secondary_yaxis("right", functions=(lambda y: y * scale, lambda p: p / scale))
             right.set_ylabel("% of dense peak")
 
-    return _kernel_grid(doc, panels, len(_head_dims(doc)), draw)
+    return _stacked(panels, draw)
 
 
 @styled
@@ -163,11 +166,12 @@ def _kernel_memory_figure(doc: dict[str, Any]) -> Figure:
         for d in _head_dims(doc)
     ]
 
-    def draw(ax: Axes, panel: dict[str, object]) -> None:
-        ax.set(yscale="log", xlabel="sequence length T (B·T fixed)", ylabel="peak memory per call (MiB)")
+    def draw(ax: Axes, panel: dict[str, Any]) -> None:
+        _kernel_panel(ax, doc, panel)
+        ax.set(yscale="log", xlabel=_KERNEL_T_AXIS, ylabel="peak memory (MiB)")
         plain_tick_labels(ax.yaxis)
 
-    return _kernel_grid(doc, panels, len(panels), draw)
+    return _stacked(panels, draw)
 
 
 def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:

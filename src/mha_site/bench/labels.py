@@ -89,11 +89,11 @@ FIGURES: dict[str, tuple[str, str]] = {
 KERNEL_FIGURES: dict[str, tuple[str, str]] = {
     "kernels": (
         "Attention kernels: TFLOP/s against sequence length",
-        "four panels (not causal and causal, by head dim) of achieved TFLOP/s against T at a fixed token count",
+        "four panels one under another (not causal, then causal, by head dim) of achieved TFLOP/s against T at a fixed token count",
     ),
     "kernel-memory": (
         "Attention kernels: peak memory against sequence length",
-        "two panels (by head dim) of peak memory per call against T, not causal, log-log",
+        "two panels one under another (by head dim) of peak memory per call against T, not causal, log-log",
     ),
 }
 
