@@ -48,16 +48,17 @@ def label(quiz_id: str, option: str) -> str:
 
 
 def test_the_core_lesson_holds_the_briefs_three_quizzes_first_each_after_what_it_tests():
-    """The brief's three: why several heads, the head width (64), and the three moves recalled; the first two
-    right after the sections they test, the recall (of the whole lesson) and the W^O experiment's quiz under
-    Check yourself, after the experiment."""
+    """The brief's three: why several heads, the head width (64), and the three moves recalled. The head width
+    right after the section it tests; why several heads once the formula has named W_i^Q and W^O, which its
+    options and notes use; the recall (of the whole lesson) and the W^O experiment's quiz under Check yourself."""
     core = BeautifulSoup((DOCS / "_includes" / "quizzes.md").read_text(encoding="utf-8"), "html.parser")
     first_three = [(q["id"], q["data-quiz"]) for q in core.select("[data-quiz]")][:3]
-    assert first_three == [("quiz-why-heads", "choice"), ("quiz-head-width", "numeric"), ("quiz-three-moves", "recall")]
+    assert first_three == [("quiz-head-width", "numeric"), ("quiz-why-heads", "choice"), ("quiz-three-moves", "recall")]
     includes = [CORE.index(f'--8<-- "quizzes.md:{q}"') for q in
                 ("quiz-why-heads", "quiz-head-width", "quiz-three-moves", "quiz-identity")]
     headings = [CORE.index(h) for h in ("{ #more-heads }", "{ #split-attend-concat-project }", "{ #check-yourself }")]
-    assert CORE.index("{ #why-not-one-head }") < includes[0] < headings[0] < includes[1] < headings[1]
+    assert headings[0] < includes[1] < headings[1] < CORE.index("{ #formula }") < includes[0]
+    assert includes[0] < CORE.index("{ #one-batched-matmul }")
     assert CORE.index("{ #output-projection }") < headings[2] < includes[2] < includes[3]
 
 

@@ -103,7 +103,7 @@ def test_every_content_page_includes_each_of_its_at_least_two_quizzes_once(page)
 #: include line's nearest heading above it must be that section's).
 QUIZ_SECTIONS = {
     # The recall quiz goes over the whole lesson; the W^O quiz follows its experiment, the section above.
-    "index.md": {"quiz-why-heads": "why-not-one-head", "quiz-head-width": "more-heads",
+    "index.md": {"quiz-why-heads": "formula", "quiz-head-width": "more-heads",
                  "quiz-three-moves": "check-yourself", "quiz-identity": "check-yourself"},
     "worked-example.md": {"quiz-scale": "recap", "quiz-axis": "worked-example"},
     "code.md": {"quiz-slice": "full-reference", "quiz-view": "view-transpose", "quiz-torch-weights": "it-matches-pytorch",
@@ -119,7 +119,8 @@ QUIZ_SECTIONS = {
                      "quiz-inf-gqa": "mqa-gqa", "quiz-causal-is-causal": "is-causal-trap"},
     # The first two follow the live model, whose box the first asks about; the ablation is just above it.
     "tiny-model.md": {"quiz-rh-circuit": "live-heads", "quiz-rh-loss": "live-heads", "quiz-rh-prune": "pruning"},
-    "real-models.md": {"quiz-rm-start": "smollm2", "quiz-rm-single": "ablation", "quiz-rm-control": "ablation"},
+    # The start-token quiz uses MiniLM's [CLS] too, so it follows the comparison with Clark et al.
+    "real-models.md": {"quiz-rm-start": "clark", "quiz-rm-single": "ablation", "quiz-rm-control": "ablation"},
     "benchmark.md": {"quiz-bench-loop": "cpu-time", "quiz-bench-fastest": "cpu-time", "quiz-bench-memory": "cpu-memory"},
 }
 
