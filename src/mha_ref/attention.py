@@ -197,8 +197,7 @@ def scaled_dot_product_attention(
 def _check_options(empty_rows: object, check_finite: object) -> None:
     if not isinstance(empty_rows, str) or empty_rows not in EMPTY_ROWS:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROWS}, got {empty_rows!r}")
-    if not isinstance(check_finite, bool):
-        raise TypeError(f"check_finite must be a bool, got {type(check_finite).__name__} ({check_finite!r})")
+    check_bool("check_finite", check_finite)
 
 
 # --8<-- [start:dropout_signature]
@@ -298,20 +297,18 @@ def merge_heads(x: Tensor) -> Tensor:
 # --8<-- [end:helpers]
 
 
-def _check_mha_arguments(
-    x: object,
-    context: object,
-    weights: dict[str, object],
-    biases: dict[str, object],
-    num_heads: object,
-    num_kv_heads: object,
-    mask: object,
-    cache: object,
-    empty_rows: object,
-    finite: object,
+def _check_layer_call(
+    x: object, w_q: object, w_k: object, w_v: object, w_o: object, num_heads: object,
+    mask: object = None, return_weights: object = False, *,
+    b_q: object = None, b_k: object = None, b_v: object = None, b_o: object = None,
+    context: object = None, num_kv_heads: object = None, cache: object = None,
+    empty_rows: object = "raise", check_finite: object = True,
+    dropout_p: object = 0.0, generator: object = None,
 ) -> None:
-    """Check every argument of the two layer functions."""
-    _check_options(empty_rows, finite)
+    """The checks of every layer function here and in :mod:`mha_ref.rotary` and :mod:`mha_ref.worked_example`."""
+    check_bool("return_weights", return_weights)
+    check_dropout(dropout_p, generator, check_tensor("x", x).device)  # before the cache is bound
+    _check_options(empty_rows, check_finite)
     x = check_tensor("x", x, ndim=3)
     batch, tokens, d_model = (int(size) for size in x.shape)  # int(): tracing hands back tensors
     num_heads = check_num_heads(num_heads)
@@ -330,7 +327,7 @@ def _check_mha_arguments(
             )
         source_tokens = int(context.shape[1])
         named.append(("context", context))
-    for name, w in weights.items():
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
         w = check_tensor(name, w, ndim=2)
         width = kv_heads * d_k if name in ("w_k", "w_v") else d_model
         if tuple(w.shape) != (d_model, width):
@@ -340,7 +337,7 @@ def _check_mha_arguments(
                 f"{tuple(x.shape)}, got {tuple(w.shape)}"
             )
         named.append((name, w))
-    for name, b in biases.items():
+    for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o)):
         if b is None:
             continue
         b = check_tensor(name, b, ndim=1)
@@ -349,7 +346,7 @@ def _check_mha_arguments(
             raise ValueError(f"{name} must have shape ({width},), got {tuple(b.shape)}")
         named.append((name, b))
     check_same_dtype_and_device(named)
-    if finite:
+    if check_finite:
         for name, tensor in named:
             refuse_non_finite(name, tensor)
     if cache is not None:
@@ -363,7 +360,7 @@ def _check_mha_arguments(
         if empty_rows == "raise":
             check_mask_rows(mask)
     if cache is not None:  # last, once every other check has passed
-        cache.bind(weights["w_k"], context)
+        cache.bind(w_k, context)
 
 
 # --8<-- [start:core_signature]
@@ -385,10 +382,7 @@ def multi_head_attention_core(
     ...
     ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
-    _check_mha_arguments(
-        x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {},
-        h, None, None, None, "raise", True,
-    )
+    _check_layer_call(x, w_q, w_k, w_v, w_o, h)
     # --8<-- [start:core]
     B, T, d_model = x.shape
     d_k = d_model // h
@@ -400,24 +394,6 @@ def multi_head_attention_core(
     concat = heads.transpose(1, 2).reshape(B, T, d_model)  # merge (B, T, h*d_k)
     return concat @ w_o  # project: (B, T, d_model)
     # --8<-- [end:core]
-
-
-def _check_layer_call(
-    x: object, w_q: object, w_k: object, w_v: object, w_o: object, num_heads: object,
-    mask: object = None, return_weights: object = False, *,
-    b_q: object = None, b_k: object = None, b_v: object = None, b_o: object = None,
-    context: object = None, num_kv_heads: object = None, cache: object = None,
-    empty_rows: object = "raise", check_finite: object = True,
-    dropout_p: object = 0.0, generator: object = None,
-) -> None:
-    """The checks of :func:`multi_head_attention` and :func:`multi_head_attention_loop`, from their arguments."""
-    check_bool("return_weights", return_weights)
-    check_dropout(dropout_p, generator, check_tensor("x", x).device)  # before the cache is bound
-    _check_mha_arguments(
-        x, context, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
-        {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o},
-        num_heads, num_kv_heads, mask, cache, empty_rows, check_finite,
-    )
 
 
 # ``cache`` is annotated in quotes: the docs run this definition where KVCache is not imported.

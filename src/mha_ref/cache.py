@@ -62,15 +62,7 @@ class KVCache:
     # --8<-- [end:append]
 
     def _check_new(self, k: object, v: object) -> None:
-        """Refuse keys and values that do not fit each other or what is cached.
-
-        >>> cache = KVCache()
-        >>> _ = cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
-        >>> cache.append(torch.ones(1, 2, 1, 4, dtype=torch.float64), torch.ones(1, 2, 1, 4, dtype=torch.float64))
-        Traceback (most recent call last):
-        ...
-        TypeError: the cache holds torch.float32 on cpu but k has torch.float64 on cpu; convert k or start a new KVCache
-        """
+        """Refuse keys and values that do not fit each other or what is cached."""
         k = check_tensor("k", k, ndim=4)
         v = check_tensor("v", v, ndim=4)
         check_same_dtype_and_device([("k", k), ("v", v)])
@@ -153,9 +145,7 @@ class KVCache:
 
     def nbytes(self) -> int:
         """Bytes held by the cached keys and values."""
-        if self.keys is None or self.values is None:
-            return 0
-        return self.keys.nelement() * self.keys.element_size() + self.values.nelement() * self.values.element_size()
+        return sum(t.nelement() * t.element_size() for t in (self.keys, self.values) if t is not None)
 
 
 def _same_tensor(a: Tensor | None, b: Tensor | None) -> bool:

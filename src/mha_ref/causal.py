@@ -24,6 +24,7 @@ from mha_ref.attention import causal_mask, check_sdpa_arguments, multi_head_atte
 from mha_ref.demo_heads import NUM_HEADS, head_weights, token_features
 from mha_ref.module import MultiHeadAttention
 from mha_ref.validation import check_bool, check_int, check_number, check_tensor, head_dim
+from mha_ref.weights import AttentionWeights
 
 __all__ = [
     "running_mean",
@@ -125,14 +126,10 @@ def seeded_sentence_layer(
     position = 0.3 * torch.randn(len(tokens), d_model, generator=generator)  # (T, d_model)
     ids = torch.tensor([vocabulary.index(token) for token in tokens])
     x = (embedding[ids] + position).unsqueeze(0)  # (1, T, d_model)
-    with torch.random.fork_rng(devices=[]):  # the constructor's own initialisation draws globally
-        layer = MultiHeadAttention(d_model, num_heads, bias=False)
     bound = (3.0 / d_model) ** 0.5
-    with torch.no_grad():
-        for name in ("w_q", "w_k", "w_v", "w_o"):
-            weight = torch.rand(d_model, d_model, generator=generator) * 2 * bound - bound
-            getattr(layer, name).copy_(weight)
-    return layer, x
+    weights = (torch.rand(d_model, d_model, generator=generator) * 2 * bound - bound for _ in range(4))
+    # from_weights draws nothing from the global generator (the constructor's initialisation would)
+    return MultiHeadAttention.from_weights(AttentionWeights(*weights), num_heads), x
 
 
 # --8<-- [start:perturb]

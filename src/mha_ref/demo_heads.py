@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.attention import multi_head_attention
-from mha_ref.validation import check_int, check_tensor, head_dim
+from mha_ref.validation import _check_weight_names, check_int, check_tensor, head_dim
 
 __all__ = [
     "SENTENCE", "TOKENS", "HEAD_NAMES", "DEFAULT_QUERY", "TOKEN_TAGS", "FEATURE_NAMES", "NUM_FREQUENCIES",
@@ -176,58 +176,43 @@ def _position_block(rotate_back: bool) -> Tensor:
     return block
 
 
-def _previous_head() -> tuple[Tensor, Tensor]:
-    """Query = own position moved back one step; key = own position.
+def _position_head(rotate_back: bool, query_tag: str, key_tag: str, margins: float) -> tuple[Tensor, Tensor]:
+    """Query = own position (moved back one step if ``rotate_back``); key = own position.
 
-    Token 0 has no predecessor: its ``first`` flag matches its own key instead,
-    by the same margin as a position match.
+    One more slot lets a query tagged ``query_tag`` seek a key tagged ``key_tag``,
+    by ``margins`` times the margin of a position match.
     """
     w_q, w_k = torch.zeros(D_MODEL, D_K), torch.zeros(D_MODEL, D_K)
-    pos = slice(0, 2 * NUM_FREQUENCIES)
-    w_q[pos, pos] = _position_block(rotate_back=True)
+    pos, slot = slice(0, 2 * NUM_FREQUENCIES), 2 * NUM_FREQUENCIES
+    w_q[pos, pos] = _position_block(rotate_back)
     w_k[pos, pos] = _position_block(rotate_back=False)
-    first_slot = 2 * NUM_FREQUENCIES
-    w_q[_feature("first"), first_slot] = _POSITION_MARGIN
-    w_k[_feature("first"), first_slot] = 1.0
+    w_q[_feature(query_tag), slot] = margins * _POSITION_MARGIN
+    w_k[_feature(key_tag), slot] = 1.0
     return w_q / _POSITION_MARGIN, w_k
 
 
-def _subject_head() -> tuple[Tensor, Tensor]:
-    """Every query asks the same question (bias); only the subject's key answers it."""
+def _tag_head(*slots: tuple[str, str]) -> tuple[Tensor, Tensor]:
+    """Slot ``i`` adds 1 to the score where the query has tag ``slots[i][0]`` and the key ``slots[i][1]``."""
     w_q, w_k = torch.zeros(D_MODEL, D_K), torch.zeros(D_MODEL, D_K)
-    w_q[_feature("bias"), 0] = 1.0
-    w_k[_feature("subject"), 0] = 1.0
+    for slot, (query_tag, key_tag) in enumerate(slots):
+        w_q[_feature(query_tag), slot] = 1.0
+        w_k[_feature(key_tag), slot] = 1.0
     return w_q, w_k
 
 
-def _verb_head() -> tuple[Tensor, Tensor]:
-    """Score = [same clause] + [key is a verb]: only the own clause's verb scores 2."""
-    w_q, w_k = torch.zeros(D_MODEL, D_K), torch.zeros(D_MODEL, D_K)
-    for slot, clause in enumerate(("main_clause", "because_clause")):
-        w_q[_feature(clause), slot] = 1.0
-        w_k[_feature(clause), slot] = 1.0
-    w_q[_feature("bias"), 2] = 1.0
-    w_k[_feature("verb"), 2] = 1.0
-    return w_q, w_k
-
-
-def _coreference_head() -> tuple[Tensor, Tensor]:
-    """Queries match their own position; a pronoun's query also seeks an animate key.
-
-    The pronoun weight (13) lifts the animate key to 12.5 against the pronoun's own 6,
-    the same 6.5 margin by which any token prefers itself.
-    """
-    w_q, w_k = torch.zeros(D_MODEL, D_K), torch.zeros(D_MODEL, D_K)
-    pos = slice(0, 2 * NUM_FREQUENCIES)
-    w_q[pos, pos] = _position_block(rotate_back=False)
-    w_k[pos, pos] = _position_block(rotate_back=False)
-    seek_slot = 2 * NUM_FREQUENCIES
-    w_q[_feature("pronoun"), seek_slot] = 2 * _POSITION_MARGIN
-    w_k[_feature("animate"), seek_slot] = 1.0
-    return w_q / _POSITION_MARGIN, w_k
-
-
-_HEAD_BUILDERS = dict(zip(HEAD_NAMES, (_previous_head, _subject_head, _verb_head, _coreference_head)))
+_HEAD_BUILDERS = {
+    # Token 0 has no predecessor: its ``first`` flag matches its own key instead,
+    # by the same margin as a position match.
+    "previous": lambda: _position_head(True, "first", "first", margins=1),
+    # Every query asks the same question (bias); only the subject's key answers it.
+    "subject": lambda: _tag_head(("bias", "subject")),
+    # Score = [same clause] + [key is a verb]: only the own clause's verb scores 2.
+    "verb": lambda: _tag_head(("main_clause", "main_clause"), ("because_clause", "because_clause"), ("bias", "verb")),
+    # Queries match their own position; a pronoun's query also seeks an animate key. The
+    # pronoun weight (13) lifts the animate key to 12.5 against the pronoun's own 6, the
+    # same 6.5 margin by which any token prefers itself.
+    "coreference": lambda: _position_head(False, "pronoun", "animate", margins=2),
+}
 
 
 def head_weights(logit_gap: float = LOGIT_GAP) -> dict[str, Tensor]:
@@ -287,11 +272,7 @@ def attention_patterns(features: Tensor | None = None, weights: Mapping[str, Ten
         raise ValueError(
             f"features must have shape (1, T, {D_MODEL}) to match the demo heads' weights, got {tuple(x.shape)}"
         )
-    if weights is not None and not isinstance(weights, Mapping):
-        raise TypeError(f"weights must be a mapping of w_q, w_k, w_v and w_o to tensors, got {type(weights).__name__}")
-    weights = head_weights() if weights is None else weights
-    if sorted(weights) != ["w_k", "w_o", "w_q", "w_v"]:
-        raise ValueError(f"weights must have exactly the keys ['w_k', 'w_o', 'w_q', 'w_v'], got {sorted(weights)}")
+    weights = head_weights() if weights is None else _check_weight_names("weights", weights)
     _, patterns = multi_head_attention(
         x, weights["w_q"], weights["w_k"], weights["w_v"], weights["w_o"], NUM_HEADS, return_weights=True
     )

@@ -33,7 +33,7 @@ from torch.nn import functional as F
 from mha_ref.attention import causal_mask, multi_head_attention
 from mha_ref.module import MultiHeadAttention
 from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, score
-from mha_ref.validation import check_int, checked_by, has_values, head_dim
+from mha_ref.validation import _check_ids, check_int, checked_by, has_values, head_dim
 
 __all__ = [
     "AttentionOnlyTransformer",
@@ -63,16 +63,6 @@ def check_generator(generator: object) -> torch.Generator:
     return generator
 
 
-def _check_segment_sizes(
-    batch_size: object, context: object, vocab_size: object, min_segment: object, max_segment: object,
-    generator: object,
-) -> None:
-    """The checks :func:`repeated_segment_batch`'s listing leaves out: the segment bounds are ints."""
-    check_int("min_segment", min_segment)
-    check_int("max_segment", max_segment)
-
-
-@checked_by(_check_segment_sizes)  # the page lists the function from its def
 # --8<-- [start:data]
 def repeated_segment_batch(
     batch_size: int, context: int, vocab_size: int, min_segment: int,
@@ -95,7 +85,8 @@ def repeated_segment_batch(
     """
     check_generator(generator)
     for name, value in [("batch_size", batch_size), ("context", context),
-                        ("vocab_size", vocab_size)]:
+                        ("vocab_size", vocab_size), ("min_segment", min_segment),
+                        ("max_segment", max_segment)]:
         check_int(name, value, 1)
     if not (1 <= min_segment <= max_segment and 2 * max_segment <= context):
         raise ValueError(
@@ -136,11 +127,8 @@ def second_copy_targets(starts: Tensor, lengths: Tensor, context: int) -> Tensor
     tensor([[0, 0, 0, 0, 0, 1, 1]], dtype=torch.int32)
     """
     check_int("context", context, 2)
-    for name, value in (("starts", starts), ("lengths", lengths)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-        if value.dtype == torch.bool or value.is_floating_point() or value.is_complex():
-            raise TypeError(f"{name} must hold integers, got {value.dtype}")
+    _check_ids("starts", starts, "integers")
+    _check_ids("lengths", lengths, "integers")
     if starts.ndim != 1 or starts.shape != lengths.shape:  # (2,) and (1,) would broadcast to a wrong batch
         raise ValueError(
             f"starts and lengths must have the same shape (B,), got {tuple(starts.shape)} and {tuple(lengths.shape)}"
@@ -287,11 +275,7 @@ def _check_model_sizes(
 
 def _check_model_input(model: AttentionOnlyTransformer, tokens: object, head_mask: object = None) -> None:
     """The inputs of :meth:`AttentionOnlyTransformer.forward` that its listed checks do not cover."""
-    if not isinstance(tokens, Tensor):
-        raise TypeError(f"tokens must be a torch.Tensor, got {type(tokens).__name__}")
-    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-        raise TypeError(f"tokens must hold integer token ids, got {tokens.dtype}")
-    if tokens.numel() == 0:
+    if _check_ids("tokens", tokens).numel() == 0:
         raise ValueError(f"tokens must not be empty, got shape {tuple(tokens.shape)}")
     vocab_size = model.token_embedding.num_embeddings
     if has_values(tokens):  # the embedding would raise a bare IndexError
@@ -345,9 +329,7 @@ def head_scores(model: AttentionOnlyTransformer, tokens: Tensor) -> dict[str, li
     """
     if not isinstance(model, AttentionOnlyTransformer):
         raise TypeError(f"model must be an AttentionOnlyTransformer, got {type(model).__name__}")
-    if not isinstance(tokens, Tensor):
-        raise TypeError(f"tokens must be a torch.Tensor, got {type(tokens).__name__}")
-    if tokens.ndim != 2 or tokens.shape[1] % 2:
+    if _check_ids("tokens", tokens).ndim != 2 or tokens.shape[1] % 2:
         raise ValueError(f"tokens must be [x, x] of shape (B, 2 * half), got {tuple(tokens.shape)}")
     length = tokens.shape[1]
     _, weights = model(tokens)
@@ -366,11 +348,9 @@ def masked_loss(logits: Tensor, tokens: Tensor, targets: Tensor | None = None) -
     >>> round(float(masked_loss(logits, torch.tensor([[0, 1, 2]]))), 4) == round(math.log(4), 4)
     True
     """
-    for name, value in (("logits", logits), ("tokens", tokens)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-        raise TypeError(f"tokens must hold integer token ids, got {tokens.dtype}")  # float ones read as probabilities
+    if not isinstance(logits, Tensor):
+        raise TypeError(f"logits must be a torch.Tensor, got {type(logits).__name__}")
+    _check_ids("tokens", tokens)  # float ids would be read as probabilities
     if targets is not None and (not isinstance(targets, Tensor) or targets.dtype != torch.bool):
         got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
         raise TypeError(f"targets must be a boolean tensor, got {got}")  # float indices would be an IndexError

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from mha_ref.attention import _check_mha_arguments, merge_heads, project, scaled_dot_product_attention, split_heads
-from mha_ref.validation import check_bool, check_tensor, checked_by, has_values
+from mha_ref.attention import _check_layer_call, merge_heads, project, scaled_dot_product_attention, split_heads
+from mha_ref.validation import check_tensor, checked_by, has_values
 
 __all__ = ["rotary", "rotary_attention"]
 
@@ -128,9 +128,7 @@ def _check_rotary_attention(
     num_kv_heads: object = None, mask: object = None, base: object = 10000.0, return_weights: object = False,
 ) -> None:
     """The checks of :func:`rotary_attention`: the layer's, an even head width, the base."""
-    check_bool("return_weights", return_weights)
-    _check_mha_arguments(x, None, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, {}, num_heads,
-                         num_kv_heads, mask, None, "raise", True)
+    _check_layer_call(x, w_q, w_k, w_v, w_o, num_heads, mask, return_weights, num_kv_heads=num_kv_heads)
     d_model = int(x.shape[-1])
     if (d_model // num_heads) % 2:  # rotary turns pairs of a head's features
         raise ValueError(
@@ -140,14 +138,12 @@ def _check_rotary_attention(
     _check_base(base)  # before any work, not after the projections
 
 
-@checked_by(_check_rotary_attention)  # the page lists the function from its signature
-# --8<-- [start:rotary_attention]
+@checked_by(_check_rotary_attention)
 def rotary_attention(
     x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor, num_heads: int,
     num_kv_heads: int | None = None, mask: Tensor | None = None,
     base: float = 10000.0, return_weights: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
-    # --8<-- [end:rotary_attention]
     """Llama-style self-attention: :func:`mha_ref.attention.multi_head_attention` with :func:`rotary` on q and k.
 
     Arguments as in ``multi_head_attention`` (no biases: Llama-style layers have none);
@@ -168,7 +164,6 @@ def rotary_attention(
     >>> rotary_attention(x, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2).equal(out)
     True
     """
-    # --8<-- [start:rotary_attention_body]
     h_kv = num_heads if num_kv_heads is None else num_kv_heads  # key/value heads
     q = split_heads(project(x, w_q), num_heads)  # (B, h, T, d_k)
     k = split_heads(project(x, w_k), h_kv)  # (B, h_kv, T, d_k)
@@ -181,4 +176,3 @@ def rotary_attention(
     heads, weights = scaled_dot_product_attention(q, k, v, mask, check_finite=False)
     output = project(merge_heads(heads), w_o)  # (B, T, d_model)
     return (output, weights) if return_weights else output  # weights: (B, h, T, T)
-    # --8<-- [end:rotary_attention_body]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from mha_ref.validation import check_int, checked_by
+from mha_ref.validation import _check_ids, check_int, checked_by
 
 __all__ = ["copy_positions", "induction_pattern", "key_pattern", "offset_pattern", "score"]
 
@@ -63,11 +63,7 @@ def score(weights: Tensor, pattern: Tensor) -> Tensor:
 
 def _check_tokens(tokens: object) -> None:
     """The checks :func:`induction_pattern`'s listing leaves out: a ``(T,)`` tensor of token ids."""
-    if not isinstance(tokens, Tensor):
-        raise TypeError(f"tokens must be a torch.Tensor, got {type(tokens).__name__}")
-    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-        raise TypeError(f"tokens must hold integer token ids, got {tokens.dtype}")
-    if tokens.ndim != 1 or len(tokens) < 2:
+    if _check_ids("tokens", tokens).ndim != 1 or len(tokens) < 2:
         raise ValueError(f"tokens must have shape (T,) with T >= 2, got {tuple(tokens.shape)}")
 
 

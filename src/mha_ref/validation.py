@@ -12,7 +12,7 @@ import contextvars
 import functools
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import torch
@@ -60,6 +60,15 @@ def check_tensor(name: str, value: object, ndim: int | None = None, min_ndim: in
         )
     if any(size == 0 for size in value.shape):
         raise ValueError(f"{name} must not be empty, got shape {tuple(value.shape)}")
+    return value
+
+
+def _check_ids(name: str, value: object, holds: str = "integer token ids") -> Tensor:
+    """Return ``value`` if it is a tensor of integers (token ids, positions), where :func:`check_tensor` wants floats."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dtype == torch.bool or value.is_floating_point() or value.is_complex():
+        raise TypeError(f"{name} must hold {holds}, got {value.dtype}")
     return value
 
 
@@ -245,20 +254,23 @@ def head_dim(d_model: int, num_heads: int) -> int:
 
 def _divisors(number: int, limit: int = 24) -> str:
     """Up to ``limit`` divisors of ``number``, found in O(sqrt(number)) steps (at most 200,000 of them)."""
-    small, large = [], []
-    candidate = 1
-    while candidate * candidate <= number and candidate <= 2 * 10**5:
-        if number % candidate == 0:
-            small.append(candidate)
-            if candidate * candidate != number:
-                large.append(number // candidate)
-        candidate += 1
-    if candidate * candidate <= number:  # search stopped early: say so rather than list a wrong set
+    root = math.isqrt(number)
+    small = [candidate for candidate in range(1, min(root, 2 * 10**5) + 1) if number % candidate == 0]
+    if root > 2 * 10**5:  # search stopped early: say so rather than list a wrong set
         return f"divisors of {number} (e.g. {small[:limit]})"
-    found = small + large[::-1]
+    found = small + [number // candidate for candidate in reversed(small) if candidate * candidate != number]
     if len(found) > limit:
         return str(found[: limit // 2])[:-1] + ", ..., " + str(found[-limit // 2 :])[1:]
     return str(found)
+
+
+def _check_weight_names(name: str, w: object) -> Mapping[str, object]:
+    """Return ``w`` if it maps exactly the names ``w_q``, ``w_k``, ``w_v``, ``w_o`` (a missing one is a bare KeyError)."""
+    if not isinstance(w, Mapping):
+        raise TypeError(f"{name} must be a mapping of w_q, w_k, w_v and w_o to tensors, got {type(w).__name__}")
+    if sorted(w) != ["w_k", "w_o", "w_q", "w_v"]:
+        raise ValueError(f"{name} must have exactly the keys ['w_k', 'w_o', 'w_q', 'w_v'], got {sorted(w)}")
+    return w
 
 
 def check_same_dtype_and_device(named: Sequence[tuple[str, Tensor]]) -> None:

@@ -13,13 +13,11 @@ you read there is the code that runs here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-
 import torch
 from torch import Tensor
 
-from mha_ref.attention import _check_mha_arguments
-from mha_ref.validation import check_int, check_tensor
+from mha_ref.attention import _check_layer_call
+from mha_ref.validation import _check_weight_names, check_int, check_tensor
 
 __all__ = ["NUM_HEADS", "TOKENS", "example_input", "example_weights", "worked_example", "head_by_head", "format_matrix"]
 
@@ -99,14 +97,6 @@ def worked_example(x: Tensor | None = None, weights: dict[str, Tensor] | None = 
     return head_by_head(x, w, NUM_HEADS)
 
 
-def _check_weight_names(name: str, w: object) -> None:
-    """Refuse ``w`` unless it maps exactly the four names the steps read (a missing one is a bare KeyError)."""
-    if not isinstance(w, Mapping):
-        raise TypeError(f"{name} must be a mapping of w_q, w_k, w_v and w_o to tensors, got {type(w).__name__}")
-    if sorted(w) != ["w_k", "w_o", "w_q", "w_v"]:
-        raise ValueError(f"{name} must have exactly the keys ['w_k', 'w_o', 'w_q', 'w_v'], got {sorted(w)}")
-
-
 # --8<-- [start:head_by_head]
 def head_by_head(
     x: Tensor, w: dict[str, Tensor], num_heads: int
@@ -126,7 +116,7 @@ def head_by_head(
     if x.shape[0] != 1:  # the steps drop the batch dimension: a second sentence would vanish
         raise ValueError(f"x must hold one sentence, shape (1, T, d_model), got {tuple(x.shape)}")
     _check_weight_names("w", w)
-    _check_mha_arguments(x, None, dict(w), {}, num_heads, None, None, None, "raise", True)
+    _check_layer_call(x, **w, num_heads=num_heads)
     # --8<-- [start:steps]
     x = x[0]  # (T, d_model): one sentence, batch dimension dropped
     d_k = x.shape[1] // num_heads  # 4 // 2 = 2 in the worked example

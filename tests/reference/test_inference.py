@@ -161,6 +161,11 @@ def test_cache_chunks_need_bottom_right_masks_and_matching_layers():
             MultiHeadAttention(8, 4).double()(x[:, :1], cache=cache)
         with pytest.raises(TypeError, match="cache must be a KVCache or None, got dict"):
             multi_head_attention(x, *(torch.randn(8, 8, dtype=F64) for _ in range(4)), 2, cache={})
+    cache = KVCache()
+    cache.append(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+    with pytest.raises(TypeError, match=r"^the cache holds torch.float32 on cpu but k has torch.float64 on cpu; "
+                                        r"convert k or start a new KVCache$"):
+        cache.append(torch.ones(1, 2, 1, 4, dtype=F64), torch.ones(1, 2, 1, 4, dtype=F64))
 
 
 def test_kv_cache_bytes_per_token_formula():
