@@ -74,12 +74,8 @@ class AttentionWeights:
     def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> AttentionWeights:
         """The same numbers with another dtype and/or device."""
         dtype, device = check_dtype("dtype", dtype), check_device("device", device)
-        return AttentionWeights(
-            **{
-                f.name: None if getattr(self, f.name) is None else getattr(self, f.name).to(device=device, dtype=dtype)
-                for f in fields(self)
-            }
-        )
+        tensors = (getattr(self, f.name) for f in fields(self))
+        return AttentionWeights(*(None if t is None else t.to(device=device, dtype=dtype) for t in tensors))
 
 
 def _check_circuit(weights: object, num_heads: object, head: object) -> None:
