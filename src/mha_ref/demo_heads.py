@@ -203,7 +203,7 @@ def _tag_head(*slots: tuple[str, str]) -> tuple[Tensor, Tensor]:
 _HEAD_BUILDERS = {
     # Token 0 has no predecessor: its ``first`` flag matches its own key instead,
     # by the same margin as a position match.
-    "previous": lambda: _position_head(True, "first", "first", margins=1),
+    "previous": lambda: _position_head(rotate_back=True, query_tag="first", key_tag="first", margins=1),
     # Every query asks the same question (bias); only the subject's key answers it.
     "subject": lambda: _tag_head(("bias", "subject")),
     # Score = [same clause] + [key is a verb]: only the own clause's verb scores 2.
@@ -211,7 +211,7 @@ _HEAD_BUILDERS = {
     # Queries match their own position; a pronoun's query also seeks an animate key. The
     # pronoun weight (13) lifts the animate key to 12.5 against the pronoun's own 6, the
     # same 6.5 margin by which any token prefers itself.
-    "coreference": lambda: _position_head(False, "pronoun", "animate", margins=2),
+    "coreference": lambda: _position_head(rotate_back=False, query_tag="pronoun", key_tag="animate", margins=2),
 }
 
 

@@ -63,6 +63,16 @@ def check_generator(generator: object) -> torch.Generator:
     return generator
 
 
+def _check_segment_sizes(
+    batch_size: object, context: object, vocab_size: object, min_segment: object, max_segment: object,
+    generator: object,
+) -> None:
+    """The checks :func:`repeated_segment_batch`'s listing leaves out: the segment bounds are ints."""
+    check_int("min_segment", min_segment)
+    check_int("max_segment", max_segment)
+
+
+@checked_by(_check_segment_sizes)  # the page lists the function from its def
 # --8<-- [start:data]
 def repeated_segment_batch(
     batch_size: int, context: int, vocab_size: int, min_segment: int,
@@ -85,8 +95,7 @@ def repeated_segment_batch(
     """
     check_generator(generator)
     for name, value in [("batch_size", batch_size), ("context", context),
-                        ("vocab_size", vocab_size), ("min_segment", min_segment),
-                        ("max_segment", max_segment)]:
+                        ("vocab_size", vocab_size)]:
         check_int(name, value, 1)
     if not (1 <= min_segment <= max_segment and 2 * max_segment <= context):
         raise ValueError(
@@ -275,7 +284,8 @@ def _check_model_sizes(
 
 def _check_model_input(model: AttentionOnlyTransformer, tokens: object, head_mask: object = None) -> None:
     """The inputs of :meth:`AttentionOnlyTransformer.forward` that its listed checks do not cover."""
-    if _check_ids("tokens", tokens).numel() == 0:
+    _check_ids("tokens", tokens)
+    if tokens.numel() == 0:
         raise ValueError(f"tokens must not be empty, got shape {tuple(tokens.shape)}")
     vocab_size = model.token_embedding.num_embeddings
     if has_values(tokens):  # the embedding would raise a bare IndexError
@@ -329,7 +339,8 @@ def head_scores(model: AttentionOnlyTransformer, tokens: Tensor) -> dict[str, li
     """
     if not isinstance(model, AttentionOnlyTransformer):
         raise TypeError(f"model must be an AttentionOnlyTransformer, got {type(model).__name__}")
-    if _check_ids("tokens", tokens).ndim != 2 or tokens.shape[1] % 2:
+    _check_ids("tokens", tokens)
+    if tokens.ndim != 2 or tokens.shape[1] % 2:
         raise ValueError(f"tokens must be [x, x] of shape (B, 2 * half), got {tuple(tokens.shape)}")
     length = tokens.shape[1]
     _, weights = model(tokens)

@@ -63,7 +63,8 @@ def score(weights: Tensor, pattern: Tensor) -> Tensor:
 
 def _check_tokens(tokens: object) -> None:
     """The checks :func:`induction_pattern`'s listing leaves out: a ``(T,)`` tensor of token ids."""
-    if _check_ids("tokens", tokens).ndim != 1 or len(tokens) < 2:
+    _check_ids("tokens", tokens)
+    if tokens.ndim != 1 or len(tokens) < 2:
         raise ValueError(f"tokens must have shape (T,) with T >= 2, got {tuple(tokens.shape)}")
 
 
