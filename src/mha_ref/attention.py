@@ -377,10 +377,6 @@ def multi_head_attention_core(
     >>> x, ws = torch.randn(2, 5, 8), torch.randn(4, 8, 8)
     >>> torch.allclose(multi_head_attention_core(x, *ws, 4), multi_head_attention(x, *ws, 4), atol=1e-5)
     True
-    >>> multi_head_attention_core(x, *ws, h=3)
-    Traceback (most recent call last):
-    ...
-    ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
     _check_layer_call(x, w_q, w_k, w_v, w_o, h)
     # --8<-- [start:core]
@@ -462,10 +458,6 @@ def multi_head_attention(
     >>> w_k2, w_v2 = torch.randn(8, 4), torch.randn(8, 4)  # 2 key/value heads of width 2
     >>> multi_head_attention(x, w_q, w_k2, w_v2, w_o, num_heads=4, num_kv_heads=2).shape
     torch.Size([2, 5, 8])
-    >>> multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads=3)
-    Traceback (most recent call last):
-    ...
-    ValueError: d_model=8 is not divisible by num_heads=3; pick num_heads from [1, 2, 4, 8]
     """
     # --8<-- [start:mha_body]
     source = x if context is None else context  # keys and values come from here

@@ -278,6 +278,8 @@ ATTACKS: list[Attack] = [
       ValueError, r"device must be a torch\.device or a device string such as 'cpu', got 'gpu0'"),
     A("module.MultiHeadAttention", "d_model zero", "d_model", lambda: MultiHeadAttention(0, 2),
       ValueError, r"d_model must be at least 1, got 0"),
+    A("module.MultiHeadAttention", "heads not dividing d_model", "num_heads", lambda: MultiHeadAttention(8, 3),
+      ValueError, r"d_model=8 is not divisible by num_heads=3; pick num_heads from \[1, 2, 4, 8\]"),
     A("module.MultiHeadAttention", "num_kv_heads a bool", "num_kv_heads",
       lambda: MultiHeadAttention(8, 2, num_kv_heads=True),
       TypeError, r"num_kv_heads must be an int, got bool \(True\)"),
