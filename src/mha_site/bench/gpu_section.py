@@ -1,8 +1,5 @@
-"""The benchmark page's GPU section: the attention-kernel sweep's tables and words, then the layer's.
-
-:func:`gpu_section` is the page's ``{{ bench.gpu.section }}``: the committed CUDA results, or,
-while there are none, a plain statement of that with the command that would produce them.
-"""
+"""The benchmark page's GPU section (``{{ bench.gpu.section }}``): the attention-kernel sweep's tables and
+words, then the layer's; while no CUDA results are committed, a statement of that and the command to run."""
 
 from __future__ import annotations
 
@@ -50,10 +47,8 @@ def _kernel_grid(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool, s
 
 
 def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -> str:
-    """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak).
-
-    A variant that did not run says why, in a numbered note under the table.
-    """
+    """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak); a
+    variant that did not run says why in a numbered note under it."""
     notes: dict[str, int] = {}
     lines = _kernel_grid(doc, dtype, head_dim, causal, True, lambda row: _tflops_cell(row, notes))
     if notes:
@@ -68,11 +63,8 @@ def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
 
 
 def kernel_counter_summary(doc: dict[str, Any]) -> str:
-    """What PyTorch's FLOP counter reported for the kernel sweep, set against the formula, per variant.
-
-    The counter counts every product in full, masked scores included, so the figure to compare
-    it with is the dense ``4*B*h*T*T*d``; for a causal cell that is twice the convention's count.
-    """
+    """What PyTorch's FLOP counter reported for the kernel sweep, per variant, against the dense ``4*B*h*T*T*d``:
+    it counts masked scores too, so a causal cell's count is twice the convention's."""
     section = doc["kernels"]
     agreed, none, other = [], [], []
     for variant, recorded in section["variant_labels"].items():

@@ -1,15 +1,10 @@
 """The attention-kernel sweep: PyTorch's SDPA backends beside the lesson's functions, in TFLOP/s.
 
-Where :mod:`mha_site.bench.run` times a whole layer (projections included), this sweep
-times attention alone, the way kernel papers report it: ``q``, ``k``, ``v`` of shape
-``(B, h, T, d)`` with a fixed number of tokens (``B * T``) and a fixed width (``h * d``)
-per cell, FLOPs by :data:`~mha_site.bench.schema.FLOP_CONVENTION`, and "% of peak" against
-the device's dense half-precision peak (:data:`DENSE_PEAKS`; none for an unknown device).
-Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`; one that cannot
-run a cell is recorded as ``"unsupported"`` with torch's reason, an allocation failure as
-``"oom"`` for that variant alone. Every output is checked against a float64
-reference from the same rounded inputs, and PyTorch's FLOP counter runs once per variant
-and cell, outside the timing.
+Where :mod:`mha_site.bench.run` times a whole layer, this times attention alone, as kernel papers
+report it: ``q``, ``k``, ``v`` of shape ``(B, h, T, d)`` with fixed ``B * T`` and ``h * d`` per cell,
+"% of peak" against the device's dense half-precision peak (:data:`DENSE_PEAKS`). Each SDPA backend
+is forced (:func:`torch.nn.attention.sdpa_kernel`): one that cannot run a cell is ``"unsupported"``
+with torch's reason.
 """
 
 from __future__ import annotations
@@ -27,9 +22,8 @@ from torch.nn import functional as F
 
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
-from mha_ref.variants import relative_error
 from mha_site.bench.measure import (
-    TimingSettings, after_oom, count_flops, is_oom, peak_bytes, sync, time_all, unsupported_dtype,
+    TimingSettings, after_oom, checked, count_flops, is_oom, peak_bytes, sync, time_all, unsupported_dtype,
 )
 from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
@@ -141,11 +135,8 @@ _NO_KERNEL = ("No available kernel", "No viable backend")
 
 
 def _unsupported_reason(variant: KernelVariant, error: Exception, caught: list[warnings.WarningMessage]) -> str | None:
-    """Why a forced backend could not run, or None if ``error`` is something else (then it is raised).
-
-    On a GPU, torch explains in warnings before it raises ("Flash attention requires ...");
-    those are the reason. A CUDA error is never a mere refusal: it can break every later call.
-    """
+    """Why a forced backend could not run: torch's warnings before it raised ("Flash attention requires ..."),
+    else its message; None if ``error`` is something else, such as a CUDA error, which can break every later call."""
     if variant.backend is None or not isinstance(error, RuntimeError) or is_oom(error):
         return None
     message = str(error)
@@ -158,11 +149,8 @@ def _unsupported_reason(variant: KernelVariant, error: Exception, caught: list[w
 
 @torch.no_grad()
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, max_scores: int = 2**25) -> Tensor:
-    """Attention in float64, a block of queries at a time: what every variant is checked against.
-
-    Written independently of the variants (a plain softmax over scaled products). The block
-    is sized so that at most ``max_scores`` scores (256 MiB in float64) exist at once.
-    """
+    """Attention in float64, written independently of the variants (a plain softmax over scaled products): what
+    every variant is checked against. A block of queries at a time, at most ``max_scores`` scores at once."""
     q, k, v = (t.double() for t in (q, k, v))
     tokens = k.shape[-2]
     rows = max(1, max_scores // (math.prod(q.shape[:-2]) * tokens))
@@ -191,11 +179,8 @@ class KernelSweep:
 def measure_kernel_cell(
     cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """Check, count, time and profile every (dtype, variant) of one cell; one row each.
-
-    ``status`` is ``"ok"``, ``"wrong"`` (timed, but its error is above the dtype's bound: never
-    plotted), ``"unsupported"`` or ``"oom"`` (both with a ``reason``).
-    """
+    """Check, count, time and profile every (dtype, variant) of one cell; one row each, ``status`` ``"ok"``,
+    ``"wrong"`` (:func:`~mha_site.bench.measure.checked`), ``"unsupported"`` or ``"oom"`` (with a ``reason``)."""
     generator = torch.Generator(device=device).manual_seed(seed)
     shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
     q32, k32, v32 = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
@@ -220,14 +205,8 @@ def measure_kernel_cell(
     return rows
 
 
-def _measure_variant(
-    row: dict[str, Any],
-    qkv: tuple[Tensor, Tensor, Tensor],
-    reference: Tensor,
-    sweep: KernelSweep,
-    device: torch.device,
-    peak: dict[str, Any] | None,
-) -> dict[str, Any]:
+def _measure_variant(row: dict[str, Any], qkv: tuple[Tensor, Tensor, Tensor], reference: Tensor, sweep: KernelSweep,
+                     device: torch.device, peak: dict[str, Any] | None) -> dict[str, Any]:
     """One variant of one cell and dtype, its SDPA backend forced (and only it): a checked call (or the
     backend's refusal), a counted call, the timing, one profiled call."""
     variant = KERNEL_VARIANTS[row["variant"]]
@@ -251,38 +230,22 @@ def _measure_variant(
                 if reason is None:
                     raise
                 return {**row, "status": "unsupported", "reason": reason}
-            error_rel = relative_error(output, reference)
+            check = checked(output, reference, row["dtype"])
             del output
             counted = count_flops(call)  # one more call, outside the timing
             timed = time_all({"call": call}, device, sweep.timing)["call"].row()
             memory = peak_bytes(call, device)
         except Exception as error:  # noqa: BLE001 - out of memory is recorded for this variant only; others raised
             return {**row, "status": "oom", "reason": f"out of memory: {after_oom(error, device)[:200]}"}
-    bound = ERROR_BOUNDS[row["dtype"]]
-    finite = math.isfinite(error_rel)
-    return {
-        **row,
-        "status": "ok" if finite and error_rel < bound else "wrong",
-        "max_rel_error": error_rel if finite else None,
-        "error_bound": bound,
-        "flops_counted": counted,
-        **timed,
-        "peak_bytes": memory,
-        "tflops": row["flops"] / timed["median_s"] / 1e12,
-        "peak_fraction": row["flops"] / timed["median_s"] / peak["flops_per_s"] if peak else None,
-    }
+    achieved = row["flops"] / timed["median_s"]
+    return {**row, **check, "flops_counted": counted, **timed, "peak_bytes": memory, "tflops": achieved / 1e12,
+            "peak_fraction": achieved / peak["flops_per_s"] if peak else None}
 
 
-def run_kernels(
-    sweep: KernelSweep,
-    device: torch.device,
-    device_name: str,
-    on_cell: Callable[[list[dict[str, Any]]], None] | None = None,
-) -> dict[str, Any]:
-    """Measure every cell of ``sweep``; returns the document's ``kernels`` section.
-
-    ``on_cell`` (if given) receives the rows so far after each cell.
-    """
+def run_kernels(sweep: KernelSweep, device: torch.device, device_name: str,
+                on_cell: Callable[[list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
+    """Measure every cell of ``sweep``; returns the document's ``kernels`` section. ``on_cell`` (if given)
+    receives the rows so far after each cell."""
     unknown = sorted(set(sweep.variants) - set(KERNEL_VARIANTS))
     if unknown:
         raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")

@@ -1,9 +1,5 @@
-"""Names, line styles, titles and alt texts of the benchmark figures: plain data, no matplotlib.
-
-:mod:`mha_site.bench.tables` and :mod:`mha_site.bench.gpu_section` (which the MkDocs build
-imports) and :mod:`mha_site.bench.figures` (which draws) both read these, so a figure's title
-and its alt text on the page cannot disagree, and the build never loads matplotlib.
-"""
+"""Names, line styles, titles and alt texts of the benchmark figures, without matplotlib: the build's tables
+and the figures read the same ones, so a figure's title and its alt text cannot disagree."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The benchmark's ``{{ bench.* }}`` placeholder values, from the committed results documents.
-
-Nothing here measures. :func:`bench_values` flattens one results document per device
-into ``{"cpu.ms.sdpa.T2048": "41.2", ...}``, which ``hooks/site.py`` puts into pages at
-build time (through :mod:`mha_site.placeholders`): the inline numbers, the tables of
-:mod:`mha_site.bench.tables`, the sentences of :mod:`mha_site.bench.claims` and the GPU
-section of :mod:`mha_site.bench.gpu_section`.
-"""
+"""The benchmark's ``{{ bench.* }}`` placeholder values (``{"cpu.ms.sdpa.T2048": "41.2", ...}``), from the
+committed results documents; ``hooks/site.py`` puts them into pages (:mod:`mha_site.placeholders`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The benchmark results schema: what a results document must hold, checked without torch.
-
-``scripts/bench.py`` validates a document before writing it, and the MkDocs build
-validates every committed one before a page quotes it, so the build imports this
-module and must not pay for torch or matplotlib.
+"""The benchmark results schema, checked without torch or matplotlib: ``scripts/bench.py`` validates a document
+before writing it, and the MkDocs build every committed one before a page quotes it.
 """
 
 from __future__ import annotations
@@ -71,7 +68,7 @@ KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
 
 def _row_problems(where: str, row: dict[str, Any], statuses: tuple[str, ...], labels: dict[str, Any]) -> list[str]:
     """What a layer cell and a kernel row share: a known status, a labelled variant, a reason for no number,
-    and an ``"ok"`` row below its dtype's error bound (so no wrong result can be plotted as fast)."""
+    and an ``"ok"`` row below its dtype's error bound (so no wrong result is plotted as fast)."""
     problems = []
     status = row["status"]
     if status not in statuses:
@@ -86,10 +83,15 @@ def _row_problems(where: str, row: dict[str, Any], statuses: tuple[str, ...], la
     return problems
 
 
-def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str]) -> list[str]:
+def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str] = frozenset()) -> list[str]:
     """``keys`` every row holds, ``timed`` those of a timed (``"ok"`` or ``"wrong"``) row too."""
     missing = keys - set(row) | (timed - set(row) if row.get("status") in ("ok", "wrong") else set())
     return [f"{where} lacks {sorted(missing)}"] if missing else []
+
+
+def _lacks(where: str, found: Any, keys: set[str]) -> list[str]:
+    """A problem per key of ``keys`` that ``found`` lacks."""
+    return [f"{where} lacks {key!r}" for key in sorted(keys - set(found))]
 
 
 def _non_finite(value: Any, where: str = "results") -> list[str]:
@@ -106,19 +108,14 @@ def _non_finite(value: Any, where: str = "results") -> list[str]:
 
 
 def validate_results(doc: Any) -> None:
-    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema.
-
-    Checks the keys, that FLOP counts match the formulas, that every ``"ok"`` cell
-    is within its dtype's error bound (so no wrong result can be plotted as fast), and
-    that no number is NaN or infinite.
-    """
+    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema: keys, FLOP counts
+    against the formulas, ``"ok"`` rows within their error bound, no NaN or infinite number."""
     if not isinstance(doc, dict):
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
     problems = [f"missing top-level key {key!r}" for key in sorted(_TOP_KEYS - set(doc))]
     if doc.get("schema") not in READABLE_VERSIONS:
         problems.append(f"schema must be one of {READABLE_VERSIONS}, got {doc.get('schema')!r}")
-    for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
-        problems.append(f"provenance lacks {key!r}")
+    problems += _lacks("provenance", doc.get("provenance", _PROVENANCE_KEYS), _PROVENANCE_KEYS)
     for dtype, ceiling in doc.get("ceiling", {}).items():
         if not ceiling.get("flops_per_s", 0) > 0:
             problems.append(f"ceiling for {dtype} has no positive flops_per_s")
@@ -137,7 +134,7 @@ def validate_results(doc: Any) -> None:
             problems.append(f"{where} has a non-positive time or negative memory")
     for i, row in enumerate(doc.get("decode", [])):
         where = f"decode row {i} (prefix={row.get('prefix')})"
-        missing = _missing(where, row, _DECODE_KEYS, set())
+        missing = _missing(where, row, _DECODE_KEYS)
         problems += missing
         if missing:
             continue
@@ -153,10 +150,8 @@ def validate_results(doc: Any) -> None:
     if "kernels" in doc:
         problems.extend(kernel_problems(doc["kernels"]))
     for i, extra in enumerate(doc.get("supplements", [])):
-        for key in sorted(_PROVENANCE_KEYS - set(extra.get("provenance", {}))):
-            problems.append(f"supplement {i} provenance lacks {key!r}")
-        for key in sorted({"variants", "cells", "decode_prefixes"} - set(extra)):
-            problems.append(f"supplement {i} lacks {key!r}")
+        problems += _lacks(f"supplement {i} provenance", extra.get("provenance", {}), _PROVENANCE_KEYS)
+        problems += _lacks(f"supplement {i}", extra, {"variants", "cells", "decode_prefixes"})
     problems += _non_finite(doc)
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
@@ -167,7 +162,7 @@ def kernel_problems(section: Any) -> list[str]:
     if not isinstance(section, dict) or not {"config", "variant_labels", "peak", "rows"} <= set(section):
         return ["kernels must hold config, variant_labels, peak and rows"]
     config, peak = section["config"], section["peak"]
-    problems = [f"kernels config lacks {key!r}" for key in sorted(_KERNEL_CONFIG_KEYS - set(config))]
+    problems = _lacks("kernels config", config, _KERNEL_CONFIG_KEYS)
     if peak is not None and not peak.get("flops_per_s", 0) > 0:
         problems.append("kernels peak has no positive flops_per_s")
     for i, row in enumerate(section["rows"]):
@@ -197,12 +192,7 @@ def kernel_problems(section: Any) -> list[str]:
 
 def check_results(doc: Any, source: object) -> None:
     """:func:`validate_results`, its message naming ``source``; then :class:`ValueError` unless ``doc`` is a
-    finished run (``complete`` is true).
-
-    A run writes ``complete: false`` only into its scratch file while it goes; a document
-    like that in a folder of results means a run was cut short, and its figures and claims
-    would be drawn from whatever cells it reached.
-    """
+    finished run: ``complete: false`` is written only into a run's scratch file while it goes."""
     try:
         validate_results(doc)
     except ValueError as error:
