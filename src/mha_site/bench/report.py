@@ -18,19 +18,9 @@ UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8, 
 
 
 def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>``; dtype omitted for float32.
-
-    Inline keys: ``ms.<variant>.T<T>``, ``mib.<variant>.T<T>``, ``pct.<variant>.T<T>``,
-    ``ratio.<a>_over_<b>.T<T>``, ``ratio.<a>_over_<b>.<sweep>.T<T>`` (the batch or head sweep's
-    run of the seq sweep's own batch and head count), ``heads_rel.<variant>.h<h>``, ``gflop.T<T>``,
-    ``ceiling_gflops``, ``ceiling_n``, ``error_bound``, ``max_error``, ``rows_ok``,
-    ``rows_skipped``, ``t_max``, ``best_variant``, ``best_pct``, ``device_name``, ``date``,
-    ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
-    ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
-    Block keys (Markdown): ``table.<sweep>``, ``table.vs_sdpa`` (every variant's time over the fused
-    kernel's at the shortest and longest T), ``provenance``, ``figure.<kind>``.
-    Not device-prefixed: ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from
-    a results file escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
+    """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>`` (dtype omitted for float32),
+    except ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from a results file
+    escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
     """
     values: dict[str, str] = {}
     for device, doc in docs.items():

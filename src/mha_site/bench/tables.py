@@ -86,8 +86,7 @@ def mib(n_bytes: int) -> str:
 
 def decode_table(doc: dict[str, Any]) -> str:
     """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size."""
-    rows = doc["decode"]
-    first = rows[0]
+    first = doc["decode"][0]
     lines = [
         f"Batch {first['batch']}, {first['heads']} heads, d_model = {first['d_model']}, float32; one layer.",
         "",
@@ -96,13 +95,10 @@ def decode_table(doc: dict[str, Any]) -> str:
         "| prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in rows:
-        lines.append(
-            f"| {row['prefix']} | {_ms_spread(row['cached_median_s'], row['cached_times_s'])} | "
-            f"{_ms_spread(row['recompute_median_s'], row['recompute_times_s'])} | "
-            f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
-            f"{sci(row['max_abs_diff'])} |"
-        )
+    lines += [f"| {row['prefix']} | {_ms_spread(row['cached_median_s'], row['cached_times_s'])} | "
+              f"{_ms_spread(row['recompute_median_s'], row['recompute_times_s'])} | "
+              f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | {sci(row['max_abs_diff'])} |"
+              for row in doc["decode"]]
     return "\n".join(lines)
 
 
@@ -111,14 +107,10 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
     axis, key, _ = SWEEPS[sweep]
     labels = doc["variant_labels"]
     order = doc["config"]["variants"]
-    rows = sorted(
-        (c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
-        key=lambda c: (c[key], order.index(c["variant"])),
-    )
-    fixed = {
-        name: sorted({c[k] for c in rows})
-        for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))
-    }
+    rows = sorted((c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
+                  key=lambda c: (c[key], order.index(c["variant"])))
+    fixed = {name: sorted({c[k] for c in rows})
+             for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))}
     held = ", ".join(f"{name} = {values[0]}" for name, values in fixed.items() if len(values) == 1 and name != axis)
     lines = [
         f"Held fixed: {held}; {dtype}.",
@@ -132,13 +124,10 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
             lines.append(f"| {c[key]} | {label} | skipped: {reason} | | | | | |")
             continue
         mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
-        lines.append(
-            f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
-            f"{ms_range(*spread(c['times_s']))} | "
-            f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
-            f"{100 * c['ceiling_fraction']:.0f} | "
-            f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |"
-        )
+        lines.append(f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
+                     f"{ms_range(*spread(c['times_s']))} | {mib(c['peak_bytes'])} | "
+                     f"{c['achieved_flops_per_s'] / 1e9:.3g} | {100 * c['ceiling_fraction']:.0f} | "
+                     f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |")
     return "\n".join(lines)
 
 
