@@ -125,10 +125,9 @@ COMMIT_PAUSE_S = float(os.environ.get("MHA_BENCH_COMMIT_PAUSE_S", "0"))
 def _handling(handler: Callable[[int, object], None], *signals: signal.Signals) -> Iterator[None]:
     """Run the block with ``handler`` for ``signals``, then put the previous handlers back.
 
-    Used to hold Ctrl-C and SIGTERM while the results and figures are renamed into place one
-    after another (an interruption between two renames would leave new data beside old figures).
-    A signal mask cannot hold them: it covers the calling thread only, and torch's threads take
-    the signal. Python runs its handlers in the main thread whichever thread the signal reached.
+    Holding Ctrl-C and SIGTERM through the final renames is done by a recording handler, not a signal
+    mask: a mask covers the calling thread only, and torch's threads take the signal, whereas Python
+    runs handlers in the main thread whichever thread the signal reached.
     """
     try:
         before = {s: signal.signal(s, handler) for s in signals}
@@ -141,17 +140,20 @@ def _handling(handler: Callable[[int, object], None], *signals: signal.Signals) 
             signal.signal(held_signal, previous)
 
 
+def _fail(message: object, code: int = 2) -> int:
+    """Print ``message`` to stderr; returns the exit ``code`` (2: a bad argument, before any work)."""
+    print(message, file=sys.stderr)
+    return code
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM (``kill``, a job scheduler's time limit) interrupts like Ctrl-C, so the cleanup runs."""
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _write_results(doc: dict, target: Path, started: float, scratch: Path | None = None) -> int:
-    """Validate a complete results document, then write it and the figures drawn from exactly those bytes.
-
-    A document that fails the schema check goes to ``scratch`` (if given) instead, so minutes of
-    measuring (on a borrowed GPU, say) can still be looked at.
-    """
+    """Validate a complete results document, then write it and the figures drawn from exactly those bytes; one
+    that fails the check goes to ``scratch`` (if given), so minutes of measuring can still be looked at."""
     from mha_site.bench.figures import figure_files
     from mha_site.bench.schema import check_results
     from mha_site.files import write_atomic, json_bytes, write_or_check
@@ -164,8 +166,7 @@ def _write_results(doc: dict, target: Path, started: float, scratch: Path | None
         if scratch is not None:
             write_atomic(scratch, json_bytes(doc))
             kept = f"; the results are in {scratch}, and nothing in {target.parent} was changed"
-        print(f"{error}{kept}", file=sys.stderr)
-        return 1
+        return _fail(f"{error}{kept}", 1)
     files = {target.parent / name: svg for name, svg in figure_files(target.stem, doc).items()}
     files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
     written: list[Path] = []
@@ -177,13 +178,11 @@ def _write_results(doc: dict, target: Path, started: float, scratch: Path | None
                 written += write_or_check({path: content})  # by a rename (mha_site.files.write_atomic)
                 time.sleep(COMMIT_PAUSE_S)
         except OSError as error:
-            print(f"cannot write {error.filename or target}: {error.strerror or error}; "
-                  f"{_written_words(written, target.parent)} before it", file=sys.stderr)
-            return 1
+            return _fail(f"cannot write {error.filename or target}: {error.strerror or error}; "
+                         f"{_written_words(written, target.parent)} before it", 1)
     if caught:  # held back during the writes, acted on once they were done
-        print(f"{caught[0]} came while the results were being written; held until they were all written: "
-              f"{_written_words(written, target.parent)}", file=sys.stderr)
-        return 130
+        return _fail(f"{caught[0]} came while the results were being written; held until they were all written: "
+                     f"{_written_words(written, target.parent)}", 130)
     print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
     return 0
 
@@ -237,36 +236,29 @@ def main(argv: list[str] | None = None) -> int:
         try:
             files = folder_figures(out)
         except ValueError as error:
-            print(error, file=sys.stderr)
-            return 1
+            return _fail(error, 1)
         return run_write_or_check(files, args.check, "python scripts/bench.py --plots-only") or _check_claims(
             out, wrote=not args.check)
 
     stem, sizes = _names(args)
     target = out / f"{stem}.json"
-    if args.supplement:  # before torch loads: a mistake in the file or the flags shows at once
-        problem = _supplement_problem(args, target)
-        if problem:
-            print(problem, file=sys.stderr)
-            return 2
-
-    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
-        print(f"{TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]!r} is set: cuBLAS would use TF32 for float32 whatever "
-              "torch's flags say, and the float32 checks would fail; unset it", file=sys.stderr)
-        return 2
+    # Before torch loads: a mistake in the file or the flags shows at once.
+    problem = args.supplement and _supplement_problem(args, target)
+    if not problem and (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
+        problem = (f"{TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]!r} is set: cuBLAS would use TF32 for float32 "
+                   "whatever torch's flags say, and the float32 checks would fail; unset it")
+    if problem:
+        return _fail(problem)
     import torch
 
-    problem = _cuda_problem(torch, args.cuda_index) if args.device == "cuda" else None
+    problem = args.device == "cuda" and _cuda_problem(torch, args.cuda_index)
     if problem:
-        named = args.device if args.cuda_index is None else f"cuda:{args.cuda_index}"
-        print(f"--device {named}: {problem}", file=sys.stderr)
-        return 2
+        return _fail(f"--device {args.device if args.cuda_index is None else f'cuda:{args.cuda_index}'}: {problem}")
     # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
     scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
     problem = writable_folder(out) or writable_folder(scratch, "--scratch")  # before measuring: a run may take minutes
     if problem:
-        print(problem, file=sys.stderr)
-        return 2
+        return _fail(problem)
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
@@ -289,18 +281,13 @@ def main(argv: list[str] | None = None) -> int:
             return code or _check_claims(out, wrote=True)
     except KeyboardInterrupt:
         kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
-        print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
-              file=sys.stderr)
-        return 130
+        return _fail(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
+                     130)
 
 
 def _check_claims(out: Path, wrote: bool) -> int:
-    """Check the pages' claims (mha_site.bench.claims) against the results in ``out`` that the pages read
-    (``cpu.json``, ``cuda.json``): print each sentence to revise and the pages that print it; 1 if any.
-
-    Files can be rebuilt; sentences cannot. A claim states what was measured where it can, but one
-    that says which variant won may not hold on another CPU, and the build refuses to print it.
-    """
+    """Check the pages' claims (mha_site.bench.claims) against ``cpu.json`` and ``cuda.json`` in ``out``: print
+    each sentence to revise and the pages that print it; 1 if any. Files can be rebuilt; sentences cannot."""
     from mha_site.bench.claims import claim_problems
     from mha_site.files import load_json
 
@@ -318,12 +305,9 @@ def _check_claims(out: Path, wrote: bool) -> int:
 
 
 def _supplement_problem(args: argparse.Namespace, target: Path) -> str | None:
-    """Why ``--supplement`` cannot add to ``target``, in one line naming the file or the flag; None if it can.
-
-    Checked before torch loads and anything is measured: the variant names, the file (present, JSON, a
-    finished run on the schema) and that this command times as the file was timed (a process-clock file
-    needs --threads 1 --clock process, or the rows would not compare with the others).
-    """
+    """Why ``--supplement`` cannot add to ``target``, in one line naming the file or the flag; None if it can:
+    the variant names, the file (a finished run on the schema) and that this command times as the file was
+    timed (or the rows would not compare with the others)."""
     from mha_site.bench.labels import VARIANT_STYLES  # every variant has a figure style: its names, without torch
     from mha_site.bench.schema import check_results
     from mha_site.files import load_json
@@ -378,8 +362,7 @@ def _measure(plan: dict, device: object, target: Path, partial: Path, command: s
     try:
         doc = run_plan(device=device, command=command, on_progress=progress, **plan)
     except OSError as error:
-        print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
-        return 1
+        return _fail(f"cannot write {error.filename or partial}: {error.strerror or error}", 1)
     code = _write_results(doc, target, started, scratch=partial.with_name(f"{target.stem}.invalid.json"))
     partial.unlink(missing_ok=True)  # replaced by the results (or by the invalid document beside it)
     return code

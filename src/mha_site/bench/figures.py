@@ -28,10 +28,8 @@ PANEL_IN, LEGEND_ROW_IN = 2.6, 0.2
 
 
 def _stacked(panels: list[Any], draw: Callable[[Axes, Any], None]) -> Figure:
-    """One panel per item, stacked at phone width, and one legend under them, a row per line.
-
-    A variant may be missing from some panels (unsupported there): the legend gathers every line once.
-    """
+    """One panel per item, stacked at phone width, and one legend under them, a row per line (gathered from
+    every panel: a variant may be missing from some)."""
     fig = new_figure(PHONE_WIDTH_IN, 1.0)
     axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
     lines: dict[str, Any] = {}

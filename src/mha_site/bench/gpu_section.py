@@ -81,13 +81,10 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
             ratios = [r["flops_counted"] / d for r, d in zip(counted, dense, strict=True) if r["flops_counted"]]
             other.append(f"{label} ({min(ratios):.3g} to {max(ratios):.3g} times it)" if ratios else
                          f"{label} (the counter did not run)")
-    parts = []
-    if agreed:
-        parts.append(f"agreed with 4·B·h·T²·d in every cell for {', '.join(agreed)}")
-    if none:
-        parts.append(f"it counted nothing for {', '.join(none)} (it has no formula for that kernel)")
-    if other:
-        parts.append(f"it differed for {', '.join(other)}")
+    parts = [text.format(", ".join(labels)) for text, labels in (
+        ("agreed with 4·B·h·T²·d in every cell for {}", agreed),
+        ("it counted nothing for {} (it has no formula for that kernel)", none),
+        ("it differed for {}", other)) if labels]
     return "PyTorch's FLOP counter (one call per cell and variant, outside the timing) " + "; ".join(parts) + "."
 
 

@@ -1,10 +1,7 @@
-"""The attention-kernel sweep: PyTorch's SDPA backends beside the lesson's functions, in TFLOP/s.
+"""The attention-kernel sweep: PyTorch's SDPA backends, each forced, beside the lesson's functions, in TFLOP/s.
 
-Where :mod:`mha_site.bench.run` times a whole layer, this times attention alone, as kernel papers
-report it: ``q``, ``k``, ``v`` of shape ``(B, h, T, d)`` with fixed ``B * T`` and ``h * d`` per cell,
-"% of peak" against the device's dense half-precision peak (:data:`DENSE_PEAKS`). Each SDPA backend
-is forced (:func:`torch.nn.attention.sdpa_kernel`): one that cannot run a cell is ``"unsupported"``
-with torch's reason.
+Where :mod:`mha_site.bench.run` times a whole layer, this times attention alone, as kernel papers report
+it: ``(B, h, T, d)`` inputs with fixed ``B * T`` and ``h * d`` per cell, against a dense half-precision peak.
 """
 
 from __future__ import annotations

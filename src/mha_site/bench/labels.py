@@ -69,28 +69,22 @@ SWEEPS: dict[str, tuple[str, str, str]] = {
 FIGURES: dict[str, tuple[str, str]] = {
     "time": ("Time per call against sequence length",
              "log-log plot of median time per call against T, a bar at each point from its fastest to its slowest block"),
-    "heads": (
-        "Time against the number of heads, relative to one head",
-        "time at each number of heads divided by the time with one head, a bar at each point from its fastest to "
-        "its slowest block, with a flat line where the FLOP count stays",
-    ),
+    "heads": ("Time against the number of heads, relative to one head",
+              "time at each number of heads divided by the time with one head, a bar at each point from its fastest "
+              "to its slowest block, with a flat line where the FLOP count stays"),
     "memory": ("Peak memory against sequence length", "log-log plot of peak memory per call against T"),
-    "ceiling": (
-        "Fraction of the matmul ceiling against sequence length",
-        "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T",
-    ),
+    "ceiling": ("Fraction of the matmul ceiling against sequence length",
+                "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T"),
 }
 
 #: kind -> (title, what the figure shows). ``kernels`` is drawn once per dtype (``<stem>-kernels-<dtype>.svg``).
 KERNEL_FIGURES: dict[str, tuple[str, str]] = {
-    "kernels": (
-        "Attention kernels: TFLOP/s against sequence length",
-        "four panels one under another (not causal, then causal, by head dim) of achieved TFLOP/s against T at a fixed token count",
-    ),
-    "kernel-memory": (
-        "Attention kernels: peak memory against sequence length",
-        "two panels one under another (by head dim) of peak memory per call against T, not causal, log-log",
-    ),
+    "kernels": ("Attention kernels: TFLOP/s against sequence length",
+                "four panels one under another (not causal, then causal, by head dim) of achieved TFLOP/s against T "
+                "at a fixed token count"),
+    "kernel-memory": ("Attention kernels: peak memory against sequence length",
+                      "two panels one under another (by head dim) of peak memory per call against T, not causal, "
+                      "log-log"),
 }
 
 

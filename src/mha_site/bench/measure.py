@@ -108,12 +108,9 @@ def is_oom(error: BaseException) -> bool:
 
 
 def after_oom(error: BaseException, device: torch.device) -> str:
-    """Give back what an allocation failure left (its garbage, CUDA's cache), so the next variant starts
-    clean, and return the first line of its message; any other error is raised.
-
-    The error's traceback (and those it was raised from) holds frames whose locals hold the tensors that
-    filled the memory, for as long as the error lives: so the frames are cleared and the tracebacks dropped.
-    """
+    """Give back what an allocation failure left (its garbage, CUDA's cache) and return the first line of its
+    message; any other error is raised. The tracebacks' frames hold the tensors that filled the memory for as
+    long as the error lives, so they are cleared first."""
     if not is_oom(error):
         raise error
     message = str(error).splitlines()[0]
@@ -133,11 +130,8 @@ def after_oom(error: BaseException, device: torch.device) -> str:
 
 
 def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
-    """Why ``device`` cannot measure ``dtype_name``, or None when it can.
-
-    A GPU before Ampere (compute capability 8.0) has no bfloat16 arithmetic: torch emulates
-    some operations and refuses others, which would either end the run or time the emulation.
-    """
+    """Why ``device`` cannot measure ``dtype_name``, or None when it can. A GPU before Ampere has no bfloat16
+    arithmetic: torch emulates some operations and refuses others (ending the run or timing the emulation)."""
     if dtype_name != "bfloat16" or device.type != "cuda":
         return None
     with torch.cuda.device(device):
@@ -192,12 +186,11 @@ def _warm_up(fn: Callable[[], object], clock: Callable[[], float], min_block_s: 
 
 def time_variants(fns: dict[str, Callable[[], object]], device: torch.device,
                   settings: TimingSettings) -> tuple[dict[str, Timing], dict[str, BaseException]]:
-    """Time each callable in ``settings.repeats`` blocks (:mod:`torch.utils.benchmark`) of about
-    ``min_block_s`` after its warm-up; returns ``(timings, failures)``.
+    """Time each callable in ``settings.repeats`` blocks of about ``min_block_s`` after its warm-up; returns
+    ``(timings, failures)``: an allocation failure ends that callable's timing only; others are raised.
 
     The rounds interleave the callables in a rotating order, so that load from other processes on a
-    shared machine falls on all of them alike. An allocation failure ends that callable's timing only
-    (it is returned in ``failures``, its memory freed); any other error is raised.
+    shared machine falls on all of them alike.
     """
     clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
@@ -238,12 +231,8 @@ def time_all(fns: dict[str, Callable[[], object]], device: torch.device, setting
 
 
 def count_flops(fn: Callable[[], object]) -> int | None:
-    """The FLOPs PyTorch's counter sees in one call of ``fn``, or None if the counter itself fails.
-
-    It counts from shapes (masked entries too) and has no formula for some kernels (it counts 0 there).
-    A count is worth less than a run, so a surprise in the counter is only a warning; an allocation
-    failure is still raised (the caller records it).
-    """
+    """The FLOPs PyTorch's counter sees in one call of ``fn`` (from shapes: masked entries too; 0 for a kernel
+    without a formula), or None with a warning if the counter fails: a count is worth less than a run."""
     try:
         with FlopCounterMode(display=False) as counter:
             fn()
@@ -322,11 +311,8 @@ SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "power.limit", "ps
 
 
 def gpu_id(device: torch.device) -> str | None:
-    """How ``nvidia-smi --id`` names the CUDA device: its UUID (``GPU-...``), or None when torch cannot say.
-
-    nvidia-smi numbers every GPU of the machine, torch only those ``CUDA_VISIBLE_DEVICES`` shows; the
-    UUID never names another GPU. Without it, the index serves where no variable renumbers.
-    """
+    """How ``nvidia-smi --id`` names the CUDA device: its UUID, which unlike torch's index (renumbered by
+    ``CUDA_VISIBLE_DEVICES``) never names another GPU; else the index where nothing renumbers, else None."""
     index = cuda_index(device)
     uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
     if uuid is not None:

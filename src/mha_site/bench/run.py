@@ -240,12 +240,9 @@ def _measure_into(doc: dict[str, Any], sizes: str, variants: list[str], device: 
 def run_plan(sizes: str, device: torch.device, dtypes: list[str], command: str, variants: list[str] | None = None,
              timing: TimingSettings = TimingSettings(), on_progress: Callable[[dict[str, Any]], None] | None = None,
              kernels: KernelSweep | None = None, half_on_cpu: bool = False) -> dict[str, Any]:
-    """Measure the ceiling, the decode rows, every cell of ``sizes``, then the ``kernels`` sweep, in full
-    float32 (:func:`mha_site.precision.full_float32`); returns the results document.
-
-    ``on_progress`` receives the partial document after each cell, so a long run can keep what it
-    measured. ``half_on_cpu`` lets a CPU measure float16 and bfloat16: the GPU command's dry run does.
-    """
+    """Measure the ceiling, the decode rows, every cell of ``sizes``, then the ``kernels`` sweep, in full float32;
+    returns the results document. ``on_progress`` receives the partial document after each cell; ``half_on_cpu``
+    lets a CPU measure float16 and bfloat16 (the GPU command's dry run)."""
     check_dtypes(dtypes, cpu=device.type == "cpu" and not half_on_cpu)
     names = list(VARIANTS) if variants is None else variants
     _check_variants(names)
