@@ -20,9 +20,8 @@ __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "claim_problems", "evaluate_claim",
 def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
     """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``."""
     matches = [c for c in ok_cells(doc, sweep, variant, dtype) if all(c.get(k) == v for k, v in coords.items())]
-    where = ", ".join(
-        [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
-    )
+    where = ", ".join([f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"]
+                      + [f"{k}={v}" for k, v in coords.items()])
     if not matches:
         raise KeyError(f"no correct cell for {where}")
     if len(matches) > 1:
@@ -121,10 +120,8 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             raise KeyError(f"claim {claim.key!r} needs the heads sweep in {claim.dtype}, which has no cells")
         totals = {c["flops_attention"] + c["flops_projection"] for c in cells}
         heads = sorted({c["heads"] for c in cells})
-        tokens = sorted({c["tokens"] for c in cells})
-        fields.update(
-            h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(tokens[0]), gflop=f"{min(totals) / 1e9:.3g}"
-        )
+        fields.update(h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(min(c["tokens"] for c in cells)),
+                      gflop=f"{min(totals) / 1e9:.3g}")
         # Runs since schema 3 also hold PyTorch's count for each row; for the lesson's two functions it
         # must be the formula's (fused kernels may go uncounted: the CPU's has no counter formula).
         counted = [c for c in cells if c["variant"] in ("loop", "batched") and "flops_counted" in c]
@@ -160,19 +157,13 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
     else:
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
-    fields.update(
-        t_min=str(min(claim.tokens)),
-        t_max=str(max(claim.tokens)),
-        ratio_min=tables.ratio(min(ratios)),
-        ratio_max=tables.ratio(max(ratios)),
-        speedup=tables.ratio(last_right / last_left),
-    )
+    fields.update(t_min=str(min(claim.tokens)), t_max=str(max(claim.tokens)), ratio_min=tables.ratio(min(ratios)),
+                  ratio_max=tables.ratio(max(ratios)), speedup=tables.ratio(last_right / last_left))
     if claim.kind == "less_memory":
         fields.update(left_mib=tables.mib(last_left), right_mib=tables.mib(last_right))
     else:
-        (left_min, left_max), (right_min, right_max) = ranges[-1]
         fields.update(left_ms=tables.ms(last_left), right_ms=tables.ms(last_right),
-                      left_range=tables.ms_range(left_min, left_max), right_range=tables.ms_range(right_min, right_max))
+                      left_range=tables.ms_range(*ranges[-1][0]), right_range=tables.ms_range(*ranges[-1][1]))
     return holds, fields
 
 
@@ -185,10 +176,8 @@ def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
         return claim.missing
     holds, fields = evaluate_claim(claim, docs)
     if not holds:
-        raise ValueError(
-            f"the committed {claim.device} results contradict claim {claim.key!r}: "
-            f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS"
-        )
+        raise ValueError(f"the committed {claim.device} results contradict claim {claim.key!r}: "
+                         f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS")
     return claim.text.format(**fields)
 
 

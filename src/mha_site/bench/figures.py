@@ -48,10 +48,14 @@ def _stacked(panels: list[Any], draw: Callable[[Axes, Any], None]) -> Figure:
 
 
 def _line(ax: Axes, style: Style, label: str, xs: list[float], ys: list[float], markersize: float,
-          bars: list[tuple[float, float]] | None = None) -> None:
+          timed: list[dict[str, Any]] | None = None) -> None:
+    """One variant's line; ``timed`` (its cells, y proportional to their median time) adds a bar at each point
+    from its fastest to its slowest block, on y's scale."""
     ax.plot(xs, ys, color=style.colour, marker=style.marker, linestyle=style.dash, label=label, markersize=markersize)
-    if bars:  # each point's range of blocks, from its lower to its upper value
-        ax.vlines(xs, [low for low, _ in bars], [high for _, high in bars], color=style.colour, linewidth=1.2)
+    if timed:
+        ax.vlines(xs, [y * min(c["times_s"]) / c["median_s"] for c, y in zip(timed, ys, strict=True)],
+                  [y * max(c["times_s"]) / c["median_s"] for c, y in zip(timed, ys, strict=True)],
+                  color=style.colour, linewidth=1.2)
 
 
 def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
@@ -74,12 +78,6 @@ _LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float],
 }
 
 
-def _block_bars(cells: list[dict[str, Any]], ys: list[float]) -> list[tuple[float, float]]:
-    """Each point's fastest and slowest block on its own scale (y is proportional to the median time)."""
-    return [(y * min(c["times_s"]) / c["median_s"], y * max(c["times_s"]) / c["median_s"])
-            for c, y in zip(cells, ys, strict=True)]
-
-
 @styled
 def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
     """One line per variant of the kind's sweep, a panel per dtype, on a log2 x axis."""
@@ -92,7 +90,7 @@ def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
             if cells:
                 ys = [y(c, cells) for c in cells]
                 _line(ax, VARIANT_STYLES[variant], doc["variant_labels"][variant], [c[x_key] for c in cells], ys,
-                      markersize=5, bars=_block_bars(cells, ys) if timed else None)
+                      markersize=5, timed=cells if timed else None)
                 xs.update(c[x_key] for c in cells)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(xs), [str(x) for x in sorted(xs)])

@@ -30,12 +30,9 @@ __all__ = [
 ]
 
 
-# NVIDIA's datasheets give two half-precision tensor figures per GPU; the larger assumes 2:4
-# structured sparsity, which attention does not use, so the dense one (half of it) is the
-# roof that attention papers divide by. A GPU missing from the table gets no percentage
-# rather than a guessed one.
-#: (name, substrings all found in torch's device name, substrings none of which may be, dense TFLOP/s).
-#: The first match wins, so a variant (PCIe, NVL) comes before its family's default.
+#: (name, substrings all in torch's device name, substrings none of which may be, dense TFLOP/s); the first match
+#: wins, so a variant (PCIe, NVL) comes first. NVIDIA's larger figure assumes 2:4 sparsity, which attention does
+#: not use. A GPU missing here gets no percentage rather than a guessed one.
 DENSE_PEAKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], float], ...] = (
     ("H100 PCIe", ("H100", "PCIe"), (), 756.0),
     ("H100 SXM", ("H100", "HBM3"), ("NVL",), 989.0),  # torch names it "NVIDIA H100 80GB HBM3"
@@ -49,11 +46,8 @@ def dense_peak(device_name: str) -> dict[str, object] | None:
     """The table's entry for a device name as torch reports it, or None when it has none."""
     for name, needed, excluded, tflops in DENSE_PEAKS:
         if all(part in device_name for part in needed) and not any(part in device_name for part in excluded):
-            return {
-                "name": name,
-                "flops_per_s": tflops * 1e12,
-                "source": "NVIDIA datasheet, dense float16/bfloat16 tensor core (half the figure with sparsity)",
-            }
+            return {"name": name, "flops_per_s": tflops * 1e12,
+                    "source": "NVIDIA datasheet, dense float16/bfloat16 tensor core (half the figure with sparsity)"}
     return None
 
 
@@ -86,12 +80,8 @@ def kernel_plan(sizes: str) -> list[KernelCell]:
     if sizes not in KERNEL_PLANS:
         raise ValueError(f"sizes must be one of {sorted(KERNEL_PLANS)}, got {sizes!r}")
     spec = KERNEL_PLANS[sizes]
-    return [
-        KernelCell(tokens, spec["tokens_per_cell"] // tokens, spec["width"] // head_dim, head_dim, causal)
-        for causal in (False, True)
-        for head_dim in spec["head_dims"]
-        for tokens in spec["tokens"]
-    ]
+    return [KernelCell(tokens, spec["tokens_per_cell"] // tokens, spec["width"] // head_dim, head_dim, causal)
+            for causal in (False, True) for head_dim in spec["head_dims"] for tokens in spec["tokens"]]
 
 
 @dataclass(frozen=True)
@@ -251,11 +241,8 @@ def run_kernels(sweep: KernelSweep, device: torch.device, device_name: str,
     spec = KERNEL_PLANS[sweep.sizes]
     section: dict[str, Any] = {
         "config": {
-            "sizes": sweep.sizes,
-            "tokens_per_cell": spec["tokens_per_cell"],
-            "width": spec["width"],
-            "dtypes": list(sweep.dtypes),
-            "variants": list(sweep.variants),
+            "sizes": sweep.sizes, "tokens_per_cell": spec["tokens_per_cell"], "width": spec["width"],
+            "dtypes": list(sweep.dtypes), "variants": list(sweep.variants),
             **{key: value for key, value in asdict(sweep.timing).items() if key != "clock"},  # timed on the wall clock
             "flop_convention": FLOP_CONVENTION,
             "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},

@@ -47,9 +47,8 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-#: The clocks a timing can use: ``"wall"`` (elapsed time, torch.utils.benchmark's default) or
-#: ``"process"`` (this process's CPU time; CPU only, and only on one thread, where it equals the
-#: compute time even while other jobs share the cores: there is no parallel region to stall).
+#: The clocks a timing can use: ``"wall"`` (elapsed time) or ``"process"`` (this process's CPU time; CPU only, on
+#: one thread, where it equals the compute time even while other jobs share the cores).
 CLOCKS = ("wall", "process")
 
 #: How a callable is warmed up: ``"two calls"`` (the committed CPU run), or ``"until stable"``: at least
@@ -328,10 +327,8 @@ def gpu_clocks(gpu: str | None, fields: tuple[str, ...] = SMI_FIELDS) -> dict[st
     if shutil.which("nvidia-smi") is None:
         return "not recorded: nvidia-smi not found"
     try:
-        done = subprocess.run(
-            ["nvidia-smi", f"--id={gpu}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=30,
-        )
+        done = subprocess.run(["nvidia-smi", f"--id={gpu}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as error:
         return f"not recorded: nvidia-smi failed ({error})"
     values = [value.strip() for value in done.stdout.strip().split(",")]
@@ -366,9 +363,8 @@ def _driver_version(gpu: str | None) -> str:
     return match.group(1) if match else found
 
 
-#: Environment variables that change what a run measures: which GPUs torch sees, launches that
-#: block (each call then waits for its kernel), the allocator (peak memory, where memory runs
-#: out), cuBLAS's workspace, the CPU's kernel path and threads.
+#: Environment variables that change what a run measures: which GPUs torch sees, blocking launches, the
+#: allocator (peak memory, where memory runs out), cuBLAS's workspace, the CPU's kernel path and threads.
 RUN_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
                  "CUBLAS_WORKSPACE_CONFIG", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS")
 

@@ -217,11 +217,8 @@ def measure_decode(prefix: int, d_model: int, heads: int, device: torch.device,
 def plan(sizes: str) -> list[Cell]:
     """The cells of a size set (``"cpu"``, ``"cuda"``, ``"quick"`` or ``"tiny"``), sweep by sweep."""
     size_set = _size_set(sizes)
-    return [
-        Cell(sweep, batch, tokens, heads, size_set.d_model)
-        for sweep, axes in size_set.sweeps.items()
-        for batch, tokens, heads in itertools.product(axes["batch"], axes["tokens"], axes["heads"])
-    ]
+    return [Cell(sweep, batch, tokens, heads, size_set.d_model) for sweep, axes in size_set.sweeps.items()
+            for batch, tokens, heads in itertools.product(axes["batch"], axes["tokens"], axes["heads"])]
 
 
 def _measure_into(doc: dict[str, Any], sizes: str, variants: list[str], device: torch.device, timing: TimingSettings,

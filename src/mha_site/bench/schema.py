@@ -12,10 +12,9 @@ __all__ = [
     "check_results", "kernel_flops", "kernel_problems", "validate_results",
 ]
 
-#: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
-#: 3 added the attention-kernel sweep (``kernels``, required on CUDA), ``flops_counted`` (PyTorch's FLOP
-#: counter) and each row's ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and
-#: ``provenance.precision``. A version-2 document (the committed CPU run) is still read: it has none of these.
+#: 2 added ``decode`` and the ``tiled`` variant; 3 the kernel sweep (``kernels``, required on CUDA), ``flops_counted``,
+#: ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and ``provenance.precision``. Version 2 (the committed
+#: CPU run) is still read.
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (2, 3)
 
@@ -48,8 +47,8 @@ def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: boo
 _TOP_KEYS = {"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"}
 _CELL_KEYS = {"sweep", "variant", "dtype", "batch", "tokens", "heads", "d_model", "status", "flops_attention",
               "flops_projection"}
-_OK_KEYS = {"max_rel_error", "error_bound", "times_s", "median_s", "peak_bytes", "achieved_flops_per_s",
-            "ceiling_fraction"}
+_TIMED_KEYS = {"max_rel_error", "error_bound", "times_s", "median_s", "peak_bytes"}  # every timed row, both sweeps
+_OK_KEYS = _TIMED_KEYS | {"achieved_flops_per_s", "ceiling_fraction"}
 #: What version 3 adds to every timed row of the layer sweeps.
 _OK_KEYS_V3 = {"flops_counted", "calls_per_block", "warmup_calls"}
 _DECODE_KEYS = {"prefix", "batch", "heads", "d_model", "dtype", "max_abs_diff", "cached_median_s",
@@ -59,8 +58,7 @@ DECODE_TOLERANCE = 1e-4
 _PROVENANCE_KEYS = {"command", "date_utc", "git_commit", "torch_version", "cuda_version", "device_name", "device_type",
                     "threads", "cpu_model"}
 _KERNEL_ROW_KEYS = {"tokens", "batch", "heads", "head_dim", "causal", "dtype", "variant", "status", "flops"}
-_KERNEL_TIMED_KEYS = {"max_rel_error", "error_bound", "flops_counted", "times_s", "median_s", "calls_per_block",
-                      "warmup_calls", "peak_bytes", "tflops", "peak_fraction"}
+_KERNEL_TIMED_KEYS = _TIMED_KEYS | _OK_KEYS_V3 | {"tflops", "peak_fraction"}
 _KERNEL_CONFIG_KEYS = {"tokens_per_cell", "width", "dtypes", "variants", "repeats", "min_block_s", "warmup",
                        "flop_convention"}
 KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
