@@ -189,9 +189,8 @@ def _write_results(doc: dict, target: Path, started: float, scratch: Path | None
 
 def _written_words(written: list[Path], folder: Path) -> str:
     """Which files a commit changed, in words: ``wrote cpu.json, cpu-time.svg in docs/assets/bench``."""
-    if not written:
-        return f"nothing in {folder} changed (every file was already current)"
-    return f"wrote {', '.join(path.name for path in written)} in {folder}"
+    return (f"wrote {', '.join(path.name for path in written)} in {folder}" if written
+            else f"nothing in {folder} changed (every file was already current)")
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
@@ -207,20 +206,14 @@ def _plan(args: argparse.Namespace, sizes: str) -> dict:
 
     gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
     # (repeats, min_block_s) of the layer sweeps and of the kernel sweep, where the command line names none
-    if args.dry_run:
-        layer = kernel = (1, 0.001)
-    else:
-        layer, kernel = (3, 0.02) if sizes in ("tiny", "quick") else (5, 0.05), (KERNEL_REPEATS, KERNEL_MIN_BLOCK_S)
+    layer = (1, 0.001) if args.dry_run else (3, 0.02) if sizes in ("tiny", "quick") else (5, 0.05)
+    kernel = (1, 0.001) if args.dry_run else (KERNEL_REPEATS, KERNEL_MIN_BLOCK_S)
     warmup = "until stable" if gpu_run else "two calls"
     timing = TimingSettings(args.repeats or layer[0], args.min_block_s or layer[1], args.clock, warmup)
     kernel_timing = TimingSettings(args.repeats or kernel[0], args.min_block_s or kernel[1], warmup=warmup)
-    return {
-        "sizes": sizes,
-        "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
-        "timing": timing,
-        "half_on_cpu": args.dry_run,
-        "kernels": KernelSweep("tiny" if args.dry_run else "cuda", kernel_timing) if gpu_run else None,
-    }
+    return {"sizes": sizes, "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
+            "timing": timing, "half_on_cpu": args.dry_run,
+            "kernels": KernelSweep("tiny" if args.dry_run else "cuda", kernel_timing) if gpu_run else None}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -153,23 +153,18 @@ def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     if "kernels" not in doc:
         return {}
     device = device_label(doc)
-    files = {}
-    for dtype in doc["kernels"]["config"]["dtypes"]:
-        title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})"
-        files[figure_name(stem, "kernels", dtype)] = figure_to_svg(_kernel_figure(doc, dtype), title)
+    files = {figure_name(stem, "kernels", dtype): figure_to_svg(
+        _kernel_figure(doc, dtype), f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})")
+        for dtype in doc["kernels"]["config"]["dtypes"]}
     title = f"{KERNEL_FIGURES['kernel-memory'][0]} ({device})"
-    files[figure_name(stem, "kernel-memory")] = figure_to_svg(_kernel_figure(doc, None), title)
-    return files
+    return files | {figure_name(stem, "kernel-memory"): figure_to_svg(_kernel_figure(doc, None), title)}
 
 
 def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``."""
     device = device_label(doc)
-    files = {
-        figure_name(stem, kind): figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
-        for kind, (title, _) in FIGURES.items()
-    }
-    return files | kernel_figure_files(stem, doc)
+    return {figure_name(stem, kind): figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
+            for kind, (title, _) in FIGURES.items()} | kernel_figure_files(stem, doc)
 
 
 def folder_figures(folder: Path | str) -> dict[Path, bytes]:

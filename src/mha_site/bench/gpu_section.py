@@ -22,8 +22,7 @@ def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
         pct = f" ({100 * row['peak_fraction']:.0f}%)" if row["peak_fraction"] is not None else ""
         return f"{row['tflops']:.3g}{pct}"
     if row["status"] == "wrong":
-        error = "not finite" if row["max_rel_error"] is None else sci(row["max_rel_error"])
-        return f"wrong ({error})"
+        return f"wrong ({'not finite' if row['max_rel_error'] is None else sci(row['max_rel_error'])})"
     note = notes.setdefault(markdown_text(row["reason"]), len(notes) + 1)
     return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
 
@@ -99,8 +98,7 @@ def _peak_words(section: dict[str, Any]) -> str:
 
 def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
     """Markdown for the attention-kernel sweep: convention, counter, figures, tables (GPU section or dry run)."""
-    section = doc["kernels"]
-    config = section["config"]
+    section, config = doc["kernels"], doc["kernels"]["config"]
     head_dims = sorted({r["head_dim"] for r in section["rows"]})
     statuses = {status: sum(r["status"] == status for r in section["rows"]) for status in ("unsupported", "oom")}
     parts = [
@@ -159,12 +157,8 @@ def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
     if "cuda" not in docs:
         return _NO_GPU_RESULTS
     doc = docs["cuda"]
-    parts = [
-        f"Measured on {markdown_text(device_label(doc))} with {markdown_code(doc['provenance']['command'])}.",
-        "",
-        provenance_table(doc),
-        "",
-    ]
+    parts = [f"Measured on {markdown_text(device_label(doc))} with {markdown_code(doc['provenance']['command'])}.",
+             "", provenance_table(doc), ""]
     if "kernels" in doc:
         parts += ["### Attention kernels { #gpu-kernels }", "", kernel_section(doc), "",
                   "### The whole layer { #gpu-layer }", ""]

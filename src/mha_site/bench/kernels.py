@@ -24,10 +24,8 @@ from mha_site.bench.measure import (
 )
 from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
-__all__ = [
-    "DENSE_PEAKS", "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "dense_peak", "kernel_plan",
-    "measure_kernel_cell", "reference_attention", "run_kernels",
-]
+__all__ = ["DENSE_PEAKS", "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "dense_peak", "kernel_plan",
+           "measure_kernel_cell", "reference_attention", "run_kernels"]
 
 
 #: (name, substrings all in torch's device name, substrings none of which may be, dense TFLOP/s); the first match
@@ -163,9 +161,8 @@ class KernelSweep:
 
 
 @torch.no_grad()
-def measure_kernel_cell(
-    cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None, seed: int = 0
-) -> list[dict[str, Any]]:
+def measure_kernel_cell(cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None,
+                        seed: int = 0) -> list[dict[str, Any]]:
     """Check, count, time and profile every (dtype, variant) of one cell; one row each, ``status`` ``"ok"``,
     ``"wrong"`` (:func:`~mha_site.bench.measure.checked`), ``"unsupported"`` or ``"oom"`` (with a ``reason``)."""
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -186,8 +183,8 @@ def measure_kernel_cell(
             rows.extend({**base, "variant": name, "status": "oom", "reason": "the float64 reference did not fit"}
                         for name in sweep.variants)
             continue
-        for name in sweep.variants:
-            rows.append(_measure_variant({**base, "variant": name}, (q, k, v), reference, sweep, device, peak))
+        rows += [_measure_variant({**base, "variant": name}, (q, k, v), reference, sweep, device, peak)
+                 for name in sweep.variants]
         del reference, q, k, v
     return rows
 
@@ -237,7 +234,7 @@ def run_kernels(sweep: KernelSweep, device: torch.device, device_name: str,
     if unknown:
         raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")
     peak = dense_peak(device_name)  # None for a CPU, or a GPU missing from the table
-    cells = kernel_plan(sweep.sizes)
+    cells = kernel_plan(sweep.sizes)  # first: it names an unknown size set
     spec = KERNEL_PLANS[sweep.sizes]
     section: dict[str, Any] = {
         "config": {
@@ -247,9 +244,7 @@ def run_kernels(sweep: KernelSweep, device: torch.device, device_name: str,
             "flop_convention": FLOP_CONVENTION,
             "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},
         },
-        "variant_labels": {name: KERNEL_VARIANTS[name].label for name in sweep.variants},
-        "peak": peak,
-        "rows": [],
+        "variant_labels": {name: KERNEL_VARIANTS[name].label for name in sweep.variants}, "peak": peak, "rows": [],
     }
     for cell in cells:
         section["rows"].extend(measure_kernel_cell(cell, sweep, device, peak))

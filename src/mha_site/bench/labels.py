@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = [
-    "FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label", "figure_alt",
-    "figure_name", "ok_cells",
-]
+__all__ = ["FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label",
+           "figure_alt", "figure_name", "ok_cells"]
 
 
 class Style(NamedTuple):
@@ -52,10 +50,9 @@ def device_label(doc: dict[str, Any]) -> str:
 
 def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[dict[str, Any]]:
     """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order."""
-    rows = [
-        c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == (sweep, variant, dtype, "ok")
-    ]
-    return sorted(rows, key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
+    wanted = (sweep, variant, dtype, "ok")
+    return sorted((c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == wanted),
+                  key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
 
 
 #: The layer's sweeps: name -> (the axis's symbol, the row key it varies, the axis in words).

@@ -34,11 +34,9 @@ from mha_ref.variants import relative_error
 from mha_site.bench.schema import ERROR_BOUNDS
 from mha_site.precision import float32_settings
 
-__all__ = [
-    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "checked", "clocks_under_load", "count_flops",
-    "cuda_index", "gpu_clocks", "gpu_id", "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance",
-    "sync", "time_all", "time_variants", "unsupported_dtype",
-]
+__all__ = ["CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "checked", "clocks_under_load", "count_flops",
+           "cuda_index", "gpu_clocks", "gpu_id", "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance",
+           "sync", "time_all", "time_variants", "unsupported_dtype"]
 
 
 def sync(device: torch.device) -> None:
@@ -70,14 +68,12 @@ class TimingSettings:
     warmup: str = "two calls"
 
     def __post_init__(self) -> None:
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be at least 1, got {self.repeats}")
-        if not self.min_block_s > 0:
-            raise ValueError(f"min_block_s must be positive, got {self.min_block_s}")
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {CLOCKS}, got {self.clock!r}")
-        if self.warmup not in WARMUPS:
-            raise ValueError(f"warmup must be one of {WARMUPS}, got {self.warmup!r}")
+        for fine, problem in ((self.repeats >= 1, f"repeats must be at least 1, got {self.repeats}"),
+                              (self.min_block_s > 0, f"min_block_s must be positive, got {self.min_block_s}"),
+                              (self.clock in CLOCKS, f"clock must be one of {CLOCKS}, got {self.clock!r}"),
+                              (self.warmup in WARMUPS, f"warmup must be one of {WARMUPS}, got {self.warmup!r}")):
+            if not fine:
+                raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -101,9 +97,7 @@ def is_oom(error: BaseException) -> bool:
     """Whether ``error`` is an allocation failure (on a GPU or from the CPU allocator)."""
     # torch.OutOfMemoryError is the newer, device-agnostic name (2024); torch.cuda.OutOfMemoryError the older one.
     kinds = tuple(kind for kind in (getattr(torch, "OutOfMemoryError", None), torch.cuda.OutOfMemoryError) if kind)
-    if isinstance(error, kinds):
-        return True
-    return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
+    return isinstance(error, kinds) or (isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MESSAGES))
 
 
 def after_oom(error: BaseException, device: torch.device) -> str:
@@ -148,9 +142,8 @@ def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
     """A clock that first waits for ``device``: read at a block's two edges, it times what the block queued."""
     if clock == "process" and (device.type != "cpu" or torch.get_num_threads() != 1):
-        raise ValueError(
-            f"clock='process' needs device cpu and 1 thread, got {device.type} with {torch.get_num_threads()} threads"
-        )
+        raise ValueError(f"clock='process' needs device cpu and 1 thread, got {device.type} with "
+                         f"{torch.get_num_threads()} threads")
     read = time.process_time if clock == "process" else time.perf_counter
     if device.type == "cpu":
         return read

@@ -70,9 +70,8 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                 if c["sweep"] == "heads":
                     base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
                     if base:
-                        values[f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"] = tables.ratio(
-                            c["median_s"] / base[0]["median_s"]
-                        )
+                        key = f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"
+                        values[key] = tables.ratio(c["median_s"] / base[0]["median_s"])
             tokens = seq_tokens(doc, dtype)
             if "sdpa" in doc["config"]["variants"] and tokens:
                 values[f"{prefix}.table.vs_sdpa"] = tables.ratio_table(doc, "sdpa", (tokens[0], tokens[-1]), dtype)

@@ -18,7 +18,7 @@ from torch import Tensor
 from mha_ref.attention import causal_mask
 from mha_ref.cache import KVCache
 from mha_ref.module import MultiHeadAttention
-from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output, relative_error
+from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
     TimingSettings, after_oom, checked, clocks_under_load, count_flops, load_average, matmul_ceiling, peak_bytes,
@@ -27,10 +27,8 @@ from mha_site.bench.measure import (
 from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes
 from mha_site.precision import full_float32
 
-__all__ = [
-    "SIZE_SETS", "Cell", "KernelSweep", "SizeSet", "TimingSettings", "estimated_bytes", "measure_cell",
-    "measure_decode", "plan", "run_plan", "supplement",
-]
+__all__ = ["SIZE_SETS", "Cell", "KernelSweep", "SizeSet", "TimingSettings", "estimated_bytes", "measure_cell",
+           "measure_decode", "plan", "run_plan", "supplement"]
 
 
 @dataclass(frozen=True)
@@ -93,9 +91,8 @@ def measure_cell(cell: Cell, variants: Iterable[str], dtypes: Iterable[str], dev
             if reference is None:
                 rows.append({**row, "status": "skipped", "reason": "float64 reference did not fit in memory"})
             elif device.type == "cpu" and need > 0.8 * _available_cpu_bytes():
-                rows.append(
-                    {**row, "status": "skipped", "reason": f"needs about {need / 2**30:.1f} GiB, over 80% of free RAM"}
-                )
+                reason = f"needs about {need / 2**30:.1f} GiB, over 80% of free RAM"
+                rows.append({**row, "status": "skipped", "reason": reason})
             else:
                 try:
                     fns[name] = VARIANTS[name][1](params)
@@ -254,8 +251,7 @@ def run_plan(sizes: str, device: torch.device, dtypes: list[str], command: str, 
             "variant_labels": {name: VARIANTS[name][0] for name in names},
             "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, timing)
                         for d in dtypes if not unsupported_dtype(d, device)},
-            "cells": [],
-            "decode": [],
+            "cells": [], "decode": [],
         }
         if device.type == "cuda":  # under load, after the ceiling's matmuls: an idle GPU's clock is not the run's
             doc["provenance"]["gpu_clocks"] = clocks_under_load(device)

@@ -7,10 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = [
-    "DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_dtypes",
-    "check_results", "kernel_flops", "kernel_problems", "validate_results",
-]
+__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_dtypes",
+           "check_results", "kernel_flops", "kernel_problems", "validate_results"]
 
 #: 2 added ``decode`` and the ``tiled`` variant; 3 the kernel sweep (``kernels``, required on CUDA), ``flops_counted``,
 #: ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and ``provenance.precision``. Version 2 (the committed

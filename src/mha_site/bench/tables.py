@@ -143,11 +143,8 @@ def ratio_table(doc: dict[str, Any], base: str, tokens: tuple[int, ...], dtype: 
 
     lines = [f"| Time relative to {markdown_text(doc['variant_labels'][base])} | "
              + " | ".join(f"T = {t}" for t in tokens) + " |", "|---|" + "---:|" * len(tokens)]
-    for variant in doc["config"]["variants"]:
-        if variant == base:
-            continue
-        entries = " | ".join(entry(variant, t) for t in tokens)
-        lines.append(f"| {markdown_text(doc['variant_labels'][variant])} | {entries} |")
+    lines += [f"| {markdown_text(doc['variant_labels'][variant])} | " + " | ".join(entry(variant, t) for t in tokens)
+              + " |" for variant in doc["config"]["variants"] if variant != base]
     return "\n".join(lines)
 
 
