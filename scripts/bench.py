@@ -12,17 +12,12 @@
     python scripts/bench.py --supplement loop,tiled --threads 1 --clock process
                        # (re)measure some variants and add the decode-step rows to an existing results file
 
-Every argument and the output folder are checked before anything is measured. The results
-file and its figures are written once, when the run is complete, each by a rename (never
-half-written), with Ctrl-C and SIGTERM held back until the last one (then exit 130, naming
-what was written): a run cut short leaves every file in --out as it was. Having written, and with
---plots-only and --check, it names each claim of the pages (mha_site.bench.claims) that the results
-in --out contradict. What it measured so far is in a scratch file,
-<name>.partial.json in build/bench-partial/ (for the committed folder; git-ignored) or in
-<out>-partial/ beside any other --out, for a look, never read back. --plots-only and
---check refuse a results file marked incomplete. The logic lives in mha_site.bench
-(measurement, schema) and mha_site.bench.figures (figures);
-`python scripts/build_assets.py bench` redraws the committed figures too.
+Every argument and the output folder are checked before anything is measured. The results file and
+its figures are written once, complete, each by a rename, with Ctrl-C and SIGTERM held back until the
+last one (then exit 130, naming what was written): a run cut short changes nothing in --out and keeps
+what it measured in <name>.partial.json (--scratch), never read back. Having written, and with
+--plots-only and --check (which refuse an incomplete results file), it names each claim of the pages
+(mha_site.bench.claims) that the results in --out contradict. The logic lives in mha_site.bench.
 
 The GPU run needs torch 2.5 or later with CUDA (a GPU machine's own torch will do, with
 matplotlib beside it: README, "Maintainer commands").
@@ -39,7 +34,7 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,61 +64,42 @@ def _device(text: str) -> str:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--device", type=_device, default="cpu",
-        help="cpu, cuda (the current GPU) or cuda:N (GPU N as torch numbers them, after CUDA_VISIBLE_DEVICES); "
-        f"the GPU run needs torch {'.'.join(map(str, MIN_TORCH))} or later built with CUDA",
-    )
+    parser = argparse.ArgumentParser(prog="bench.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", type=_device, default="cpu",
+                        help="cpu, cuda (the current GPU) or cuda:N (GPU N as torch numbers them, after "
+                        f"CUDA_VISIBLE_DEVICES); the GPU run needs torch {'.'.join(map(str, MIN_TORCH))} or later "
+                        "built with CUDA")
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="small sizes; writes build/bench/ unless --out is given")
     sizes.add_argument("--tiny", action="store_true", help="test-only sizes (d_model 16), a few seconds")
-    sizes.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="the --device cuda run's code (layer sweeps with float32 and bfloat16, the attention-kernel sweep with "
-        "float16 and bfloat16, FLOP counts, provenance, figures) on this CPU at tiny sizes; writes build/bench/",
-    )
+    sizes.add_argument("--dry-run", action="store_true",
+                       help="the --device cuda run's code (layer sweeps with float32 and bfloat16, the "
+                       "attention-kernel sweep with float16 and bfloat16, FLOP counts, provenance, figures) on this "
+                       "CPU at tiny sizes; writes build/bench/")
     parser.add_argument("--dtypes", help="comma-separated; default float32 on CPU, float32,bfloat16 on CUDA")
     parser.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores; 1 with --clock process)")
-    parser.add_argument(
-        "--clock",
-        choices=["wall", "process"],
-        default="wall",
-        help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared with other jobs",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=positive_int,
-        help="timed blocks per cell (default 5, 3 with --quick/--tiny, 1 with --dry-run; "
-        f"the CUDA kernel sweep: {KERNEL_REPEATS})",
-    )
-    parser.add_argument(
-        "--min-block-s",
-        type=positive_float,
-        help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny, 0.001 with --dry-run; "
-        f"the CUDA kernel sweep: {KERNEL_MIN_BLOCK_S})",
-    )
-    parser.add_argument(
-        "--out", type=Path, help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny/--dry-run)"
-    )
-    parser.add_argument(
-        "--supplement",
-        help="comma-separated variants to measure again (or add) in the existing results in --out, plus the decode "
-        "rows; keeps the file's settings and records this run's provenance beside the original",
-    )
-    parser.add_argument(
-        "--scratch",
-        type=Path,
-        help="folder for the partial results written as the run goes "
-        "(default: build/bench-partial for the committed folder, else <out>-partial)",
-    )
+    parser.add_argument("--clock", choices=["wall", "process"], default="wall",
+                        help="wall: elapsed time; process: CPU time of a 1-thread run, steady on a machine shared "
+                        "with other jobs")
+    parser.add_argument("--repeats", type=positive_int,
+                        help="timed blocks per cell (default 5, 3 with --quick/--tiny, 1 with --dry-run; "
+                        f"the CUDA kernel sweep: {KERNEL_REPEATS})")
+    parser.add_argument("--min-block-s", type=positive_float,
+                        help="seconds per timed block (default 0.05, 0.02 with --quick/--tiny, 0.001 with --dry-run; "
+                        f"the CUDA kernel sweep: {KERNEL_MIN_BLOCK_S})")
+    parser.add_argument("--out", type=Path,
+                        help="output folder (default docs/assets/bench, or build/bench for --quick/--tiny/--dry-run)")
+    parser.add_argument("--supplement",
+                        help="comma-separated variants to measure again (or add) in the existing results in --out, "
+                        "plus the decode rows; keeps the file's settings and records this run's provenance beside "
+                        "the original")
+    parser.add_argument("--scratch", type=Path,
+                        help="folder for the partial results written as the run goes "
+                        "(default: build/bench-partial for the committed folder, else <out>-partial)")
     parser.add_argument("--plots-only", action="store_true", help="redraw figures from the JSON files in --out")
-    parser.add_argument(
-        "--check", action="store_true", help="verify the figures in --out match their JSON; write nothing"
-    )
+    parser.add_argument("--check", action="store_true",
+                        help="verify the figures in --out match their JSON; write nothing")
     args = parser.parse_args(argv)
     args.device, _, index = args.device.partition(":")  # the kind, and the GPU's index if named
     args.cuda_index = int(index) if index else None
@@ -146,52 +122,38 @@ COMMIT_PAUSE_S = float(os.environ.get("MHA_BENCH_COMMIT_PAUSE_S", "0"))
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[list[str]]:
-    """Record Ctrl-C and SIGTERM while the block runs, acting on neither; yields the names of those that came.
+def _handling(handler: Callable[[int, object], None], *signals: signal.Signals) -> Iterator[None]:
+    """Run the block with ``handler`` for ``signals``, then put the previous handlers back.
 
-    The results file and its figures are renamed into place one after another; an interruption
-    between two renames would leave new data beside old figures. A signal mask cannot hold them:
-    it covers the calling thread only, and torch's threads take the signal. Python runs its
-    handlers in the main thread whichever thread the signal reached, so recording handlers do.
+    Holding Ctrl-C and SIGTERM through the final renames is done by a recording handler, not a signal
+    mask: a mask covers the calling thread only, and torch's threads take the signal, whereas Python
+    runs handlers in the main thread whichever thread the signal reached.
     """
-    caught: list[str] = []
-    held = (signal.SIGINT, signal.SIGTERM)
     try:
-        before = {s: signal.signal(s, lambda signum, frame: caught.append(signal.Signals(signum).name)) for s in held}
+        before = {s: signal.signal(s, handler) for s in signals}
     except ValueError:  # not the main thread: no handler can be set, and no signal reaches this code
-        yield caught
-        return
+        before = {}
     try:
-        yield caught
+        yield
     finally:
-        for held_signal, handler in before.items():
-            signal.signal(held_signal, handler)
+        for held_signal, previous in before.items():
+            signal.signal(held_signal, previous)
+
+
+def _fail(message: object, code: int = 2) -> int:
+    """Print ``message`` to stderr; returns the exit ``code`` (2: a bad argument, before any work)."""
+    print(message, file=sys.stderr)
+    return code
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, a job scheduler's time limit) interrupts like Ctrl-C, so the cleanup runs."""
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (``kill``, a job scheduler's time limit) interrupts like Ctrl-C, so the cleanup runs."""
-    try:
-        before = signal.signal(signal.SIGTERM, _interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
 def _write_results(doc: dict, target: Path, started: float, scratch: Path | None = None) -> int:
-    """Validate a complete results document, then write it and the figures drawn from exactly those bytes.
-
-    A document that fails the schema check goes to ``scratch`` (if given) instead, so minutes of
-    measuring (on a borrowed GPU, say) can still be looked at.
-    """
+    """Validate a complete results document, then write it and the figures drawn from exactly those bytes; one
+    that fails the check goes to ``scratch`` (if given), so minutes of measuring can still be looked at."""
     from mha_site.bench.figures import figure_files
     from mha_site.bench.schema import check_results
     from mha_site.files import write_atomic, json_bytes, write_or_check
@@ -204,68 +166,54 @@ def _write_results(doc: dict, target: Path, started: float, scratch: Path | None
         if scratch is not None:
             write_atomic(scratch, json_bytes(doc))
             kept = f"; the results are in {scratch}, and nothing in {target.parent} was changed"
-        print(f"{error}{kept}", file=sys.stderr)
-        return 1
+        return _fail(f"{error}{kept}", 1)
     files = {target.parent / name: svg for name, svg in figure_files(target.stem, doc).items()}
     files[target] = json_bytes(doc)  # last: the data goes in once its figures are in place
     written: list[Path] = []
     print(f"writing {target} and {len(files) - 1} figure(s)", flush=True)
-    with _signals_held() as caught:
+    caught: list[str] = []  # the signals that came, held back until every file is written
+    with _handling(lambda signum, frame: caught.append(signal.Signals(signum).name), signal.SIGINT, signal.SIGTERM):
         try:
             for path, content in files.items():
                 written += write_or_check({path: content})  # by a rename (mha_site.files.write_atomic)
                 time.sleep(COMMIT_PAUSE_S)
         except OSError as error:
-            print(f"cannot write {error.filename or target}: {error.strerror or error}; "
-                  f"{_written_words(written, target.parent)} before it", file=sys.stderr)
-            return 1
+            return _fail(f"cannot write {error.filename or target}: {error.strerror or error}; "
+                         f"{_written_words(written, target.parent)} before it", 1)
     if caught:  # held back during the writes, acted on once they were done
-        print(f"{caught[0]} came while the results were being written; held until they were all written: "
-              f"{_written_words(written, target.parent)}", file=sys.stderr)
-        return 130
+        return _fail(f"{caught[0]} came while the results were being written; held until they were all written: "
+                     f"{_written_words(written, target.parent)}", 130)
     print(f"done in {time.perf_counter() - started:.1f} s: {target} and {len(files) - 1} figure(s)")
     return 0
 
 
 def _written_words(written: list[Path], folder: Path) -> str:
     """Which files a commit changed, in words: ``wrote cpu.json, cpu-time.svg in docs/assets/bench``."""
-    if not written:
-        return f"nothing in {folder} changed (every file was already current)"
-    return f"wrote {', '.join(path.name for path in written)} in {folder}"
+    return (f"wrote {', '.join(path.name for path in written)} in {folder}" if written
+            else f"nothing in {folder} changed (every file was already current)")
 
 
-def _sizes(args: argparse.Namespace) -> str:
-    """The size set of mha_site.bench.run.SIZE_SETS that this invocation measures."""
-    return "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+def _names(args: argparse.Namespace) -> tuple[str, str]:
+    """The results file's stem (``cpu``, ``cuda``, ``cpu-quick``, ``cpu-dryrun``...) and the size set of
+    mha_site.bench.run.SIZE_SETS that this invocation measures."""
+    sizes = "tiny" if args.tiny or args.dry_run else "quick" if args.quick else args.device
+    return "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}", sizes
 
 
-def _stem(args: argparse.Namespace) -> str:
-    """The results file's name without ``.json``: ``cpu``, ``cuda``, ``cpu-quick``, ``cpu-dryrun``..."""
-    sizes = _sizes(args)
-    return "cpu-dryrun" if args.dry_run else args.device if sizes == args.device else f"{args.device}-{sizes}"
-
-
-def _plan(args: argparse.Namespace) -> tuple[str, dict]:
-    """This invocation's file stem, and what run_plan measures and how: size set, dtypes, timing, kernel sweep."""
+def _plan(args: argparse.Namespace, sizes: str) -> dict:
+    """What run_plan measures and how: size set, dtypes, timing, kernel sweep."""
     from mha_site.bench.run import KernelSweep, TimingSettings
 
     gpu_run = args.device == "cuda" or args.dry_run  # the dry run is the GPU run on a CPU, at tiny sizes
-    sizes = _sizes(args)
     # (repeats, min_block_s) of the layer sweeps and of the kernel sweep, where the command line names none
-    if args.dry_run:
-        layer = kernel = (1, 0.001)
-    else:
-        layer, kernel = (3, 0.02) if sizes in ("tiny", "quick") else (5, 0.05), (KERNEL_REPEATS, KERNEL_MIN_BLOCK_S)
+    layer = (1, 0.001) if args.dry_run else (3, 0.02) if sizes in ("tiny", "quick") else (5, 0.05)
+    kernel = (1, 0.001) if args.dry_run else (KERNEL_REPEATS, KERNEL_MIN_BLOCK_S)
     warmup = "until stable" if gpu_run else "two calls"
     timing = TimingSettings(args.repeats or layer[0], args.min_block_s or layer[1], args.clock, warmup)
     kernel_timing = TimingSettings(args.repeats or kernel[0], args.min_block_s or kernel[1], warmup=warmup)
-    return _stem(args), {
-        "sizes": sizes,
-        "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
-        "timing": timing,
-        "half_on_cpu": args.dry_run,
-        "kernels": KernelSweep("tiny" if args.dry_run else "cuda", kernel_timing) if gpu_run else None,
-    }
+    return {"sizes": sizes, "dtypes": args.dtypes or (["float32", "bfloat16"] if gpu_run else ["float32"]),
+            "timing": timing, "half_on_cpu": args.dry_run,
+            "kernels": KernelSweep("tiny" if args.dry_run else "cuda", kernel_timing) if gpu_run else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,65 +229,58 @@ def main(argv: list[str] | None = None) -> int:
         try:
             files = folder_figures(out)
         except ValueError as error:
-            print(error, file=sys.stderr)
-            return 1
+            return _fail(error, 1)
         return run_write_or_check(files, args.check, "python scripts/bench.py --plots-only") or _check_claims(
             out, wrote=not args.check)
 
-    if args.supplement:  # before torch loads: a mistake in the file or the flags shows at once
-        problem = _supplement_problem(args, out / f"{_stem(args)}.json")
-        if problem:
-            print(problem, file=sys.stderr)
-            return 2
-
-    if (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
-        print(f"{TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]!r} is set: cuBLAS would use TF32 for float32 whatever "
-              "torch's flags say, and the float32 checks would fail; unset it", file=sys.stderr)
-        return 2
+    stem, sizes = _names(args)
+    target = out / f"{stem}.json"
+    # Before torch loads: a mistake in the file or the flags shows at once.
+    problem = args.supplement and _supplement_problem(args, target)
+    if not problem and (args.device == "cuda" or args.dry_run) and os.environ.get(TF32_OVERRIDE, "0") != "0":
+        problem = (f"{TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]!r} is set: cuBLAS would use TF32 for float32 "
+                   "whatever torch's flags say, and the float32 checks would fail; unset it")
+    if problem:
+        return _fail(problem)
     import torch
 
-    problem = _cuda_problem(torch, args.cuda_index) if args.device == "cuda" else None
+    problem = args.device == "cuda" and _cuda_problem(torch, args.cuda_index)
     if problem:
-        named = args.device if args.cuda_index is None else f"cuda:{args.cuda_index}"
-        print(f"--device {named}: {problem}", file=sys.stderr)
-        return 2
+        return _fail(f"--device {args.device if args.cuda_index is None else f'cuda:{args.cuda_index}'}: {problem}")
     # Beside --out (build/bench -> build/bench-partial), except that the committed folder's goes to build/.
     scratch = args.scratch or (SCRATCH if out.resolve() == COMMITTED else out.with_name(out.name + "-partial"))
     problem = writable_folder(out) or writable_folder(scratch, "--scratch")  # before measuring: a run may take minutes
     if problem:
-        print(problem, file=sys.stderr)
-        return 2
+        return _fail(problem)
 
     if args.threads is not None or args.clock == "process":
         torch.set_num_threads(args.threads if args.threads is not None else 1)
-    stem, plan = _plan(args)
     device = torch.device(args.device, args.cuda_index)
     if device.type == "cuda":  # calls that take no device (bfloat16 support, the cache) then ask this one
         torch.cuda.set_device(device)
-    target, partial = out / f"{stem}.json", scratch / f"{stem}.partial.json"
+    partial = scratch / f"{stem}.partial.json"
     command = "python scripts/bench.py " + shlex.join(argv)
     started = time.perf_counter()
     try:
-        with _sigterm_interrupts():
+        with _handling(_interrupt, signal.SIGTERM):
             if args.supplement:
-                code = _supplement(args.supplement.split(","), plan["sizes"], device, target, command, started)
+                from mha_site.bench.run import supplement
+
+                doc = supplement(json.loads(target.read_text(encoding="utf-8")), args.supplement.split(","), sizes,
+                                 device, command)
+                code = _write_results(doc, target, started)
             else:
-                code = _measure(plan, device, target, partial, command, started)
+                code = _measure(_plan(args, sizes), device, target, partial, command, started)
             return code or _check_claims(out, wrote=True)
     except KeyboardInterrupt:
         kept = f"; the rows measured so far are in {partial}" if partial.is_file() else ""
-        print(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
-              file=sys.stderr)
-        return 130
+        return _fail(f"interrupted after {time.perf_counter() - started:.1f} s: nothing in {out} was changed{kept}",
+                     130)
 
 
 def _check_claims(out: Path, wrote: bool) -> int:
-    """Check the pages' claims (mha_site.bench.claims) against the results in ``out`` that the pages read
-    (``cpu.json``, ``cuda.json``): print each sentence to revise and the pages that print it; 1 if any.
-
-    Files can be rebuilt; sentences cannot. A claim states what was measured where it can, but one
-    that says which variant won may not hold on another CPU, and the build refuses to print it.
-    """
+    """Check the pages' claims (mha_site.bench.claims) against ``cpu.json`` and ``cuda.json`` in ``out``: print
+    each sentence to revise and the pages that print it; 1 if any. Files can be rebuilt; sentences cannot."""
     from mha_site.bench.claims import claim_problems
     from mha_site.files import load_json
 
@@ -357,12 +298,9 @@ def _check_claims(out: Path, wrote: bool) -> int:
 
 
 def _supplement_problem(args: argparse.Namespace, target: Path) -> str | None:
-    """Why ``--supplement`` cannot add to ``target``, in one line naming the file or the flag; None if it can.
-
-    Checked before torch loads and anything is measured: the variant names, the file (present, JSON, a
-    finished run on the schema) and that this command times as the file was timed (a process-clock file
-    needs --threads 1 --clock process, or the rows would not compare with the others).
-    """
+    """Why ``--supplement`` cannot add to ``target``, in one line naming the file or the flag; None if it can:
+    the variant names, the file (a finished run on the schema) and that this command times as the file was
+    timed (or the rows would not compare with the others)."""
     from mha_site.bench.labels import VARIANT_STYLES  # every variant has a figure style: its names, without torch
     from mha_site.bench.schema import check_results
     from mha_site.files import load_json
@@ -404,14 +342,6 @@ def _cuda_problem(torch: object, index: int | None) -> str | None:
     return None
 
 
-def _supplement(variants: list[str], sizes: str, device: object, target: Path, command: str, started: float) -> int:
-    """Measure some variants again (or add them) into the complete results in ``target``."""
-    from mha_site.bench.run import supplement
-
-    doc = supplement(json.loads(target.read_text(encoding="utf-8")), variants, sizes, device, command)
-    return _write_results(doc, target, started)
-
-
 def _measure(plan: dict, device: object, target: Path, partial: Path, command: str, started: float) -> int:
     """The whole plan, keeping progress in ``partial``; the results are written once, complete."""
     from mha_site.bench.run import run_plan
@@ -425,8 +355,7 @@ def _measure(plan: dict, device: object, target: Path, partial: Path, command: s
     try:
         doc = run_plan(device=device, command=command, on_progress=progress, **plan)
     except OSError as error:
-        print(f"cannot write {error.filename or partial}: {error.strerror or error}", file=sys.stderr)
-        return 1
+        return _fail(f"cannot write {error.filename or partial}: {error.strerror or error}", 1)
     code = _write_results(doc, target, started, scratch=partial.with_name(f"{target.stem}.invalid.json"))
     partial.unlink(missing_ok=True)  # replaced by the results (or by the invalid document beside it)
     return code

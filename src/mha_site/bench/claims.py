@@ -1,11 +1,7 @@
 """The qualitative statements the site makes about cost, each checked against the committed results.
 
-:data:`CLAIMS` (the benchmark page's summary, docs/_includes/cost.md) and :data:`PAGE_CLAIMS` (the
-benchmark and inference pages' own sections) hold every such sentence. The build renders each one
-with :func:`render_claim`, which refuses to print a claim the data contradicts, and the tests check
-each one with :func:`evaluate_claim`, so the wording and the check read the same record.
-:func:`claim_problems` lists every claim that new results contradict, for the command that wrote them.
-:func:`find_cell` and :func:`seq_tokens` look up a results document's cells.
+The build prints each with :func:`render_claim`, which refuses one the data contradicts, and the tests
+check each with :func:`evaluate_claim`, so the wording and the check read the same record.
 """
 
 from __future__ import annotations
@@ -22,12 +18,10 @@ __all__ = ["CLAIMS", "PAGE_CLAIMS", "Claim", "claim_problems", "evaluate_claim",
 
 
 def find_cell(doc: dict[str, Any], sweep: str, variant: str, dtype: str = "float32", **coords: int) -> dict[str, Any]:
-    """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``.
-    """
+    """The one correct (``status == "ok"``) cell matching ``sweep``, ``variant``, ``dtype`` and ``coords``."""
     matches = [c for c in ok_cells(doc, sweep, variant, dtype) if all(c.get(k) == v for k, v in coords.items())]
-    where = ", ".join(
-        [f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"] + [f"{k}={v}" for k, v in coords.items()]
-    )
+    where = ", ".join([f"sweep={sweep!r}", f"variant={variant!r}", f"dtype={dtype!r}"]
+                      + [f"{k}={v}" for k, v in coords.items()])
     if not matches:
         raise KeyError(f"no correct cell for {where}")
     if len(matches) > 1:
@@ -42,17 +36,15 @@ def seq_tokens(doc: dict[str, Any], dtype: str = "float32") -> list[int]:
 
 @dataclass(frozen=True)
 class Claim:
-    """A statement about cost that a page prints and the committed results must support.
+    """A statement about cost that a page prints (``text``, with ``{fields}`` from :func:`evaluate_claim`; or
+    ``missing`` while ``device`` has no results) and the committed results must support. ``kind``:
 
-    ``kind`` is ``"faster"`` (``factor`` times ``left``'s slowest timed block is below ``right``'s fastest at
-    every T in ``tokens``: the ranges do not overlap), ``"within_noise"`` (the two ranges overlap at every T
-    in ``tokens``, so no order is called), ``"order"`` (no direction: the sentence states ``left``'s time over
-    ``right``'s at each T, marking those within noise, so another machine's run prints its own),
-    ``"less_memory"`` (``factor`` times ``left``'s peak memory is below ``right``'s), ``"same_flops"`` (the head
-    sweep's FLOP count does not change with h) or ``"decode_faster"`` (the cached decoding step's slowest block
-    beats recomputing's fastest at every prefix length in ``tokens``). ``text`` is the sentence, with
-    ``{fields}`` from :func:`evaluate_claim`; ``missing`` is what is printed instead when ``device`` has no
-    committed results.
+    - ``"faster"``: ``factor`` times ``left``'s slowest block is below ``right``'s fastest at every T in ``tokens``;
+    - ``"within_noise"``: the two block ranges overlap at every T, so no order is called;
+    - ``"order"``: no direction: the sentence states the ratio at each T, so another machine prints its own;
+    - ``"less_memory"``: ``factor`` times ``left``'s peak memory is below ``right``'s;
+    - ``"same_flops"``: the head sweep's FLOP count does not change with h;
+    - ``"decode_faster"``: the cached step's slowest block beats recomputing's fastest at every prefix.
     """
 
     key: str
@@ -116,11 +108,8 @@ PAGE_CLAIMS: tuple[Claim, ...] = (
 
 
 def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool, dict[str, str]]:
-    """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``.
-
-    Raises :class:`KeyError` when the device's results lack a cell the claim needs, and
-    :class:`LookupError` (the same family) when the device has no results at all.
-    """
+    """Check ``claim`` against ``docs`` (device -> results); returns ``(holds, fields for its text)``. Raises
+    :class:`KeyError` for a missing cell, :class:`LookupError` (its family) for a device without results."""
     if claim.device not in docs:
         raise LookupError(f"claim {claim.key!r} is about {claim.device!r}, which has no committed results")
     doc = docs[claim.device]
@@ -131,10 +120,8 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
             raise KeyError(f"claim {claim.key!r} needs the heads sweep in {claim.dtype}, which has no cells")
         totals = {c["flops_attention"] + c["flops_projection"] for c in cells}
         heads = sorted({c["heads"] for c in cells})
-        tokens = sorted({c["tokens"] for c in cells})
-        fields.update(
-            h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(tokens[0]), gflop=f"{min(totals) / 1e9:.3g}"
-        )
+        fields.update(h_min=str(heads[0]), h_max=str(heads[-1]), tokens=str(min(c["tokens"] for c in cells)),
+                      gflop=f"{min(totals) / 1e9:.3g}")
         # Runs since schema 3 also hold PyTorch's count for each row; for the lesson's two functions it
         # must be the formula's (fused kernels may go uncounted: the CPU's has no counter formula).
         counted = [c for c in cells if c["variant"] in ("loop", "batched") and "flops_counted" in c]
@@ -170,48 +157,34 @@ def evaluate_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> tuple[bool,
     else:
         raise ValueError(f"claim {claim.key!r} has unknown kind {claim.kind!r}")
     last_left, last_right = pairs[-1]
-    fields.update(
-        t_min=str(min(claim.tokens)),
-        t_max=str(max(claim.tokens)),
-        ratio_min=tables.ratio(min(ratios)),
-        ratio_max=tables.ratio(max(ratios)),
-        speedup=tables.ratio(last_right / last_left),
-    )
+    fields.update(t_min=str(min(claim.tokens)), t_max=str(max(claim.tokens)), ratio_min=tables.ratio(min(ratios)),
+                  ratio_max=tables.ratio(max(ratios)), speedup=tables.ratio(last_right / last_left))
     if claim.kind == "less_memory":
         fields.update(left_mib=tables.mib(last_left), right_mib=tables.mib(last_right))
     else:
-        (left_min, left_max), (right_min, right_max) = ranges[-1]
         fields.update(left_ms=tables.ms(last_left), right_ms=tables.ms(last_right),
-                      left_range=tables.ms_range(left_min, left_max), right_range=tables.ms_range(right_min, right_max))
+                      left_range=tables.ms_range(*ranges[-1][0]), right_range=tables.ms_range(*ranges[-1][1]))
     return holds, fields
 
 
 def render_claim(claim: Claim, docs: dict[str, dict[str, Any]]) -> str:
-    """The claim's sentence filled from ``docs``, or its ``missing`` text when the device has no results.
-
-    Raises :class:`ValueError` when the results contradict the claim, so a page can
-    never print it.
-    """
+    """The claim's sentence filled from ``docs``, or its ``missing`` text when the device has no results;
+    :class:`ValueError` when the results contradict it, so a page can never print it."""
     if claim.device not in docs:
         if not claim.missing:
             raise LookupError(f"claim {claim.key!r} needs {claim.device!r} results, and has no text for their absence")
         return claim.missing
     holds, fields = evaluate_claim(claim, docs)
     if not holds:
-        raise ValueError(
-            f"the committed {claim.device} results contradict claim {claim.key!r}: "
-            f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS"
-        )
+        raise ValueError(f"the committed {claim.device} results contradict claim {claim.key!r}: "
+                         f"{claim.text.format(**fields)!r}; change the wording in mha_site.bench.claims.CLAIMS")
     return claim.text.format(**fields)
 
 
 def claim_problems(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Claim key -> one line for each claim about a device in ``docs`` that the results contradict or cannot
-    fill, naming it and the sentence as it would read; empty when every claim holds.
-
-    A claim either states what was measured (its numbers are placeholders) or makes a statement
-    that another machine may not repeat; a new run checks the second kind here, before a build does.
-    """
+    fill, with the sentence as it would read: a new run checks here, before a build does, the statements
+    that another machine may not repeat."""
     problems = {}
     for claim in CLAIMS + PAGE_CLAIMS:
         if claim.device not in docs:

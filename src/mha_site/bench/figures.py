@@ -1,11 +1,7 @@
-"""Figures of the benchmark page, drawn from a results document (never from live timings).
-
-Each figure is phone wide (``PHONE_WIDTH_IN``): its panels stacked, the legend under them.
-
-Each variant keeps one colour, marker and dash pattern across every figure, so the
-lines can be told apart without colour; only cells whose output matched the float64
-reference (``status == "ok"``) are drawn. A timed point carries a bar from its fastest to its
-slowest block, so a gap between two lines that is inside the noise shows as overlapping bars.
+"""Figures of the benchmark page, drawn from a results document, phone wide (``PHONE_WIDTH_IN``): panels
+stacked, the legend under them. Each variant keeps one colour, marker and dash, so lines can be told apart
+without colour; only correct cells (``status == "ok"``) are drawn. A timed point carries a bar from its
+fastest to its slowest block, so a gap inside the noise shows as overlapping bars.
 """
 
 from __future__ import annotations
@@ -32,10 +28,8 @@ PANEL_IN, LEGEND_ROW_IN = 2.6, 0.2
 
 
 def _stacked(panels: list[Any], draw: Callable[[Axes, Any], None]) -> Figure:
-    """One panel per item, stacked at phone width, and one legend under them, a row per line.
-
-    A variant may be missing from some panels (unsupported there): the legend gathers every line once.
-    """
+    """One panel per item, stacked at phone width, and one legend under them, a row per line (gathered from
+    every panel: a variant may be missing from some)."""
     fig = new_figure(PHONE_WIDTH_IN, 1.0)
     axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
     lines: dict[str, Any] = {}
@@ -54,10 +48,14 @@ def _stacked(panels: list[Any], draw: Callable[[Axes, Any], None]) -> Figure:
 
 
 def _line(ax: Axes, style: Style, label: str, xs: list[float], ys: list[float], markersize: float,
-          bars: list[tuple[float, float]] | None = None) -> None:
+          timed: list[dict[str, Any]] | None = None) -> None:
+    """One variant's line; ``timed`` (its cells, y proportional to their median time) adds a bar at each point
+    from its fastest to its slowest block, on y's scale."""
     ax.plot(xs, ys, color=style.colour, marker=style.marker, linestyle=style.dash, label=label, markersize=markersize)
-    if bars:  # each point's range of blocks, from its lower to its upper value
-        ax.vlines(xs, [low for low, _ in bars], [high for _, high in bars], color=style.colour, linewidth=1.2)
+    if timed:
+        ax.vlines(xs, [y * min(c["times_s"]) / c["median_s"] for c, y in zip(timed, ys, strict=True)],
+                  [y * max(c["times_s"]) / c["median_s"] for c, y in zip(timed, ys, strict=True)],
+                  color=style.colour, linewidth=1.2)
 
 
 def _relative_to_one_head(cell: dict[str, Any], cells: list[dict[str, Any]]) -> float:
@@ -80,12 +78,6 @@ _LAYER_PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any], list], float],
 }
 
 
-def _block_bars(cells: list[dict[str, Any]], ys: list[float]) -> list[tuple[float, float]]:
-    """Each point's fastest and slowest block on its own scale (y is proportional to the median time)."""
-    return [(y * min(c["times_s"]) / c["median_s"], y * max(c["times_s"]) / c["median_s"])
-            for c, y in zip(cells, ys, strict=True)]
-
-
 @styled
 def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
     """One line per variant of the kind's sweep, a panel per dtype, on a log2 x axis."""
@@ -98,7 +90,7 @@ def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
             if cells:
                 ys = [y(c, cells) for c in cells]
                 _line(ax, VARIANT_STYLES[variant], doc["variant_labels"][variant], [c[x_key] for c in cells], ys,
-                      markersize=5, bars=_block_bars(cells, ys) if timed else None)
+                      markersize=5, timed=cells if timed else None)
                 xs.update(c[x_key] for c in cells)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(xs), [str(x) for x in sorted(xs)])
@@ -117,36 +109,35 @@ def _layer_figure(doc: dict[str, Any], kind: str) -> Figure:
 _KERNEL_T_AXIS = "sequence length T (B·T fixed)"
 
 
-def _kernel_panel(ax: Axes, doc: dict[str, Any], panel: dict[str, Any]) -> None:
-    """One kernel panel: each variant's correct rows that match the panel, by T on a log2 axis."""
-    for variant in doc["kernels"]["config"]["variants"]:
-        cells = sorted((row for row in doc["kernels"]["rows"] if row["variant"] == variant and row["status"] == "ok"
-                        and all(row[k] == v for k, v in panel["match"].items())), key=lambda row: row["tokens"])
-        if cells:
-            _line(ax, KERNEL_STYLES[variant], doc["kernels"]["variant_labels"][variant],
-                  [c["tokens"] for c in cells], [panel["y"](c) for c in cells], markersize=4)
-    tokens = sorted({row["tokens"] for row in doc["kernels"]["rows"]})
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
-    ax.minorticks_off()
-    ax.set_title(panel["title"])
-
-
-def _head_dims(doc: dict[str, Any]) -> list[int]:
-    return sorted({row["head_dim"] for row in doc["kernels"]["rows"]})
-
-
 @styled
-def _kernel_speed_figure(doc: dict[str, Any], dtype: str) -> Figure:
-    peak = doc["kernels"]["peak"]
-    panels = [
-        {"match": {"dtype": dtype, "causal": causal, "head_dim": d}, "y": lambda c: c["tflops"],
-         "title": f"{'causal' if causal else 'not causal'}, head dim {d}"}
-        for causal in (False, True) for d in _head_dims(doc)
-    ]
+def _kernel_figure(doc: dict[str, Any], dtype: str | None) -> Figure:
+    """TFLOP/s in ``dtype``, a panel per causal and head dim; or (``dtype`` None) peak memory per head dim, not
+    causal, in the sweep's first dtype. Each variant's correct rows, by T on a log2 axis."""
+    section, peak = doc["kernels"], doc["kernels"]["peak"]
+    head_dims = sorted({row["head_dim"] for row in section["rows"]})
+    first = section["config"]["dtypes"][0]
+    panels = ([(dtype, causal, d) for causal in (False, True) for d in head_dims] if dtype
+              else [(first, False, d) for d in head_dims])
 
-    def draw(ax: Axes, panel: dict[str, Any]) -> None:
-        _kernel_panel(ax, doc, panel)
+    def draw(ax: Axes, panel: tuple[str, bool, int]) -> None:
+        for variant in section["config"]["variants"]:
+            cells = sorted((row for row in section["rows"] if row["variant"] == variant and row["status"] == "ok"
+                            and (row["dtype"], row["causal"], row["head_dim"]) == panel), key=lambda row: row["tokens"])
+            if cells:
+                ys = [c["tflops"] if dtype else max(c["peak_bytes"], 1) / 2**20 for c in cells]
+                _line(ax, KERNEL_STYLES[variant], section["variant_labels"][variant], [c["tokens"] for c in cells], ys,
+                      markersize=4)
+        tokens = sorted({row["tokens"] for row in section["rows"]})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(tokens, [f"{t // 1024}k" if t >= 1024 else str(t) for t in tokens])
+        ax.minorticks_off()
+        _, causal, head_dim = panel
+        if not dtype:
+            ax.set_title(f"{first}, not causal, head dim {head_dim}")
+            ax.set(yscale="log", xlabel=_KERNEL_T_AXIS, ylabel="peak memory (MiB)")
+            plain_tick_labels(ax.yaxis)
+            return
+        ax.set_title(f"{'causal' if causal else 'not causal'}, head dim {head_dim}")
         ax.set(xlabel=_KERNEL_T_AXIS, ylabel="TFLOP/s")
         ax.set_ylim(bottom=0)
         if peak:  # the same scale read as a share of the device's dense peak
@@ -157,55 +148,28 @@ def _kernel_speed_figure(doc: dict[str, Any], dtype: str) -> Figure:
     return _stacked(panels, draw)
 
 
-@styled
-def _kernel_memory_figure(doc: dict[str, Any]) -> Figure:
-    dtype = doc["kernels"]["config"]["dtypes"][0]
-    panels = [
-        {"match": {"dtype": dtype, "causal": False, "head_dim": d}, "y": lambda c: max(c["peak_bytes"], 1) / 2**20,
-         "title": f"{dtype}, not causal, head dim {d}"}
-        for d in _head_dims(doc)
-    ]
-
-    def draw(ax: Axes, panel: dict[str, Any]) -> None:
-        _kernel_panel(ax, doc, panel)
-        ax.set(yscale="log", xlabel=_KERNEL_T_AXIS, ylabel="peak memory (MiB)")
-        plain_tick_labels(ax.yaxis)
-
-    return _stacked(panels, draw)
-
-
 def kernel_figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
     """The attention-kernel sweep's figures: TFLOP/s per dtype and peak memory; none without a sweep."""
     if "kernels" not in doc:
         return {}
     device = device_label(doc)
-    files = {}
-    for dtype in doc["kernels"]["config"]["dtypes"]:
-        title = f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})"
-        files[figure_name(stem, "kernels", dtype)] = figure_to_svg(_kernel_speed_figure(doc, dtype), title)
+    files = {figure_name(stem, "kernels", dtype): figure_to_svg(
+        _kernel_figure(doc, dtype), f"{KERNEL_FIGURES['kernels'][0]}, {dtype} ({device})")
+        for dtype in doc["kernels"]["config"]["dtypes"]}
     title = f"{KERNEL_FIGURES['kernel-memory'][0]} ({device})"
-    files[figure_name(stem, "kernel-memory")] = figure_to_svg(_kernel_memory_figure(doc), title)
-    return files
+    return files | {figure_name(stem, "kernel-memory"): figure_to_svg(_kernel_figure(doc, None), title)}
 
 
 def figure_files(stem: str, doc: dict[str, Any]) -> dict[str, bytes]:
-    """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``.
-    """
+    """``{"<stem>-<kind>.svg": svg bytes}`` for every figure kind; deterministic for a given ``doc``."""
     device = device_label(doc)
-    files = {
-        figure_name(stem, kind): figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
-        for kind, (title, _) in FIGURES.items()
-    }
-    return files | kernel_figure_files(stem, doc)
+    return {figure_name(stem, kind): figure_to_svg(_layer_figure(doc, kind), f"{title} ({device})")
+            for kind, (title, _) in FIGURES.items()} | kernel_figure_files(stem, doc)
 
 
 def folder_figures(folder: Path | str) -> dict[Path, bytes]:
-    """Every figure that the results JSON files in ``folder`` imply (``cpu.json`` -> ``cpu-*.svg``).
-
-    Each file is validated first; a missing folder, no JSON, invalid JSON, a
-    document off the schema or an unfinished run (``complete: false``) raises
-    :class:`ValueError` naming the file.
-    """
+    """Every figure that the results JSON files in ``folder`` imply (``cpu.json`` -> ``cpu-*.svg``); each file
+    is validated first (:class:`ValueError` naming it)."""
     folder = Path(folder)
     sources = sorted(folder.glob("*.json"))
     if not sources:

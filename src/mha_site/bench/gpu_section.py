@@ -1,8 +1,5 @@
-"""The benchmark page's GPU section: the attention-kernel sweep's tables and words, then the layer's.
-
-:func:`gpu_section` is the page's ``{{ bench.gpu.section }}``: the committed CUDA results, or,
-while there are none, a plain statement of that with the command that would produce them.
-"""
+"""The benchmark page's GPU section (``{{ bench.gpu.section }}``): the attention-kernel sweep's tables and
+words, then the layer's; while no CUDA results are committed, a statement of that and the command to run."""
 
 from __future__ import annotations
 
@@ -25,8 +22,7 @@ def _tflops_cell(row: dict[str, Any], notes: dict[str, int]) -> str:
         pct = f" ({100 * row['peak_fraction']:.0f}%)" if row["peak_fraction"] is not None else ""
         return f"{row['tflops']:.3g}{pct}"
     if row["status"] == "wrong":
-        error = "not finite" if row["max_rel_error"] is None else sci(row["max_rel_error"])
-        return f"wrong ({error})"
+        return f"wrong ({'not finite' if row['max_rel_error'] is None else sci(row['max_rel_error'])})"
     note = notes.setdefault(markdown_text(row["reason"]), len(notes) + 1)
     return f"{'unsupported' if row['status'] == 'unsupported' else 'out of memory'} [{note}]"
 
@@ -50,10 +46,8 @@ def _kernel_grid(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool, s
 
 
 def kernel_table(doc: dict[str, Any], dtype: str, head_dim: int, causal: bool) -> str:
-    """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak).
-
-    A variant that did not run says why, in a numbered note under the table.
-    """
+    """A Markdown table of the kernel sweep: one row per T, one column per variant, TFLOP/s (% of peak); a
+    variant that did not run says why in a numbered note under it."""
     notes: dict[str, int] = {}
     lines = _kernel_grid(doc, dtype, head_dim, causal, True, lambda row: _tflops_cell(row, notes))
     if notes:
@@ -68,11 +62,8 @@ def kernel_memory_table(doc: dict[str, Any], dtype: str, head_dim: int) -> str:
 
 
 def kernel_counter_summary(doc: dict[str, Any]) -> str:
-    """What PyTorch's FLOP counter reported for the kernel sweep, set against the formula, per variant.
-
-    The counter counts every product in full, masked scores included, so the figure to compare
-    it with is the dense ``4*B*h*T*T*d``; for a causal cell that is twice the convention's count.
-    """
+    """What PyTorch's FLOP counter reported for the kernel sweep, per variant, against the dense ``4*B*h*T*T*d``:
+    it counts masked scores too, so a causal cell's count is twice the convention's."""
     section = doc["kernels"]
     agreed, none, other = [], [], []
     for variant, recorded in section["variant_labels"].items():
@@ -89,13 +80,10 @@ def kernel_counter_summary(doc: dict[str, Any]) -> str:
             ratios = [r["flops_counted"] / d for r, d in zip(counted, dense, strict=True) if r["flops_counted"]]
             other.append(f"{label} ({min(ratios):.3g} to {max(ratios):.3g} times it)" if ratios else
                          f"{label} (the counter did not run)")
-    parts = []
-    if agreed:
-        parts.append(f"agreed with 4·B·h·T²·d in every cell for {', '.join(agreed)}")
-    if none:
-        parts.append(f"it counted nothing for {', '.join(none)} (it has no formula for that kernel)")
-    if other:
-        parts.append(f"it differed for {', '.join(other)}")
+    parts = [text.format(", ".join(labels)) for text, labels in (
+        ("agreed with 4·B·h·T²·d in every cell for {}", agreed),
+        ("it counted nothing for {} (it has no formula for that kernel)", none),
+        ("it differed for {}", other)) if labels]
     return "PyTorch's FLOP counter (one call per cell and variant, outside the timing) " + "; ".join(parts) + "."
 
 
@@ -110,8 +98,7 @@ def _peak_words(section: dict[str, Any]) -> str:
 
 def kernel_section(doc: dict[str, Any], stem: str = "cuda") -> str:
     """Markdown for the attention-kernel sweep: convention, counter, figures, tables (GPU section or dry run)."""
-    section = doc["kernels"]
-    config = section["config"]
+    section, config = doc["kernels"], doc["kernels"]["config"]
     head_dims = sorted({r["head_dim"] for r in section["rows"]})
     statuses = {status: sum(r["status"] == status for r in section["rows"]) for status in ("unsupported", "oom")}
     parts = [
@@ -170,12 +157,8 @@ def gpu_section(docs: dict[str, dict[str, Any]]) -> str:
     if "cuda" not in docs:
         return _NO_GPU_RESULTS
     doc = docs["cuda"]
-    parts = [
-        f"Measured on {markdown_text(device_label(doc))} with {markdown_code(doc['provenance']['command'])}.",
-        "",
-        provenance_table(doc),
-        "",
-    ]
+    parts = [f"Measured on {markdown_text(device_label(doc))} with {markdown_code(doc['provenance']['command'])}.",
+             "", provenance_table(doc), ""]
     if "kernels" in doc:
         parts += ["### Attention kernels { #gpu-kernels }", "", kernel_section(doc), "",
                   "### The whole layer { #gpu-layer }", ""]

@@ -1,15 +1,7 @@
-"""The attention-kernel sweep: PyTorch's SDPA backends beside the lesson's functions, in TFLOP/s.
+"""The attention-kernel sweep: PyTorch's SDPA backends, each forced, beside the lesson's functions, in TFLOP/s.
 
-Where :mod:`mha_site.bench.run` times a whole layer (projections included), this sweep
-times attention alone, the way kernel papers report it: ``q``, ``k``, ``v`` of shape
-``(B, h, T, d)`` with a fixed number of tokens (``B * T``) and a fixed width (``h * d``)
-per cell, FLOPs by :data:`~mha_site.bench.schema.FLOP_CONVENTION`, and "% of peak" against
-the device's dense half-precision peak (:data:`DENSE_PEAKS`; none for an unknown device).
-Each SDPA backend is forced with :func:`torch.nn.attention.sdpa_kernel`; one that cannot
-run a cell is recorded as ``"unsupported"`` with torch's reason, an allocation failure as
-``"oom"`` for that variant alone. Every output is checked against a float64
-reference from the same rounded inputs, and PyTorch's FLOP counter runs once per variant
-and cell, outside the timing.
+Where :mod:`mha_site.bench.run` times a whole layer, this times attention alone, as kernel papers report
+it: ``(B, h, T, d)`` inputs with fixed ``B * T`` and ``h * d`` per cell, against a dense half-precision peak.
 """
 
 from __future__ import annotations
@@ -27,24 +19,18 @@ from torch.nn import functional as F
 
 from mha_ref.attention import causal_mask, scaled_dot_product_attention
 from mha_ref.tiled import tiled_attention
-from mha_ref.variants import relative_error
 from mha_site.bench.measure import (
-    TimingSettings, after_oom, count_flops, is_oom, peak_bytes, sync, time_all, unsupported_dtype,
+    TimingSettings, after_oom, checked, count_flops, is_oom, peak_bytes, sync, time_all, unsupported_dtype,
 )
 from mha_site.bench.schema import ERROR_BOUNDS, FLOP_CONVENTION, kernel_flops
 
-__all__ = [
-    "DENSE_PEAKS", "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "dense_peak", "kernel_plan",
-    "measure_kernel_cell", "reference_attention", "run_kernels",
-]
+__all__ = ["DENSE_PEAKS", "KERNEL_PLANS", "KERNEL_VARIANTS", "KernelCell", "KernelSweep", "dense_peak", "kernel_plan",
+           "measure_kernel_cell", "reference_attention", "run_kernels"]
 
 
-# NVIDIA's datasheets give two half-precision tensor figures per GPU; the larger assumes 2:4
-# structured sparsity, which attention does not use, so the dense one (half of it) is the
-# roof that attention papers divide by. A GPU missing from the table gets no percentage
-# rather than a guessed one.
-#: (name, substrings all found in torch's device name, substrings none of which may be, dense TFLOP/s).
-#: The first match wins, so a variant (PCIe, NVL) comes before its family's default.
+#: (name, substrings all in torch's device name, substrings none of which may be, dense TFLOP/s); the first match
+#: wins, so a variant (PCIe, NVL) comes first. NVIDIA's larger figure assumes 2:4 sparsity, which attention does
+#: not use. A GPU missing here gets no percentage rather than a guessed one.
 DENSE_PEAKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], float], ...] = (
     ("H100 PCIe", ("H100", "PCIe"), (), 756.0),
     ("H100 SXM", ("H100", "HBM3"), ("NVL",), 989.0),  # torch names it "NVIDIA H100 80GB HBM3"
@@ -58,11 +44,8 @@ def dense_peak(device_name: str) -> dict[str, object] | None:
     """The table's entry for a device name as torch reports it, or None when it has none."""
     for name, needed, excluded, tflops in DENSE_PEAKS:
         if all(part in device_name for part in needed) and not any(part in device_name for part in excluded):
-            return {
-                "name": name,
-                "flops_per_s": tflops * 1e12,
-                "source": "NVIDIA datasheet, dense float16/bfloat16 tensor core (half the figure with sparsity)",
-            }
+            return {"name": name, "flops_per_s": tflops * 1e12,
+                    "source": "NVIDIA datasheet, dense float16/bfloat16 tensor core (half the figure with sparsity)"}
     return None
 
 
@@ -95,12 +78,8 @@ def kernel_plan(sizes: str) -> list[KernelCell]:
     if sizes not in KERNEL_PLANS:
         raise ValueError(f"sizes must be one of {sorted(KERNEL_PLANS)}, got {sizes!r}")
     spec = KERNEL_PLANS[sizes]
-    return [
-        KernelCell(tokens, spec["tokens_per_cell"] // tokens, spec["width"] // head_dim, head_dim, causal)
-        for causal in (False, True)
-        for head_dim in spec["head_dims"]
-        for tokens in spec["tokens"]
-    ]
+    return [KernelCell(tokens, spec["tokens_per_cell"] // tokens, spec["width"] // head_dim, head_dim, causal)
+            for causal in (False, True) for head_dim in spec["head_dims"] for tokens in spec["tokens"]]
 
 
 @dataclass(frozen=True)
@@ -141,11 +120,8 @@ _NO_KERNEL = ("No available kernel", "No viable backend")
 
 
 def _unsupported_reason(variant: KernelVariant, error: Exception, caught: list[warnings.WarningMessage]) -> str | None:
-    """Why a forced backend could not run, or None if ``error`` is something else (then it is raised).
-
-    On a GPU, torch explains in warnings before it raises ("Flash attention requires ...");
-    those are the reason. A CUDA error is never a mere refusal: it can break every later call.
-    """
+    """Why a forced backend could not run: torch's warnings before it raised ("Flash attention requires ..."),
+    else its message; None if ``error`` is something else, such as a CUDA error, which can break every later call."""
     if variant.backend is None or not isinstance(error, RuntimeError) or is_oom(error):
         return None
     message = str(error)
@@ -158,11 +134,8 @@ def _unsupported_reason(variant: KernelVariant, error: Exception, caught: list[w
 
 @torch.no_grad()
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, max_scores: int = 2**25) -> Tensor:
-    """Attention in float64, a block of queries at a time: what every variant is checked against.
-
-    Written independently of the variants (a plain softmax over scaled products). The block
-    is sized so that at most ``max_scores`` scores (256 MiB in float64) exist at once.
-    """
+    """Attention in float64, written independently of the variants (a plain softmax over scaled products): what
+    every variant is checked against. A block of queries at a time, at most ``max_scores`` scores at once."""
     q, k, v = (t.double() for t in (q, k, v))
     tokens = k.shape[-2]
     rows = max(1, max_scores // (math.prod(q.shape[:-2]) * tokens))
@@ -188,14 +161,10 @@ class KernelSweep:
 
 
 @torch.no_grad()
-def measure_kernel_cell(
-    cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None, seed: int = 0
-) -> list[dict[str, Any]]:
-    """Check, count, time and profile every (dtype, variant) of one cell; one row each.
-
-    ``status`` is ``"ok"``, ``"wrong"`` (timed, but its error is above the dtype's bound: never
-    plotted), ``"unsupported"`` or ``"oom"`` (both with a ``reason``).
-    """
+def measure_kernel_cell(cell: KernelCell, sweep: KernelSweep, device: torch.device, peak: dict[str, Any] | None,
+                        seed: int = 0) -> list[dict[str, Any]]:
+    """Check, count, time and profile every (dtype, variant) of one cell; one row each, ``status`` ``"ok"``,
+    ``"wrong"`` (:func:`~mha_site.bench.measure.checked`), ``"unsupported"`` or ``"oom"`` (with a ``reason``)."""
     generator = torch.Generator(device=device).manual_seed(seed)
     shape = (cell.batch, cell.heads, cell.tokens, cell.head_dim)
     q32, k32, v32 = (torch.randn(shape, generator=generator, device=device) for _ in range(3))
@@ -214,20 +183,14 @@ def measure_kernel_cell(
             rows.extend({**base, "variant": name, "status": "oom", "reason": "the float64 reference did not fit"}
                         for name in sweep.variants)
             continue
-        for name in sweep.variants:
-            rows.append(_measure_variant({**base, "variant": name}, (q, k, v), reference, sweep, device, peak))
+        rows += [_measure_variant({**base, "variant": name}, (q, k, v), reference, sweep, device, peak)
+                 for name in sweep.variants]
         del reference, q, k, v
     return rows
 
 
-def _measure_variant(
-    row: dict[str, Any],
-    qkv: tuple[Tensor, Tensor, Tensor],
-    reference: Tensor,
-    sweep: KernelSweep,
-    device: torch.device,
-    peak: dict[str, Any] | None,
-) -> dict[str, Any]:
+def _measure_variant(row: dict[str, Any], qkv: tuple[Tensor, Tensor, Tensor], reference: Tensor, sweep: KernelSweep,
+                     device: torch.device, peak: dict[str, Any] | None) -> dict[str, Any]:
     """One variant of one cell and dtype, its SDPA backend forced (and only it): a checked call (or the
     backend's refusal), a counted call, the timing, one profiled call."""
     variant = KERNEL_VARIANTS[row["variant"]]
@@ -251,58 +214,37 @@ def _measure_variant(
                 if reason is None:
                     raise
                 return {**row, "status": "unsupported", "reason": reason}
-            error_rel = relative_error(output, reference)
+            check = checked(output, reference, row["dtype"])
             del output
             counted = count_flops(call)  # one more call, outside the timing
             timed = time_all({"call": call}, device, sweep.timing)["call"].row()
             memory = peak_bytes(call, device)
         except Exception as error:  # noqa: BLE001 - out of memory is recorded for this variant only; others raised
             return {**row, "status": "oom", "reason": f"out of memory: {after_oom(error, device)[:200]}"}
-    bound = ERROR_BOUNDS[row["dtype"]]
-    finite = math.isfinite(error_rel)
-    return {
-        **row,
-        "status": "ok" if finite and error_rel < bound else "wrong",
-        "max_rel_error": error_rel if finite else None,
-        "error_bound": bound,
-        "flops_counted": counted,
-        **timed,
-        "peak_bytes": memory,
-        "tflops": row["flops"] / timed["median_s"] / 1e12,
-        "peak_fraction": row["flops"] / timed["median_s"] / peak["flops_per_s"] if peak else None,
-    }
+    achieved = row["flops"] / timed["median_s"]
+    return {**row, **check, "flops_counted": counted, **timed, "peak_bytes": memory, "tflops": achieved / 1e12,
+            "peak_fraction": achieved / peak["flops_per_s"] if peak else None}
 
 
-def run_kernels(
-    sweep: KernelSweep,
-    device: torch.device,
-    device_name: str,
-    on_cell: Callable[[list[dict[str, Any]]], None] | None = None,
-) -> dict[str, Any]:
-    """Measure every cell of ``sweep``; returns the document's ``kernels`` section.
-
-    ``on_cell`` (if given) receives the rows so far after each cell.
-    """
+def run_kernels(sweep: KernelSweep, device: torch.device, device_name: str,
+                on_cell: Callable[[list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
+    """Measure every cell of ``sweep``; returns the document's ``kernels`` section. ``on_cell`` (if given)
+    receives the rows so far after each cell."""
     unknown = sorted(set(sweep.variants) - set(KERNEL_VARIANTS))
     if unknown:
         raise ValueError(f"unknown kernel variants {unknown}; choose from {sorted(KERNEL_VARIANTS)}")
     peak = dense_peak(device_name)  # None for a CPU, or a GPU missing from the table
-    cells = kernel_plan(sweep.sizes)
+    cells = kernel_plan(sweep.sizes)  # first: it names an unknown size set
     spec = KERNEL_PLANS[sweep.sizes]
     section: dict[str, Any] = {
         "config": {
-            "sizes": sweep.sizes,
-            "tokens_per_cell": spec["tokens_per_cell"],
-            "width": spec["width"],
-            "dtypes": list(sweep.dtypes),
-            "variants": list(sweep.variants),
+            "sizes": sweep.sizes, "tokens_per_cell": spec["tokens_per_cell"], "width": spec["width"],
+            "dtypes": list(sweep.dtypes), "variants": list(sweep.variants),
             **{key: value for key, value in asdict(sweep.timing).items() if key != "clock"},  # timed on the wall clock
             "flop_convention": FLOP_CONVENTION,
             "error_bounds": {dtype: ERROR_BOUNDS[dtype] for dtype in sweep.dtypes},
         },
-        "variant_labels": {name: KERNEL_VARIANTS[name].label for name in sweep.variants},
-        "peak": peak,
-        "rows": [],
+        "variant_labels": {name: KERNEL_VARIANTS[name].label for name in sweep.variants}, "peak": peak, "rows": [],
     }
     for cell in cells:
         section["rows"].extend(measure_kernel_cell(cell, sweep, device, peak))

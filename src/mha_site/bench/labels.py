@@ -1,18 +1,12 @@
-"""Names, line styles, titles and alt texts of the benchmark figures: plain data, no matplotlib.
-
-:mod:`mha_site.bench.tables` and :mod:`mha_site.bench.gpu_section` (which the MkDocs build
-imports) and :mod:`mha_site.bench.figures` (which draws) both read these, so a figure's title
-and its alt text on the page cannot disagree, and the build never loads matplotlib.
-"""
+"""Names, line styles, titles and alt texts of the benchmark figures, without matplotlib: the build's tables
+and the figures read the same ones, so a figure's title and its alt text cannot disagree."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = [
-    "FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label", "figure_alt",
-    "figure_name", "ok_cells",
-]
+__all__ = ["FIGURES", "KERNEL_FIGURES", "KERNEL_STYLES", "SWEEPS", "VARIANT_STYLES", "Style", "device_label",
+           "figure_alt", "figure_name", "ok_cells"]
 
 
 class Style(NamedTuple):
@@ -56,10 +50,9 @@ def device_label(doc: dict[str, Any]) -> str:
 
 def ok_cells(doc: dict[str, Any], sweep: str, variant: str, dtype: str) -> list[dict[str, Any]]:
     """The correct (``status == "ok"``) cells of one sweep, variant and dtype, in sweep order."""
-    rows = [
-        c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == (sweep, variant, dtype, "ok")
-    ]
-    return sorted(rows, key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
+    wanted = (sweep, variant, dtype, "ok")
+    return sorted((c for c in doc["cells"] if (c["sweep"], c["variant"], c["dtype"], c["status"]) == wanted),
+                  key=lambda c: (c.get("batch", 1), c["tokens"], c.get("heads", 1)))
 
 
 #: The layer's sweeps: name -> (the axis's symbol, the row key it varies, the axis in words).
@@ -73,28 +66,22 @@ SWEEPS: dict[str, tuple[str, str, str]] = {
 FIGURES: dict[str, tuple[str, str]] = {
     "time": ("Time per call against sequence length",
              "log-log plot of median time per call against T, a bar at each point from its fastest to its slowest block"),
-    "heads": (
-        "Time against the number of heads, relative to one head",
-        "time at each number of heads divided by the time with one head, a bar at each point from its fastest to "
-        "its slowest block, with a flat line where the FLOP count stays",
-    ),
+    "heads": ("Time against the number of heads, relative to one head",
+              "time at each number of heads divided by the time with one head, a bar at each point from its fastest "
+              "to its slowest block, with a flat line where the FLOP count stays"),
     "memory": ("Peak memory against sequence length", "log-log plot of peak memory per call against T"),
-    "ceiling": (
-        "Fraction of the matmul ceiling against sequence length",
-        "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T",
-    ),
+    "ceiling": ("Fraction of the matmul ceiling against sequence length",
+                "achieved FLOP/s as a percentage of a large square matmul's FLOP/s, against T"),
 }
 
 #: kind -> (title, what the figure shows). ``kernels`` is drawn once per dtype (``<stem>-kernels-<dtype>.svg``).
 KERNEL_FIGURES: dict[str, tuple[str, str]] = {
-    "kernels": (
-        "Attention kernels: TFLOP/s against sequence length",
-        "four panels one under another (not causal, then causal, by head dim) of achieved TFLOP/s against T at a fixed token count",
-    ),
-    "kernel-memory": (
-        "Attention kernels: peak memory against sequence length",
-        "two panels one under another (by head dim) of peak memory per call against T, not causal, log-log",
-    ),
+    "kernels": ("Attention kernels: TFLOP/s against sequence length",
+                "four panels one under another (not causal, then causal, by head dim) of achieved TFLOP/s against T "
+                "at a fixed token count"),
+    "kernel-memory": ("Attention kernels: peak memory against sequence length",
+                      "two panels one under another (by head dim) of peak memory per call against T, not causal, "
+                      "log-log"),
 }
 
 

@@ -1,14 +1,14 @@
-"""How the benchmark measures: a median timer, peak memory, FLOP counts, the matmul ceiling, provenance.
+"""How the benchmark measures, on CPU and CUDA alike: a median timer, peak memory, FLOP counts, checks
+against a reference, the matmul ceiling, provenance.
 
-The same code runs on CPU and CUDA. CUDA kernels launch asynchronously, so the clock
-waits for the device at the two edges of each timed block of calls (never between the
-calls, which would add a round trip to every call and time launch latency instead of
-the kernels); memory comes from the caching allocator's own peak counter.
+CUDA kernels launch asynchronously, so the clock waits for the device at the two edges of each
+timed block of calls, never between them (that would time launch latency instead of the kernels).
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import os
 import platform
 import re
@@ -26,16 +26,17 @@ from statistics import median
 from typing import Any
 
 import torch
+from torch import Tensor
 from torch.utils import benchmark
 from torch.utils.flop_counter import FlopCounterMode
 
+from mha_ref.variants import relative_error
+from mha_site.bench.schema import ERROR_BOUNDS
 from mha_site.precision import float32_settings
 
-__all__ = [
-    "CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "clocks_under_load", "count_flops", "cuda_index",
-    "gpu_clocks", "gpu_id", "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance", "sync",
-    "time_all", "time_variants", "unsupported_dtype",
-]
+__all__ = ["CLOCKS", "WARMUPS", "Timing", "TimingSettings", "after_oom", "checked", "clocks_under_load", "count_flops",
+           "cuda_index", "gpu_clocks", "gpu_id", "is_oom", "load_average", "matmul_ceiling", "peak_bytes", "provenance",
+           "sync", "time_all", "time_variants", "unsupported_dtype"]
 
 
 def sync(device: torch.device) -> None:
@@ -44,27 +45,22 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-#: The clocks a timing can use: ``"wall"`` (elapsed time, torch.utils.benchmark's default) or
-#: ``"process"`` (this process's CPU time; CPU only, and only on one thread, where it equals the
-#: compute time even while other jobs share the cores: there is no parallel region to stall).
+#: The clocks a timing can use: ``"wall"`` (elapsed time) or ``"process"`` (this process's CPU time; CPU only, on
+#: one thread, where it equals the compute time even while other jobs share the cores).
 CLOCKS = ("wall", "process")
 
-#: How a callable is warmed up before it is timed. ``"two calls"``: two untimed calls (the
-#: committed CPU run). ``"until stable"``: at least :data:`STABLE_MIN_BLOCKS` blocks of calls,
-#: each as long as a timed block, until two blocks in a row agree within
-#: :data:`STABLE_TOLERANCE` (a GPU's first calls pay for lazy initialisation, kernel selection
-#: and clocks ramping up, for longer than two calls).
+#: How a callable is warmed up: ``"two calls"`` (the committed CPU run), or ``"until stable"``: at least
+#: STABLE_MIN_BLOCKS blocks as long as a timed one until two in a row agree within STABLE_TOLERANCE, giving
+#: up after STABLE_MAX_BLOCKS blocks' worth (a GPU's first calls pay for lazy initialisation, kernel
+#: selection and clocks ramping up, for longer than two calls).
 WARMUPS = ("two calls", "until stable")
-STABLE_TOLERANCE = 0.05
-STABLE_MIN_BLOCKS = 3
-#: "until stable" gives up after this many timed blocks' worth of warm-up (the blocks will show the spread).
-STABLE_MAX_BLOCKS = 10
+STABLE_TOLERANCE, STABLE_MIN_BLOCKS, STABLE_MAX_BLOCKS = 0.05, 3, 10
 
 
 @dataclass(frozen=True)
 class TimingSettings:
-    """How every callable of a run is timed: ``repeats`` blocks of about ``min_block_s`` on ``clock``, after ``warmup``.
-    """
+    """How every callable of a run is timed: ``repeats`` blocks of about ``min_block_s`` on ``clock``, after
+    ``warmup``."""
 
     repeats: int = 5
     min_block_s: float = 0.05
@@ -72,14 +68,12 @@ class TimingSettings:
     warmup: str = "two calls"
 
     def __post_init__(self) -> None:
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be at least 1, got {self.repeats}")
-        if not self.min_block_s > 0:
-            raise ValueError(f"min_block_s must be positive, got {self.min_block_s}")
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {CLOCKS}, got {self.clock!r}")
-        if self.warmup not in WARMUPS:
-            raise ValueError(f"warmup must be one of {WARMUPS}, got {self.warmup!r}")
+        for fine, problem in ((self.repeats >= 1, f"repeats must be at least 1, got {self.repeats}"),
+                              (self.min_block_s > 0, f"min_block_s must be positive, got {self.min_block_s}"),
+                              (self.clock in CLOCKS, f"clock must be one of {CLOCKS}, got {self.clock!r}"),
+                              (self.warmup in WARMUPS, f"warmup must be one of {WARMUPS}, got {self.warmup!r}")):
+            if not fine:
+                raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -90,8 +84,7 @@ class Timing:
     calls_per_block: int
     warmup_calls: int
 
-    def row(self) -> dict[str, Any]:
-        """The timing keys of a results row."""
+    def row(self) -> dict[str, Any]:  # the timing keys of a results row
         return {"times_s": self.times_s, "median_s": median(self.times_s), "calls_per_block": self.calls_per_block,
                 "warmup_calls": self.warmup_calls}
 
@@ -104,20 +97,13 @@ def is_oom(error: BaseException) -> bool:
     """Whether ``error`` is an allocation failure (on a GPU or from the CPU allocator)."""
     # torch.OutOfMemoryError is the newer, device-agnostic name (2024); torch.cuda.OutOfMemoryError the older one.
     kinds = tuple(kind for kind in (getattr(torch, "OutOfMemoryError", None), torch.cuda.OutOfMemoryError) if kind)
-    if isinstance(error, kinds):
-        return True
-    return isinstance(error, RuntimeError) and any(text in str(error) for text in _OOM_MESSAGES)
+    return isinstance(error, kinds) or (isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MESSAGES))
 
 
 def after_oom(error: BaseException, device: torch.device) -> str:
-    """Give back what an allocation failure left (its garbage, CUDA's cache), so the next variant starts
-    clean, and return the first line of its message; any other error is raised.
-
-    The error's traceback holds the frames it passed through, and their locals the tensors that
-    filled the memory; while the error lives (the caller's ``except`` block, a list of failures)
-    so do they, and emptying the cache frees nothing. So the frames are cleared and the
-    tracebacks dropped first (the error's and those it was raised from); the message stays.
-    """
+    """Give back what an allocation failure left (its garbage, CUDA's cache) and return the first line of its
+    message; any other error is raised. The tracebacks' frames hold the tensors that filled the memory for as
+    long as the error lives, so they are cleared first."""
     if not is_oom(error):
         raise error
     message = str(error).splitlines()[0]
@@ -137,11 +123,8 @@ def after_oom(error: BaseException, device: torch.device) -> str:
 
 
 def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
-    """Why ``device`` cannot measure ``dtype_name``, or None when it can.
-
-    A GPU before Ampere (compute capability 8.0) has no bfloat16 arithmetic: torch emulates
-    some operations and refuses others, which would either end the run or time the emulation.
-    """
+    """Why ``device`` cannot measure ``dtype_name``, or None when it can. A GPU before Ampere has no bfloat16
+    arithmetic: torch emulates some operations and refuses others (ending the run or timing the emulation)."""
     if dtype_name != "bfloat16" or device.type != "cuda":
         return None
     with torch.cuda.device(device):
@@ -159,9 +142,8 @@ def unsupported_dtype(dtype_name: str, device: torch.device) -> str | None:
 def _block_clock(clock: str, device: torch.device) -> Callable[[], float]:
     """A clock that first waits for ``device``: read at a block's two edges, it times what the block queued."""
     if clock == "process" and (device.type != "cpu" or torch.get_num_threads() != 1):
-        raise ValueError(
-            f"clock='process' needs device cpu and 1 thread, got {device.type} with {torch.get_num_threads()} threads"
-        )
+        raise ValueError(f"clock='process' needs device cpu and 1 thread, got {device.type} with "
+                         f"{torch.get_num_threads()} threads")
     read = time.process_time if clock == "process" else time.perf_counter
     if device.type == "cpu":
         return read
@@ -194,18 +176,13 @@ def _warm_up(fn: Callable[[], object], clock: Callable[[], float], min_block_s: 
         previous, number = per_call, max(1, int(min_block_s / per_call))
 
 
-def time_variants(
-    fns: dict[str, Callable[[], object]], device: torch.device, settings: TimingSettings
-) -> tuple[dict[str, Timing], dict[str, BaseException]]:
-    """Time each callable in ``repeats`` blocks of about ``min_block_s``; returns ``(timings, failures)``.
+def time_variants(fns: dict[str, Callable[[], object]], device: torch.device,
+                  settings: TimingSettings) -> tuple[dict[str, Timing], dict[str, BaseException]]:
+    """Time each callable in ``settings.repeats`` blocks of about ``min_block_s`` after its warm-up; returns
+    ``(timings, failures)``: an allocation failure ends that callable's timing only; others are raised.
 
-    Each callable is warmed up (``settings.warmup``) and given a block size that lasts about
-    ``min_block_s``; :mod:`torch.utils.benchmark` times each block. The rounds interleave the
-    callables, in a rotating order, so that load from other processes on a shared machine
-    falls on all of them alike instead of on whichever ran during a busy spell. An allocation
-    failure while one callable runs ends that callable's timing only: it is returned in
-    ``failures`` and memory is freed before the next; any other error is raised.
-    ``timings[name].times_s`` holds one per-call time per block.
+    The rounds interleave the callables in a rotating order, so that load from other processes on a
+    shared machine falls on all of them alike.
     """
     clock = _block_clock(settings.clock, device)
     timers, numbers, warm = {}, {}, {}
@@ -238,7 +215,7 @@ def time_variants(
 
 
 def time_all(fns: dict[str, Callable[[], object]], device: torch.device, settings: TimingSettings) -> dict[str, Timing]:
-    """:func:`time_variants` for callables that must all succeed: the first failure of any kind is raised."""
+    """:func:`time_variants` for callables that must all succeed: the first failure is raised."""
     timings, failures = time_variants(fns, device, settings)
     if failures:
         raise next(iter(failures.values()))
@@ -246,14 +223,8 @@ def time_all(fns: dict[str, Callable[[], object]], device: torch.device, setting
 
 
 def count_flops(fn: Callable[[], object]) -> int | None:
-    """The FLOPs PyTorch's counter sees in one call of ``fn``, or None if the counter itself fails.
-
-    The counter adds up a formula per matrix-multiply operator from the shapes (``2*m*n*k``
-    for a product), so it counts masked entries too: for causal attention it reports the full
-    ``T x T`` work. It has no formula for some kernels (the CPU's fused attention) and counts 0
-    there. A count is worth less than a run, so a surprise in the counter is only a warning;
-    an allocation failure is still raised (the caller records it).
-    """
+    """The FLOPs PyTorch's counter sees in one call of ``fn`` (from shapes: masked entries too; 0 for a kernel
+    without a formula), or None with a warning if the counter fails: a count is worth less than a run."""
     try:
         with FlopCounterMode(display=False) as counter:
             fn()
@@ -263,6 +234,15 @@ def count_flops(fn: Callable[[], object]) -> int | None:
             raise
         warnings.warn(f"FlopCounterMode failed, flops_counted left empty: {error}", stacklevel=2)
         return None
+
+
+def checked(output: Tensor, reference: Tensor, dtype: str) -> dict[str, Any]:
+    """The check keys of a row: ``output`` against the float64 ``reference``, ``status`` ``"ok"`` below the
+    dtype's :data:`~mha_site.bench.schema.ERROR_BOUNDS`, else ``"wrong"`` (never plotted)."""
+    error, bound = relative_error(output, reference), ERROR_BOUNDS[dtype]
+    finite = math.isfinite(error)  # JSON has no NaN: a NaN output is "wrong", with no number
+    return {"status": "ok" if finite and error < bound else "wrong", "max_rel_error": error if finite else None,
+            "error_bound": bound}
 
 
 @torch.no_grad()
@@ -275,11 +255,8 @@ def matmul_ceiling(n: int, dtype: torch.dtype, device: torch.device, settings: T
 
 
 def peak_bytes(fn: Callable[[], object], device: torch.device) -> int:
-    """Bytes allocated at the peak of one call of ``fn``, beyond what was allocated before it.
-
-    CUDA: ``torch.cuda.max_memory_allocated``. CPU: the allocation and free events
-    recorded by the torch profiler, summed in time order.
-    """
+    """Bytes allocated at the peak of one call of ``fn``, beyond what was allocated before it: CUDA's
+    allocator peak, or on CPU the profiler's allocation and free events summed in time order."""
     if device.type == "cuda":
         sync(device)
         torch.cuda.reset_peak_memory_stats(device)
@@ -326,12 +303,8 @@ SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "power.limit", "ps
 
 
 def gpu_id(device: torch.device) -> str | None:
-    """How ``nvidia-smi --id`` names the CUDA device: its UUID (``GPU-...``), or None when torch cannot say.
-
-    nvidia-smi numbers every GPU of the machine, torch only those ``CUDA_VISIBLE_DEVICES``
-    shows, so torch's index names another GPU wherever the two differ; the UUID never does.
-    A torch whose device properties lack the UUID gets the index where no variable renumbers.
-    """
+    """How ``nvidia-smi --id`` names the CUDA device: its UUID, which unlike torch's index (renumbered by
+    ``CUDA_VISIBLE_DEVICES``) never names another GPU; else the index where nothing renumbers, else None."""
     index = cuda_index(device)
     uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
     if uuid is not None:
@@ -347,10 +320,8 @@ def gpu_clocks(gpu: str | None, fields: tuple[str, ...] = SMI_FIELDS) -> dict[st
     if shutil.which("nvidia-smi") is None:
         return "not recorded: nvidia-smi not found"
     try:
-        done = subprocess.run(
-            ["nvidia-smi", f"--id={gpu}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=30,
-        )
+        done = subprocess.run(["nvidia-smi", f"--id={gpu}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as error:
         return f"not recorded: nvidia-smi failed ({error})"
     values = [value.strip() for value in done.stdout.strip().split(",")]
@@ -360,11 +331,8 @@ def gpu_clocks(gpu: str | None, fields: tuple[str, ...] = SMI_FIELDS) -> dict[st
 
 
 def clocks_under_load(device: torch.device, n: int = 4096) -> dict[str, str] | str:
-    """:func:`gpu_clocks` read while ``n x n`` matmuls keep ``device`` busy, until nvidia-smi answers.
-
-    An idle GPU drops its SM clock (an H100 to 345 MHz) within a fraction of a second, so a
-    reading taken between runs says nothing about the clock the timings ran at.
-    """
+    """:func:`gpu_clocks` read while ``n x n`` matmuls keep ``device`` busy: an idle GPU drops its SM clock
+    (an H100 to 345 MHz) within a fraction of a second, so an idle reading says nothing about the timings."""
     gen = torch.Generator().manual_seed(2)
     a, b = (torch.randn(n, n, generator=gen).to(device) for _ in range(2))
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -388,9 +356,8 @@ def _driver_version(gpu: str | None) -> str:
     return match.group(1) if match else found
 
 
-#: Environment variables that change what a run measures: which GPUs torch sees, launches that
-#: block (each call then waits for its kernel), the allocator (peak memory, where memory runs
-#: out), cuBLAS's workspace, the CPU's kernel path and threads.
+#: Environment variables that change what a run measures: which GPUs torch sees, blocking launches, the
+#: allocator (peak memory, where memory runs out), cuBLAS's workspace, the CPU's kernel path and threads.
 RUN_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
                  "CUBLAS_WORKSPACE_CONFIG", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS")
 
@@ -406,13 +373,8 @@ def cuda_index(device: torch.device) -> int:
 
 
 def provenance(device: torch.device, command: str) -> dict[str, Any]:
-    """Where and how the numbers were made: hardware, versions, date, git commit, command.
-
-    ``precision`` holds the float32 and half-precision matmul settings in force
-    (:func:`mha_site.precision.float32_settings`), ``environment`` those of :data:`RUN_VARIABLES`
-    that are set. On CUDA it names the GPU by UUID and the driver; the clocks are read later,
-    under load (:func:`clocks_under_load`), never here before any GPU work.
-    """
+    """Where and how the numbers were made: hardware, versions, date, git commit, command, matmul precision,
+    the :data:`RUN_VARIABLES` set. GPU clocks are read later, under load (:func:`clocks_under_load`)."""
     status = _git("status", "--porcelain")
     commit = _git("rev-parse", "HEAD")
     if commit is None and os.environ.get(SOURCE_COMMIT_VARIABLE):

@@ -1,11 +1,5 @@
-"""The benchmark's ``{{ bench.* }}`` placeholder values, from the committed results documents.
-
-Nothing here measures. :func:`bench_values` flattens one results document per device
-into ``{"cpu.ms.sdpa.T2048": "41.2", ...}``, which ``hooks/site.py`` puts into pages at
-build time (through :mod:`mha_site.placeholders`): the inline numbers, the tables of
-:mod:`mha_site.bench.tables`, the sentences of :mod:`mha_site.bench.claims` and the GPU
-section of :mod:`mha_site.bench.gpu_section`.
-"""
+"""The benchmark's ``{{ bench.* }}`` placeholder values (``{"cpu.ms.sdpa.T2048": "41.2", ...}``), from the
+committed results documents; ``hooks/site.py`` puts them into pages (:mod:`mha_site.placeholders`)."""
 
 from __future__ import annotations
 
@@ -24,19 +18,9 @@ UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8, 
 
 
 def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>``; dtype omitted for float32.
-
-    Inline keys: ``ms.<variant>.T<T>``, ``mib.<variant>.T<T>``, ``pct.<variant>.T<T>``,
-    ``ratio.<a>_over_<b>.T<T>``, ``ratio.<a>_over_<b>.<sweep>.T<T>`` (the batch or head sweep's
-    run of the seq sweep's own batch and head count), ``heads_rel.<variant>.h<h>``, ``gflop.T<T>``,
-    ``ceiling_gflops``, ``ceiling_n``, ``error_bound``, ``max_error``, ``rows_ok``,
-    ``rows_skipped``, ``t_max``, ``best_variant``, ``best_pct``, ``device_name``, ``date``,
-    ``threads``, ``clock``, ``repeats``, ``bound.<dtype>`` (every dtype's error bound) and
-    ``bound_units.<dtype>`` (that bound in units of the dtype's rounding).
-    Block keys (Markdown): ``table.<sweep>``, ``table.vs_sdpa`` (every variant's time over the fused
-    kernel's at the shortest and longest T), ``provenance``, ``figure.<kind>``.
-    Not device-prefixed: ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from
-    a results file escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
+    """Every placeholder value for the pages, keyed ``<device>[.<dtype>].<name>`` (dtype omitted for float32),
+    except ``claim.<key>`` and ``gpu.section``. Every value is Markdown, each string read from a results file
+    escaped (:func:`~mha_site.bench.tables.markdown_text`), so data never becomes markup.
     """
     values: dict[str, str] = {}
     for device, doc in docs.items():
@@ -86,9 +70,8 @@ def bench_values(docs: dict[str, dict[str, Any]]) -> dict[str, str]:
                 if c["sweep"] == "heads":
                     base = [b for b in ok if b["sweep"] == "heads" and b["variant"] == c["variant"] and b["heads"] == 1]
                     if base:
-                        values[f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"] = tables.ratio(
-                            c["median_s"] / base[0]["median_s"]
-                        )
+                        key = f"{prefix}.heads_rel.{c['variant']}.h{c['heads']}"
+                        values[key] = tables.ratio(c["median_s"] / base[0]["median_s"])
             tokens = seq_tokens(doc, dtype)
             if "sdpa" in doc["config"]["variants"] and tokens:
                 values[f"{prefix}.table.vs_sdpa"] = tables.ratio_table(doc, "sdpa", (tokens[0], tokens[-1]), dtype)

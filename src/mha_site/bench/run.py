@@ -1,15 +1,10 @@
-"""Run the benchmark sweeps into one plain results document.
-
-A document holds provenance, the matmul ceiling per dtype and one dict per
-(cell, variant, dtype). ``scripts/bench.py`` writes it as JSON under
-``docs/assets/bench/``; the page, its figures and the lesson's cost paragraph are
-built from that file alone.
+"""Run the benchmark sweeps into one plain results document (provenance, the matmul ceiling per dtype, one
+dict per cell, variant and dtype), which ``scripts/bench.py`` writes as JSON; the pages and figures read it alone.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -23,19 +18,17 @@ from torch import Tensor
 from mha_ref.attention import causal_mask
 from mha_ref.cache import KVCache
 from mha_ref.module import MultiHeadAttention
-from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output, relative_error
+from mha_ref.variants import VARIANTS, attention_flops, make_params, projection_flops, reference_output
 from mha_site.bench.kernels import KernelSweep, run_kernels
 from mha_site.bench.measure import (
-    TimingSettings, after_oom, clocks_under_load, count_flops, load_average, matmul_ceiling, peak_bytes, provenance,
-    sync, time_all, time_variants, unsupported_dtype,
+    TimingSettings, after_oom, checked, clocks_under_load, count_flops, load_average, matmul_ceiling, peak_bytes,
+    provenance, sync, time_all, time_variants, unsupported_dtype,
 )
 from mha_site.bench.schema import ERROR_BOUNDS, SCHEMA_VERSION, check_dtypes
 from mha_site.precision import full_float32
 
-__all__ = [
-    "SIZE_SETS", "Cell", "KernelSweep", "SizeSet", "TimingSettings", "estimated_bytes", "measure_cell",
-    "measure_decode", "plan", "run_plan", "supplement",
-]
+__all__ = ["SIZE_SETS", "Cell", "KernelSweep", "SizeSet", "TimingSettings", "estimated_bytes", "measure_cell",
+           "measure_decode", "plan", "run_plan", "supplement"]
 
 
 @dataclass(frozen=True)
@@ -50,11 +43,8 @@ class Cell:
 
 
 def estimated_bytes(variant: str, cell: Cell, itemsize: int) -> int:
-    """A rough upper estimate of a variant's working memory, used to skip CPU cells that cannot fit.
-
-    Score-materialising variants hold two ``(B, h, T, T)`` tensors (scores and weights),
-    the loop two ``(B, T, T)`` ones; everything also holds a few ``(B, T, d_model)`` activations.
-    """
+    """A rough upper estimate of a variant's working memory, to skip CPU cells that cannot fit: two
+    ``(B, h, T, T)`` tensors (scores, weights; the loop's are ``(B, T, T)``) and a few activations."""
     square = cell.batch * cell.tokens**2
     per_variant = {"loop": 2 * square, "sdpa": 0, "torch_mha": 0, "tiled": 4 * cell.batch * cell.heads * cell.tokens * 128}
     scores = per_variant.get(variant, 2 * square * cell.heads)
@@ -69,27 +59,17 @@ def _available_cpu_bytes() -> int:
 
 
 @torch.no_grad()
-def measure_cell(
-    cell: Cell,
-    variants: Iterable[str],
-    dtypes: Iterable[str],
-    device: torch.device,
-    ceilings: dict[str, dict[str, Any]],
-    timing: TimingSettings = TimingSettings(),
-    seed: int = 0,
-) -> list[dict[str, Any]]:
-    """Time, profile and check every (variant, dtype) of one cell; one result dict each.
+def measure_cell(cell: Cell, variants: Iterable[str], dtypes: Iterable[str], device: torch.device,
+                 ceilings: dict[str, dict[str, Any]], timing: TimingSettings = TimingSettings(),
+                 seed: int = 0) -> list[dict[str, Any]]:
+    """Check, count, time and profile every (variant, dtype) of one cell; one result dict each.
 
-    A result is ``status`` ``"ok"``, ``"wrong"`` (error above :data:`ERROR_BOUNDS`, or not a
-    number: then ``max_rel_error`` is None; never plotted) or ``"skipped"`` (out of memory, or a
-    dtype the device lacks: :func:`~mha_site.bench.measure.unsupported_dtype`; with the reason).
-    Running out of memory skips that variant only, whether in its checked call, its timing or its profiled call.
-    The float64 reference is computed once per cell and shared by every variant and dtype.
-    Each timed row also holds ``flops_counted``: what PyTorch's FLOP counter saw in one
-    more call, outside the timing.
+    ``status`` is ``"ok"``, ``"wrong"`` (:func:`~mha_site.bench.measure.checked`) or ``"skipped"`` with the
+    reason: a dtype the device lacks, or out of memory in any call of that variant (that variant only). The
+    float64 reference is computed once per cell; ``flops_counted`` comes from one more call, outside the timing.
     """
-    flops_att = attention_flops(cell.batch, cell.tokens, cell.d_model)
-    flops_proj = projection_flops(cell.batch, cell.tokens, cell.d_model)
+    flops = {"flops_attention": attention_flops(cell.batch, cell.tokens, cell.d_model),
+             "flops_projection": projection_flops(cell.batch, cell.tokens, cell.d_model)}
     master = make_params(cell.batch, cell.tokens, cell.d_model, cell.heads, seed=seed, device=str(device))
     try:
         reference = reference_output(master)
@@ -98,44 +78,32 @@ def measure_cell(
         reference = None
     rows = []
     for dtype_name in dtypes:
+        base = [{**asdict(cell), "variant": name, "dtype": dtype_name, **flops} for name in variants]
         lacking = unsupported_dtype(dtype_name, device)
         if lacking:
-            rows += [{**asdict(cell), "variant": name, "dtype": dtype_name, "flops_attention": flops_att,
-                      "flops_projection": flops_proj, "status": "skipped", "reason": lacking} for name in variants]
+            rows += [{**row, "status": "skipped", "reason": lacking} for row in base]
             continue
         params = master.to(getattr(torch, dtype_name))
         pending: dict[str, dict[str, Any]] = {}
         fns: dict[str, Callable[[], Tensor]] = {}
-        for name in variants:
-            row = {**asdict(cell), "variant": name, "dtype": dtype_name, "flops_attention": flops_att,
-                   "flops_projection": flops_proj}
-            need = estimated_bytes(name, cell, params.x.element_size())
+        for row in base:
+            name, need = row["variant"], estimated_bytes(row["variant"], cell, params.x.element_size())
             if reference is None:
                 rows.append({**row, "status": "skipped", "reason": "float64 reference did not fit in memory"})
             elif device.type == "cpu" and need > 0.8 * _available_cpu_bytes():
-                rows.append(
-                    {**row, "status": "skipped", "reason": f"needs about {need / 2**30:.1f} GiB, over 80% of free RAM"}
-                )
+                reason = f"needs about {need / 2**30:.1f} GiB, over 80% of free RAM"
+                rows.append({**row, "status": "skipped", "reason": reason})
             else:
                 try:
-                    fn = VARIANTS[name][1](params)
-                    output = fn()
+                    fns[name] = VARIANTS[name][1](params)
+                    output = fns[name]()
                     sync(device)
-                    error = relative_error(output, reference)
+                    check = checked(output, reference, dtype_name)
                     del output
-                    counted = count_flops(fn)
+                    pending[name] = {**row, **check, "flops_counted": count_flops(fns[name])}
                 except Exception as failure:  # noqa: BLE001 - an out-of-memory cell is recorded, not fatal
+                    fns.pop(name, None)
                     rows.append(_skipped(row, failure, device))
-                    continue
-                bound, finite = ERROR_BOUNDS[dtype_name], math.isfinite(error)
-                pending[name] = {
-                    **row,
-                    "status": "ok" if finite and error < bound else "wrong",
-                    "max_rel_error": error if finite else None,  # JSON has no NaN: a NaN output is "wrong", no number
-                    "error_bound": bound,
-                    "flops_counted": counted,
-                }
-                fns[name] = fn
         if not fns:
             continue
         timings, failures = time_variants(fns, device, timing)
@@ -149,7 +117,7 @@ def measure_cell(
                 rows.append(_skipped(row, failure, device))
                 continue
             timed = timings[name].row()
-            achieved = (flops_att + flops_proj) / timed["median_s"]
+            achieved = (flops["flops_attention"] + flops["flops_projection"]) / timed["median_s"]
             rows.append({**row, **timed, "peak_bytes": memory, "achieved_flops_per_s": achieved,
                          "ceiling_fraction": achieved / ceilings[dtype_name]["flops_per_s"]})
     return rows
@@ -164,9 +132,8 @@ def _skipped(row: dict[str, Any], failure: BaseException, device: torch.device) 
 
 @dataclass(frozen=True)
 class SizeSet:
-    """The sizes of one run: its sweeps (``seq`` varies T, ``batch`` varies B, ``heads`` varies h at fixed
-    d_model), the decode step's prefix lengths (batch 1, 8 heads), d_model (the original transformer's 512,
-    smaller for the test-only set) and ``n`` of the square matmul whose FLOP/s is the ceiling."""
+    """The sizes of one run: its sweeps (``seq`` varies T, ``batch`` B, ``heads`` h at fixed d_model), the decode
+    step's prefix lengths, d_model (the original transformer's 512) and ``n`` of the ceiling's square matmul."""
 
     sweeps: dict[str, dict[str, list[int]]]
     decode_prefixes: list[int]
@@ -211,21 +178,11 @@ def _check_variants(names: Iterable[str]) -> None:
 
 
 @torch.no_grad()
-def measure_decode(
-    prefix: int,
-    d_model: int,
-    heads: int,
-    device: torch.device,
-    timing: TimingSettings = TimingSettings(),
-    seed: int = 0,
-) -> dict[str, Any]:
-    """One decoding step after ``prefix`` tokens, two ways: with a :class:`KVCache` and by recomputing.
-
-    ``cached``: the new token's query, key and value are projected, its key and value
-    appended to a cache holding the prefix's, and it attends over all ``prefix + 1``.
-    ``recompute``: the causal layer runs over all ``prefix + 1`` tokens and the last
-    output is kept. Both give the same vector (checked: ``max_abs_diff``); the ratio of
-    their median times is what the cache saves at this length. Float32, batch 1.
+def measure_decode(prefix: int, d_model: int, heads: int, device: torch.device,
+                   timing: TimingSettings = TimingSettings(), seed: int = 0) -> dict[str, Any]:
+    """One decoding step after ``prefix`` tokens (float32, batch 1), two ways: with a :class:`KVCache` holding
+    the prefix's keys and values, and by running the causal layer over all ``prefix + 1`` tokens. Both give
+    the same vector (``max_abs_diff``); the ratio of their median times is what the cache saves.
     """
     p = make_params(1, prefix + 1, d_model, heads, seed=seed, device=str(device))
     layer = MultiHeadAttention.from_weights(p.weights, heads).eval()
@@ -246,42 +203,23 @@ def measure_decode(
 
     difference = float((cached() - recompute()).abs().max())
     timings = time_all({"cached": cached, "recompute": recompute}, device, timing)
-    times = {name: t.times_s for name, t in timings.items()}
-    cached_s, recompute_s = median(times["cached"]), median(times["recompute"])
-    return {
-        "prefix": prefix,
-        "batch": 1,
-        "heads": heads,
-        "d_model": d_model,
-        "dtype": "float32",
-        "max_abs_diff": difference,
-        "cached_times_s": times["cached"],
-        "recompute_times_s": times["recompute"],
-        "cached_median_s": cached_s,
-        "recompute_median_s": recompute_s,
-        "recompute_over_cached": recompute_s / cached_s,
-        "cache_bytes": prefill.nbytes(),
-    }
+    times = {name: timed.times_s for name, timed in timings.items()}
+    medians = {name: median(block_times) for name, block_times in times.items()}
+    return {"prefix": prefix, "batch": 1, "heads": heads, "d_model": d_model, "dtype": "float32",
+            "max_abs_diff": difference, "recompute_over_cached": medians["recompute"] / medians["cached"],
+            "cache_bytes": prefill.nbytes(), **{f"{name}_times_s": block_times for name, block_times in times.items()},
+            **{f"{name}_median_s": seconds for name, seconds in medians.items()}}
 
 
 def plan(sizes: str) -> list[Cell]:
     """The cells of a size set (``"cpu"``, ``"cuda"``, ``"quick"`` or ``"tiny"``), sweep by sweep."""
     size_set = _size_set(sizes)
-    return [
-        Cell(sweep, batch, tokens, heads, size_set.d_model)
-        for sweep, axes in size_set.sweeps.items()
-        for batch, tokens, heads in itertools.product(axes["batch"], axes["tokens"], axes["heads"])
-    ]
+    return [Cell(sweep, batch, tokens, heads, size_set.d_model) for sweep, axes in size_set.sweeps.items()
+            for batch, tokens, heads in itertools.product(axes["batch"], axes["tokens"], axes["heads"])]
 
 
-def _measure_into(
-    doc: dict[str, Any],
-    sizes: str,
-    variants: list[str],
-    device: torch.device,
-    timing: TimingSettings,
-    progress: Callable[[], None] = lambda: None,
-) -> None:
+def _measure_into(doc: dict[str, Any], sizes: str, variants: list[str], device: torch.device, timing: TimingSettings,
+                  progress: Callable[[], None] = lambda: None) -> None:
     """Append the size set's decode rows, then every cell's rows, to ``doc`` (whose dtypes and ceiling they use)."""
     size_set = SIZE_SETS[sizes]
     heads = 8 if size_set.d_model % 8 == 0 else 1
@@ -293,26 +231,12 @@ def _measure_into(
         progress()
 
 
-def run_plan(
-    sizes: str,
-    device: torch.device,
-    dtypes: list[str],
-    command: str,
-    variants: list[str] | None = None,
-    timing: TimingSettings = TimingSettings(),
-    on_progress: Callable[[dict[str, Any]], None] | None = None,
-    kernels: KernelSweep | None = None,
-    half_on_cpu: bool = False,
-) -> dict[str, Any]:
-    """Measure the ceiling, the decode rows, every cell of ``sizes``, then the kernel sweep; returns the results document.
-
-    Float32 products run in full float32 throughout (:func:`mha_site.precision.full_float32`),
-    and the document records the settings. ``on_progress`` (if given) receives the partial
-    document after each cell, so a long run can keep what it measured. ``kernels`` adds the
-    attention-kernel sweep (:mod:`mha_site.bench.kernels`) as the document's ``kernels``
-    section. ``half_on_cpu`` lets a CPU measure float16 and bfloat16: only the GPU command's
-    dry run does, at sizes where speed does not matter.
-    """
+def run_plan(sizes: str, device: torch.device, dtypes: list[str], command: str, variants: list[str] | None = None,
+             timing: TimingSettings = TimingSettings(), on_progress: Callable[[dict[str, Any]], None] | None = None,
+             kernels: KernelSweep | None = None, half_on_cpu: bool = False) -> dict[str, Any]:
+    """Measure the ceiling, the decode rows, every cell of ``sizes``, then the ``kernels`` sweep, in full float32;
+    returns the results document. ``on_progress`` receives the partial document after each cell; ``half_on_cpu``
+    lets a CPU measure float16 and bfloat16 (the GPU command's dry run)."""
     check_dtypes(dtypes, cpu=device.type == "cpu" and not half_on_cpu)
     names = list(VARIANTS) if variants is None else variants
     _check_variants(names)
@@ -327,8 +251,7 @@ def run_plan(
             "variant_labels": {name: VARIANTS[name][0] for name in names},
             "ceiling": {d: matmul_ceiling(ceiling_n, getattr(torch, d), device, timing)
                         for d in dtypes if not unsupported_dtype(d, device)},
-            "cells": [],
-            "decode": [],
+            "cells": [], "decode": [],
         }
         if device.type == "cuda":  # under load, after the ceiling's matmuls: an idle GPU's clock is not the run's
             doc["provenance"]["gpu_clocks"] = clocks_under_load(device)
@@ -351,23 +274,15 @@ def run_plan(
     return doc
 
 
-def supplement(
-    doc: dict[str, Any], variants: list[str], sizes: str, device: torch.device, command: str
-) -> dict[str, Any]:
-    """``doc`` with ``variants`` measured (again) on the cells of ``sizes``, and their decode rows added, by a later run.
-
-    A variant already in ``doc`` has its rows for those cells replaced (after a change to
-    its code); a new one is appended to the variant list. Uses ``doc``'s repeats, block
-    time, clock and ceiling, and records the run's own provenance under ``supplements``,
+def supplement(doc: dict[str, Any], variants: list[str], sizes: str, device: torch.device,
+               command: str) -> dict[str, Any]:
+    """``doc`` with ``variants`` measured (again, replacing their rows, or appended) on the cells of ``sizes``
+    and decode rows added, with ``doc``'s timing and ceiling; the run's provenance goes under ``supplements``,
     so the page can say which numbers came later.
     """
     config = doc["config"]
     _check_variants(variants)
     new = [name for name in variants if name not in config["variants"]]
-    # The document keeps its schema version: its older rows are in that version's form (new rows add keys).
-    out = {**doc, "decode": list(doc.get("decode", []))}
-    out["config"] = {**config, "variants": config["variants"] + new}
-    out["variant_labels"] = {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}}
     warmup = config.get("warmup", "two calls")  # version 2 documents were all warmed up with two calls
     timing = TimingSettings(config["repeats"], config["min_block_s"], config["clock"], warmup)
     added: dict[str, Any] = {"config": config, "ceiling": doc["ceiling"], "cells": [], "decode": []}
@@ -380,18 +295,17 @@ def supplement(
     def key(row: dict[str, Any]) -> tuple:
         return tuple(row[k] for k in ("sweep", "batch", "tokens", "heads", "d_model", "variant", "dtype"))
 
-    measured = added["cells"]
-    replaced = {key(row) for row in measured}
-    kept = [row for row in doc["cells"] if key(row) not in replaced]
-    order = {name: i for i, name in enumerate(out["config"]["variants"])}
-    sweeps = {name: i for i, name in enumerate(dict.fromkeys(row["sweep"] for row in kept + measured))}
-    out["cells"] = sorted(
-        kept + measured,
-        key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"], order[r["variant"]]),
-    )
-    out["decode"].extend(added["decode"])
+    replaced = {key(row) for row in added["cells"]}
+    cells = [row for row in doc["cells"] if key(row) not in replaced] + added["cells"]
+    order = {name: i for i, name in enumerate(config["variants"] + new)}
+    sweeps = {name: i for i, name in enumerate(dict.fromkeys(row["sweep"] for row in cells))}
     info["load_average_1min_end"] = load_average()
     record = {"variants": variants, "cells": len(plan(sizes)), "decode_prefixes": SIZE_SETS[sizes].decode_prefixes,
               "provenance": info}
-    out["supplements"] = list(doc.get("supplements", [])) + [record]
-    return out
+    # The document keeps its schema version: its older rows are in that version's form (new rows add keys).
+    return {**doc, "config": {**config, "variants": config["variants"] + new},
+            "variant_labels": {**doc["variant_labels"], **{name: VARIANTS[name][0] for name in new}},
+            "cells": sorted(cells, key=lambda r: (sweeps[r["sweep"]], r["batch"], r["tokens"], r["heads"], r["dtype"],
+                                                  order[r["variant"]])),
+            "decode": list(doc.get("decode", [])) + added["decode"],
+            "supplements": list(doc.get("supplements", [])) + [record]}

@@ -1,8 +1,5 @@
-"""The benchmark results schema: what a results document must hold, checked without torch.
-
-``scripts/bench.py`` validates a document before writing it, and the MkDocs build
-validates every committed one before a page quotes it, so the build imports this
-module and must not pay for torch or matplotlib.
+"""The benchmark results schema, checked without torch or matplotlib: ``scripts/bench.py`` validates a document
+before writing it, and the MkDocs build every committed one before a page quotes it.
 """
 
 from __future__ import annotations
@@ -10,15 +7,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = [
-    "DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_dtypes",
-    "check_results", "kernel_flops", "kernel_problems", "validate_results",
-]
+__all__ = ["DECODE_TOLERANCE", "ERROR_BOUNDS", "FLOP_CONVENTION", "KERNEL_STATUSES", "SCHEMA_VERSION", "check_dtypes",
+           "check_results", "kernel_flops", "kernel_problems", "validate_results"]
 
-#: 2 added ``decode`` (the cached decoding step against recomputing the prefix) and the ``tiled`` variant.
-#: 3 added the attention-kernel sweep (``kernels``, required on CUDA), ``flops_counted`` (PyTorch's FLOP
-#: counter) and each row's ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and
-#: ``provenance.precision``. A version-2 document (the committed CPU run) is still read: it has none of these.
+#: 2 added ``decode`` and the ``tiled`` variant; 3 the kernel sweep (``kernels``, required on CUDA), ``flops_counted``,
+#: ``calls_per_block`` / ``warmup_calls``, ``config.warmup`` and ``provenance.precision``. Version 2 (the committed
+#: CPU run) is still read.
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (2, 3)
 
@@ -51,8 +45,8 @@ def kernel_flops(batch: int, heads: int, tokens: int, head_dim: int, causal: boo
 _TOP_KEYS = {"schema", "complete", "provenance", "config", "variant_labels", "ceiling", "cells", "decode"}
 _CELL_KEYS = {"sweep", "variant", "dtype", "batch", "tokens", "heads", "d_model", "status", "flops_attention",
               "flops_projection"}
-_OK_KEYS = {"max_rel_error", "error_bound", "times_s", "median_s", "peak_bytes", "achieved_flops_per_s",
-            "ceiling_fraction"}
+_TIMED_KEYS = {"max_rel_error", "error_bound", "times_s", "median_s", "peak_bytes"}  # every timed row, both sweeps
+_OK_KEYS = _TIMED_KEYS | {"achieved_flops_per_s", "ceiling_fraction"}
 #: What version 3 adds to every timed row of the layer sweeps.
 _OK_KEYS_V3 = {"flops_counted", "calls_per_block", "warmup_calls"}
 _DECODE_KEYS = {"prefix", "batch", "heads", "d_model", "dtype", "max_abs_diff", "cached_median_s",
@@ -62,8 +56,7 @@ DECODE_TOLERANCE = 1e-4
 _PROVENANCE_KEYS = {"command", "date_utc", "git_commit", "torch_version", "cuda_version", "device_name", "device_type",
                     "threads", "cpu_model"}
 _KERNEL_ROW_KEYS = {"tokens", "batch", "heads", "head_dim", "causal", "dtype", "variant", "status", "flops"}
-_KERNEL_TIMED_KEYS = {"max_rel_error", "error_bound", "flops_counted", "times_s", "median_s", "calls_per_block",
-                      "warmup_calls", "peak_bytes", "tflops", "peak_fraction"}
+_KERNEL_TIMED_KEYS = _TIMED_KEYS | _OK_KEYS_V3 | {"tflops", "peak_fraction"}
 _KERNEL_CONFIG_KEYS = {"tokens_per_cell", "width", "dtypes", "variants", "repeats", "min_block_s", "warmup",
                        "flop_convention"}
 KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
@@ -71,7 +64,7 @@ KERNEL_STATUSES = ("ok", "wrong", "unsupported", "oom")
 
 def _row_problems(where: str, row: dict[str, Any], statuses: tuple[str, ...], labels: dict[str, Any]) -> list[str]:
     """What a layer cell and a kernel row share: a known status, a labelled variant, a reason for no number,
-    and an ``"ok"`` row below its dtype's error bound (so no wrong result can be plotted as fast)."""
+    and an ``"ok"`` row below its dtype's error bound (so no wrong result is plotted as fast)."""
     problems = []
     status = row["status"]
     if status not in statuses:
@@ -86,10 +79,15 @@ def _row_problems(where: str, row: dict[str, Any], statuses: tuple[str, ...], la
     return problems
 
 
-def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str]) -> list[str]:
+def _missing(where: str, row: dict[str, Any], keys: set[str], timed: set[str] = frozenset()) -> list[str]:
     """``keys`` every row holds, ``timed`` those of a timed (``"ok"`` or ``"wrong"``) row too."""
     missing = keys - set(row) | (timed - set(row) if row.get("status") in ("ok", "wrong") else set())
     return [f"{where} lacks {sorted(missing)}"] if missing else []
+
+
+def _lacks(where: str, found: Any, keys: set[str]) -> list[str]:
+    """A problem per key of ``keys`` that ``found`` lacks."""
+    return [f"{where} lacks {key!r}" for key in sorted(keys - set(found))]
 
 
 def _non_finite(value: Any, where: str = "results") -> list[str]:
@@ -106,19 +104,14 @@ def _non_finite(value: Any, where: str = "results") -> list[str]:
 
 
 def validate_results(doc: Any) -> None:
-    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema.
-
-    Checks the keys, that FLOP counts match the formulas, that every ``"ok"`` cell
-    is within its dtype's error bound (so no wrong result can be plotted as fast), and
-    that no number is NaN or infinite.
-    """
+    """Raise :class:`ValueError` listing every way ``doc`` departs from the results schema: keys, FLOP counts
+    against the formulas, ``"ok"`` rows within their error bound, no NaN or infinite number."""
     if not isinstance(doc, dict):
         raise ValueError(f"results must be a JSON object, got {type(doc).__name__}")
     problems = [f"missing top-level key {key!r}" for key in sorted(_TOP_KEYS - set(doc))]
     if doc.get("schema") not in READABLE_VERSIONS:
         problems.append(f"schema must be one of {READABLE_VERSIONS}, got {doc.get('schema')!r}")
-    for key in sorted(_PROVENANCE_KEYS - set(doc.get("provenance", _PROVENANCE_KEYS))):
-        problems.append(f"provenance lacks {key!r}")
+    problems += _lacks("provenance", doc.get("provenance", _PROVENANCE_KEYS), _PROVENANCE_KEYS)
     for dtype, ceiling in doc.get("ceiling", {}).items():
         if not ceiling.get("flops_per_s", 0) > 0:
             problems.append(f"ceiling for {dtype} has no positive flops_per_s")
@@ -137,7 +130,7 @@ def validate_results(doc: Any) -> None:
             problems.append(f"{where} has a non-positive time or negative memory")
     for i, row in enumerate(doc.get("decode", [])):
         where = f"decode row {i} (prefix={row.get('prefix')})"
-        missing = _missing(where, row, _DECODE_KEYS, set())
+        missing = _missing(where, row, _DECODE_KEYS)
         problems += missing
         if missing:
             continue
@@ -153,10 +146,8 @@ def validate_results(doc: Any) -> None:
     if "kernels" in doc:
         problems.extend(kernel_problems(doc["kernels"]))
     for i, extra in enumerate(doc.get("supplements", [])):
-        for key in sorted(_PROVENANCE_KEYS - set(extra.get("provenance", {}))):
-            problems.append(f"supplement {i} provenance lacks {key!r}")
-        for key in sorted({"variants", "cells", "decode_prefixes"} - set(extra)):
-            problems.append(f"supplement {i} lacks {key!r}")
+        problems += _lacks(f"supplement {i} provenance", extra.get("provenance", {}), _PROVENANCE_KEYS)
+        problems += _lacks(f"supplement {i}", extra, {"variants", "cells", "decode_prefixes"})
     problems += _non_finite(doc)
     if problems:
         raise ValueError("results do not match the schema:\n  " + "\n  ".join(problems))
@@ -167,7 +158,7 @@ def kernel_problems(section: Any) -> list[str]:
     if not isinstance(section, dict) or not {"config", "variant_labels", "peak", "rows"} <= set(section):
         return ["kernels must hold config, variant_labels, peak and rows"]
     config, peak = section["config"], section["peak"]
-    problems = [f"kernels config lacks {key!r}" for key in sorted(_KERNEL_CONFIG_KEYS - set(config))]
+    problems = _lacks("kernels config", config, _KERNEL_CONFIG_KEYS)
     if peak is not None and not peak.get("flops_per_s", 0) > 0:
         problems.append("kernels peak has no positive flops_per_s")
     for i, row in enumerate(section["rows"]):
@@ -197,12 +188,7 @@ def kernel_problems(section: Any) -> list[str]:
 
 def check_results(doc: Any, source: object) -> None:
     """:func:`validate_results`, its message naming ``source``; then :class:`ValueError` unless ``doc`` is a
-    finished run (``complete`` is true).
-
-    A run writes ``complete: false`` only into its scratch file while it goes; a document
-    like that in a folder of results means a run was cut short, and its figures and claims
-    would be drawn from whatever cells it reached.
-    """
+    finished run: ``complete: false`` is written only into a run's scratch file while it goes."""
     try:
         validate_results(doc)
     except ValueError as error:

@@ -1,12 +1,6 @@
 """The layer benchmark's Markdown blocks (results, provenance and decode tables, a figure's image line)
-and how the pages print a measured number.
-
-Each block turns one results document into Markdown that :mod:`mha_site.bench.report` puts into
-the pages' placeholders and :mod:`mha_site.bench.gpu_section` into the GPU section. :func:`ms`,
-:func:`mib`, :func:`ratio` and :func:`sci` are one rounding rule per kind of number, shared by
-the tables, the claims (:mod:`mha_site.bench.claims`) and the placeholder values, so a number
-reads the same in a sentence and in a table. :func:`markdown_text` and :func:`markdown_code` put a
-string read from a results file (a CPU or GPU name, a label, a command) into Markdown as text.
+and how the pages print a measured number: one rounding rule per kind of number (:func:`ms`, :func:`mib`,
+:func:`ratio`, :func:`sci`), shared by tables, claims and placeholders, so a number reads the same everywhere.
 """
 
 from __future__ import annotations
@@ -28,24 +22,21 @@ _MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|!])")
 
 
 def markdown_text(value: object) -> str:
-    """A string from a results file as Markdown that shows exactly that text, in a sentence, a table cell or
-    an image's alt text: committed JSON is data, never markup (a ``<script>`` in a CPU name stays text).
-    """
+    """A string from a results file as Markdown that shows exactly that text: committed JSON is data, never
+    markup (a ``<script>`` in a CPU name stays text)."""
     escaped = _MARKDOWN_SYNTAX.sub(r"\\\1", html.escape(str(value), quote=False))
     return escaped.replace("$", "&#36;")
 
 
 def markdown_plain(markdown: str) -> str:
-    """The text that :func:`markdown_text` escaped, for a place that takes plain text: an include's
-    placeholders are filled in the rendered HTML, where no Markdown undoes the escapes.
-    """
+    """The text that :func:`markdown_text` escaped, for an include's placeholders: they are filled in the
+    rendered HTML, where no Markdown undoes the escapes."""
     return html.unescape(re.sub(r"\\" + _MARKDOWN_SYNTAX.pattern, r"\1", markdown))
 
 
 def markdown_code(value: object) -> str:
-    """A string from a results file (a command) as inline code: ``<code>`` around :func:`markdown_text`, since a
-    backtick code span cannot hold a backtick or be escaped.
-    """
+    """A string from a results file as inline code: ``<code>`` around :func:`markdown_text` (a backtick code
+    span cannot hold a backtick or be escaped)."""
     return f"<code>{markdown_text(value)}</code>"
 
 
@@ -68,9 +59,8 @@ def ratio(value: float) -> str:
 
 
 def spread(times: list[float]) -> tuple[float, float]:
-    """The fastest and slowest of a cell's timed blocks. The same setting timed again moved by more than many
-    gaps between variants, so an order is called only where two such ranges do not overlap.
-    """
+    """The fastest and slowest of a cell's timed blocks: the same setting timed again moved by more than many
+    gaps between variants, so an order is called only where two such ranges do not overlap."""
     return min(times), max(times)
 
 
@@ -96,8 +86,7 @@ def mib(n_bytes: int) -> str:
 
 def decode_table(doc: dict[str, Any]) -> str:
     """A Markdown table of the decode-step rows: prefix, both medians, their ratio, the cache's size."""
-    rows = doc["decode"]
-    first = rows[0]
+    first = doc["decode"][0]
     lines = [
         f"Batch {first['batch']}, {first['heads']} heads, d_model = {first['d_model']}, float32; one layer.",
         "",
@@ -106,13 +95,10 @@ def decode_table(doc: dict[str, Any]) -> str:
         "| prefix (tokens) | cached step ms | recompute ms | recompute / cached | cache KiB | max abs. difference |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in rows:
-        lines.append(
-            f"| {row['prefix']} | {_ms_spread(row['cached_median_s'], row['cached_times_s'])} | "
-            f"{_ms_spread(row['recompute_median_s'], row['recompute_times_s'])} | "
-            f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | "
-            f"{sci(row['max_abs_diff'])} |"
-        )
+    lines += [f"| {row['prefix']} | {_ms_spread(row['cached_median_s'], row['cached_times_s'])} | "
+              f"{_ms_spread(row['recompute_median_s'], row['recompute_times_s'])} | "
+              f"{ratio(row['recompute_over_cached'])} | {row['cache_bytes'] / 2**10:.0f} | {sci(row['max_abs_diff'])} |"
+              for row in doc["decode"]]
     return "\n".join(lines)
 
 
@@ -121,14 +107,10 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
     axis, key, _ = SWEEPS[sweep]
     labels = doc["variant_labels"]
     order = doc["config"]["variants"]
-    rows = sorted(
-        (c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
-        key=lambda c: (c[key], order.index(c["variant"])),
-    )
-    fixed = {
-        name: sorted({c[k] for c in rows})
-        for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))
-    }
+    rows = sorted((c for c in doc["cells"] if c["sweep"] == sweep and c["dtype"] == dtype),
+                  key=lambda c: (c[key], order.index(c["variant"])))
+    fixed = {name: sorted({c[k] for c in rows})
+             for name, k in (("B", "batch"), ("T", "tokens"), ("h", "heads"), ("d_model", "d_model"))}
     held = ", ".join(f"{name} = {values[0]}" for name, values in fixed.items() if len(values) == 1 and name != axis)
     lines = [
         f"Held fixed: {held}; {dtype}.",
@@ -142,20 +124,16 @@ def results_table(doc: dict[str, Any], sweep: str, dtype: str = "float32") -> st
             lines.append(f"| {c[key]} | {label} | skipped: {reason} | | | | | |")
             continue
         mark = "" if c["status"] == "ok" else " (wrong: not plotted)"
-        lines.append(
-            f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
-            f"{ms_range(*spread(c['times_s']))} | "
-            f"{mib(c['peak_bytes'])} | {c['achieved_flops_per_s'] / 1e9:.3g} | "
-            f"{100 * c['ceiling_fraction']:.0f} | "
-            f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |"
-        )
+        lines.append(f"| {c[key]} | {markdown_text(labels[c['variant']])}{mark} | {ms(c['median_s'])} | "
+                     f"{ms_range(*spread(c['times_s']))} | {mib(c['peak_bytes'])} | "
+                     f"{c['achieved_flops_per_s'] / 1e9:.3g} | {100 * c['ceiling_fraction']:.0f} | "
+                     f"{'not finite' if c['max_rel_error'] is None else sci(c['max_rel_error'])} |")
     return "\n".join(lines)
 
 
 def ratio_table(doc: dict[str, Any], base: str, tokens: tuple[int, ...], dtype: str = "float32") -> str:
-    """A Markdown table of every other variant's median time over ``base``'s in the seq sweep at each of ``tokens``;
-    "within noise" where the two cells' block ranges overlap, so the ratio's side of 1 is not called.
-    """
+    """A Markdown table of every other variant's median time over ``base``'s in the seq sweep at each of
+    ``tokens``; "within noise" where the two cells' block ranges overlap."""
     def entry(variant: str, t: int) -> str:
         mine, theirs = ([c for c in ok_cells(doc, "seq", v, dtype) if c["tokens"] == t] for v in (variant, base))
         if not (mine and theirs):
@@ -165,11 +143,8 @@ def ratio_table(doc: dict[str, Any], base: str, tokens: tuple[int, ...], dtype: 
 
     lines = [f"| Time relative to {markdown_text(doc['variant_labels'][base])} | "
              + " | ".join(f"T = {t}" for t in tokens) + " |", "|---|" + "---:|" * len(tokens)]
-    for variant in doc["config"]["variants"]:
-        if variant == base:
-            continue
-        entries = " | ".join(entry(variant, t) for t in tokens)
-        lines.append(f"| {markdown_text(doc['variant_labels'][variant])} | {entries} |")
+    lines += [f"| {markdown_text(doc['variant_labels'][variant])} | " + " | ".join(entry(variant, t) for t in tokens)
+              + " |" for variant in doc["config"]["variants"] if variant != base]
     return "\n".join(lines)
 
 
