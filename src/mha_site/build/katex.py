@@ -68,25 +68,20 @@ class Renderer:
             except (OSError, ValueError):
                 self._cache = {}  # a damaged cache is rebuilt, never trusted
 
-    def _engine(self):
-        if self._render is None:
-            import quickjs  # imported here: a build whose formulas are all cached never needs it
-
-            context = quickjs.Context()
-            context.eval(self._script)
-            options = json.dumps(OPTIONS)
-            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
-        return self._render
-
     def render(self, tex: str, display: bool) -> str:
         """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` naming it, with KaTeX's message."""
         key = ("D" if display else "I") + tex
         if key in self._cache:
             return self._cache[key]
-        import quickjs
+        import quickjs  # imported here: a build whose formulas are all cached never needs it
 
+        if self._render is None:
+            context = quickjs.Context()
+            context.eval(self._script)
+            options = json.dumps(OPTIONS)
+            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
         try:
-            out = core_mathml(self._engine()(tex, display))
+            out = core_mathml(self._render(tex, display))
         except (UnsupportedVariant, quickjs.JSException) as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
             raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {message}") from None

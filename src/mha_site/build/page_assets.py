@@ -73,8 +73,7 @@ def assets_for(content: str) -> tuple[list[str], list[str]]:
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
     """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox
-    (ValueError: not four numbers with a positive size, which the browser would draw at no size).
-    """
+    (ValueError: not four numbers with a positive size, which the browser would draw at no size)."""
     root = SVG_ROOT.search(data)
     if not root:
         return None
@@ -192,11 +191,9 @@ NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*<pre\b)(?![^
 
 
 def focusable_scroll_regions(content: str) -> str:
-    """Give every region that may scroll sideways ``tabindex="0"`` (code, display formulas, figures,
-    table boxes, notebook outputs): a keyboard scrolls only what takes focus, and whether a region
-    overflows depends on the screen and font (a checker found the API's doctests out of reach).
-    a11y.js names the regions that do overflow, and releases the others, once they are laid out.
-    """
+    """Give every region that may scroll sideways ``tabindex="0"``: a keyboard scrolls only what takes focus,
+    and whether a region overflows depends on the screen and font (a checker found the API's doctests out of
+    reach). a11y.js names the regions that do overflow, and releases the others, once they are laid out."""
     content = NOTEBOOK_OUTPUT.sub(r'\1 tabindex="0"', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
 
@@ -207,9 +204,8 @@ OUT_OF_SEARCH = re.compile(r'<(div|details)( class="(?:[^"]*\s)?(?:highlight|qui
 
 
 def out_of_search(content: str) -> str:
-    """Keep code blocks, quizzes and collapsed boxes out of the search index (Material's
-    ``data-search-exclude``): the API's names are found in its headings and prose.
-    """
+    """Keep code blocks, quizzes and collapsed boxes out of the search index (Material's ``data-search-exclude``):
+    the API's names are found in its headings and prose."""
     return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
 
@@ -237,10 +233,9 @@ def content_passes(content: str, page, config, files) -> str:
 
 
 def page_assets(content: str, config) -> dict[str, list[str]]:
-    """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
-    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``.
-    Plain Material gets every component's files (but tables.css: its tables are not wrapped).
-    """
+    """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks: ``preload``
+    (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``. Plain Material gets every
+    component's files (but tables.css: its tables are not wrapped)."""
     plain = is_plain(config)
     markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)

@@ -1,9 +1,6 @@
-"""Figures for the "Heads in real models" page, drawn from the committed heads.json files alone.
-
-JSON in, deterministic SVG out (through :mod:`mha_site.style`): no torch, no transformers,
-so ``scripts/build_assets.py --check`` redraws and compares them without the models.
-Every heatmap uses the one weight colour map on the fixed scale 0 to 1; the top heads of
-each score carry their rank as a number in the cell, so no figure relies on colour alone.
+"""Figures for the "Heads in real models" page, drawn from the committed heads.json files alone (no torch,
+no transformers: ``--check`` redraws them without the models). The top heads of each score carry their rank
+as a number in the cell, so no figure relies on colour alone.
 """
 
 from __future__ import annotations
@@ -98,13 +95,9 @@ GAP = 2
 
 @styled
 def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
-    """Every head's weights on one input as thumbnails, one row per head and one column per layer
-    (SmolLM2: a band of layers): layers across, since a model has fewer layers in view than heads.
-
-    All thumbnails are one mesh in one axes (a mesh per head would be hundreds of SVG groups):
-    each sits on a square in the colour of weight 0, and only its cells of at least
-    1 / :data:`SHADES` are drawn, in :data:`SHADES` steps.
-    """
+    """Every head's weights on one input as thumbnails, one row per head and one column per layer (a model
+    has fewer layers in view than heads). All are one mesh in one axes (a mesh per head would be hundreds of
+    SVG groups), each on a square in the colour of weight 0, only its cells of at least 1 / :data:`SHADES` drawn."""
     patterns = doc["views"]["model_view"]["patterns"]
     first, stop = spec.model_view_layers or (0, len(patterns))
     layers = list(range(first, stop))
