@@ -164,7 +164,7 @@ def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
 
 
 @styled
-def loss_figure(doc: dict) -> Figure:
+def loss_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Loss of each token of the first copy and the second copy, by position within the copy."""
     first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
     fig = new_figure(PHONE_WIDTH_IN, 3.6)
@@ -187,7 +187,7 @@ def loss_figure(doc: dict) -> Figure:
 
 
 @styled
-def ablation_figure(doc: dict) -> Figure:
+def ablation_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Second-copy loss: the full model, each top prefix-matching head zeroed, all of them, five random heads;
     bars across, so the head names stay level on a narrow figure."""
     ab = doc["ablation"]
@@ -212,14 +212,8 @@ def ablation_figure(doc: dict) -> Figure:
 
 
 def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every figure of the page as deterministic SVG bytes, keyed by file name."""
-    figures = {}
-    for model_id, spec in SPECS.items():
-        doc = docs[model_id]
-        figures[f"{spec.prefix}-scores.svg"] = scores_figure(doc, spec)
-        figures[f"{spec.prefix}-model-view.svg"] = model_view_figure(doc, spec)
-        figures[f"{spec.prefix}-head-view.svg"] = head_view_figure(doc, spec)
-        if spec.ablate:
-            figures[f"{spec.prefix}-loss.svg"] = loss_figure(doc)
-            figures[f"{spec.prefix}-ablation.svg"] = ablation_figure(doc)
-    return {name: figure_to_svg(fig, FIGURE_TITLES[name], compact=True) for name, fig in figures.items()}
+    """Every figure of the page as deterministic SVG bytes, keyed by file name: those each spec has titles for."""
+    draw = {"scores": scores_figure, "model-view": model_view_figure, "head-view": head_view_figure,
+            "loss": loss_figure, "ablation": ablation_figure}
+    return {f"{spec.prefix}-{kind}.svg": figure_to_svg(draw[kind](docs[model_id], spec), title, compact=True)
+            for model_id, spec in SPECS.items() for kind, title in spec.figure_titles.items()}
