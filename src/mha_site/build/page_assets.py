@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from mha_site.files import write_atomic
-from mha_site.build.html import element_end
+from mha_site.build.html import sub_elements
 from mha_site.build.material_internals import PLAIN_KEY, plain_material
 from mha_site.build.tables import TABLE_CLASS, table_rules, wrap_tables
 
@@ -55,7 +55,7 @@ IMG = re.compile(r"<img\b[^>]*>")
 ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
 SVG_ROOT = re.compile(rb"<svg\b[^>]*>", re.S)
 LENGTH = re.compile(r"^\s*([0-9.]+)\s*(px|pt)?\s*$")
-FALLBACK = '<div class="mha-explorer__fallback">'
+FALLBACK = re.compile('<div class="mha-explorer__fallback">')
 # A component's marker as one of an element's classes (not a prefix: "quiz" is not "quiz-feedback").
 MARKERS = [(name, re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')) for name, _, _ in PAGE_ASSETS]
 
@@ -172,11 +172,7 @@ def drop_plain_token_spans(content: str) -> str:
 
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
-    start = content.find(FALLBACK)
-    if start < 0:
-        return content
-    end = element_end(content, start)
-    return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
+    return sub_elements(FALLBACK, lambda tag, rest: f"<noscript>{tag}{rest}</noscript>", content)
 
 
 # Start tags of the regions that scroll sideways when wider than the column (extra.css, Material).
