@@ -1,11 +1,6 @@
-"""Data and figures for the causal-mask page, computed from :mod:`mha_ref.causal`.
-
-:func:`causal_results` computes the data in float64 (on ``device``) rounded to :data:`DIGITS`
-places: the demo heads' weights on the lesson's sentence with and without the causal mask, and
-how far each output of a seeded layer moves when one token is perturbed. Committed as
-``causal.json``, it counts as current within :data:`TOLERANCE` (another kernel, thread count
-or a GPU may round a number the other way); the figures are drawn from the committed data, so
-they check byte for byte.
+"""Data and figures for the causal-mask page, computed from :mod:`mha_ref.causal` in float64: the
+committed ``causal.json`` counts as current within :data:`TOLERANCE` (another kernel, thread count or a GPU
+may round a number the other way); the figures are drawn from the committed data and check byte for byte.
 """
 
 from __future__ import annotations
@@ -69,11 +64,8 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
 def causal_results(
     perturbed: str = "it", d_model: int = 16, num_heads: int = 4, seed: int = 0, device: torch.device | str = "cpu"
 ) -> dict[str, Any]:
-    """Everything the causal-mask page shows, as JSON-ready data rounded to :data:`DIGITS` places.
-
-    ``perturbed``: the token whose input vector gets noise in the seeded layer
-    (:func:`mha_ref.causal.seeded_sentence_layer` with ``d_model``, ``num_heads`` and ``seed``).
-    """
+    """Everything the causal-mask page shows, rounded to :data:`DIGITS` places: the demo heads' weights with and
+    without the mask, and how far each output of the seeded layer moves when ``perturbed``'s input gets noise."""
     if perturbed not in TOKENS:
         raise ValueError(f"perturbed token {perturbed!r} is not in the sentence {list(TOKENS)}")
     free, masked = demo_patterns_float64(False, device), demo_patterns_float64(True, device)  # (h, T, T) each
@@ -185,11 +177,8 @@ def alt_texts(data: dict[str, Any]) -> dict[str, str]:
 
 
 def build_files(out_dir: Path | str, device: torch.device | str = "cpu") -> dict[Path, bytes]:
-    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir`` (nothing is written).
-
-    The figures are drawn from the ``causal.json`` already in ``out_dir`` if fresh numbers (from
-    ``device``) agree with it within :data:`TOLERANCE`, so a rebuild elsewhere changes no file.
-    """
+    """Every file the causal-mask page needs, as ``{path: bytes}`` under ``out_dir``, drawn from the committed
+    ``causal.json`` if fresh numbers agree with it within :data:`TOLERANCE`: a rebuild elsewhere changes no file."""
     out = Path(out_dir)
     data = causal_results(device=device)
     data["alt"] = alt_texts(data)

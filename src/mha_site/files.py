@@ -1,12 +1,8 @@
-"""Write generated site files, or prove that the committed ones are current.
+"""Write generated site files atomically, or prove that the committed ones are current.
 
-Builders render their files to bytes and hand them to :func:`write_or_check`, which writes only
-what is not current (timestamps and git stay still), or with ``check=True`` writes nothing and
-names every missing or stale file. "Current" means equal bytes unless a ``compare`` says
-otherwise: computed floating-point data is rounded and compared within one unit of its last
-place (:func:`json_within`), because another CPU, thread count or GPU agrees only to ~1e-15 and
-may round the other way; figures are drawn from the data *as committed* (:func:`settled_json`),
-so they compare byte for byte. Every file is written by :func:`write_atomic`.
+Computed floating-point data compares within one unit of its last kept place (:func:`json_within`):
+another CPU, thread count or GPU agrees only to ~1e-15 and may round the other way. Figures are drawn
+from the data *as committed* (:func:`settled_json`), so they compare byte for byte.
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Compare", "StaleOutputs", "json_bytes", "json_differences", "json_within", "load_json",
+__all__ = ["Compare", "StaleOutputs", "json_bytes", "json_differences", "json_walk", "json_within", "load_json",
            "read_notebook", "run_write_or_check", "settled_json", "write_atomic", "write_or_check"]
 
 #: ``compare(path, committed, fresh)``: the reasons ``committed`` is not current (empty: it is).
@@ -56,46 +52,48 @@ def load_json(path: Path) -> object:
 def json_differences(committed: Any, fresh: Any, digits: int, where: str = "$") -> list[str]:
     """Where two parsed JSON documents differ (one line each, at most 5): a committed number must be
     rounded to ``digits`` places and within one unit of the last (``10 ** -digits``) of the fresh
-    one; everything else must match exactly (an int and a float compare as numbers).
-    """
-    problems: list[str] = []
-    _differences(committed, fresh, digits, where, problems)
-    return problems[:5]
+    one; everything else must match exactly (an int and a float compare as numbers)."""
+    return json_walk(committed, fresh, where, lambda a, b, where: _rounded_within(a, b, digits, where))[:5]
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _differences(a: Any, b: Any, digits: int, where: str, problems: list[str]) -> None:
-    if _is_number(a) and _is_number(b):
-        if not (math.isfinite(a) and math.isfinite(b)):
-            same = a == b or (math.isnan(a) and math.isnan(b))
-        else:
-            same = abs(a - b) <= 10.0**-digits * (1 + 1e-9)  # 1e-9: 0.1235 - 0.1234 is 1.0000000000000286e-4
-        if not same:
-            problems.append(f"{where}: committed {a!r}, now {b!r}")
-        elif isinstance(a, float) and math.isfinite(a) and round(a, digits) != a:
-            problems.append(f"{where}: committed {a!r} is not rounded to {digits} places")
-    elif isinstance(a, dict) and isinstance(b, dict):
+def _rounded_within(a: Any, b: Any, digits: int, where: str) -> list[str] | None:
+    if not (_is_number(a) and _is_number(b)):
+        return None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        same = a == b or (math.isnan(a) and math.isnan(b))
+    else:
+        same = abs(a - b) <= 10.0**-digits * (1 + 1e-9)  # 1e-9: 0.1235 - 0.1234 is 1.0000000000000286e-4
+    if not same:
+        return [f"{where}: committed {a!r}, now {b!r}"]
+    if isinstance(a, float) and math.isfinite(a) and round(a, digits) != a:
+        return [f"{where}: committed {a!r} is not rounded to {digits} places"]
+    return []
+
+
+def json_walk(a: Any, b: Any, where: str, leaf: Callable[[Any, Any, str], list[str] | None]) -> list[str]:
+    """Where parsed JSON ``a`` (committed) and ``b`` (fresh) differ, one line each: ``leaf(a, b, where)``
+    judges a pair it knows (None: it does not); dicts need the same keys, lists the same length, the rest equality.
+    """
+    judged = leaf(a, b, where)
+    if judged is not None:
+        return judged
+    if isinstance(a, dict) and isinstance(b, dict):
         if sorted(a) != sorted(b):
-            problems.append(f"{where}: keys differ: committed {sorted(a)}, now {sorted(b)}")
-            return
-        for key in sorted(a):
-            _differences(a[key], b[key], digits, f"{where}.{key}", problems)
-    elif isinstance(a, list) and isinstance(b, list):
+            return [f"{where}: keys differ: committed {sorted(a)}, now {sorted(b)}"]
+        return [line for key in sorted(a) for line in json_walk(a[key], b[key], f"{where}.{key}", leaf)]
+    if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            problems.append(f"{where}: committed {len(a)} items, now {len(b)}")
-            return
-        for index, (x, y) in enumerate(zip(a, b)):
-            _differences(x, y, digits, f"{where}[{index}]", problems)
-    elif type(a) is not type(b) or a != b:
-        problems.append(f"{where}: committed {a!r}, now {b!r}")
+            return [f"{where}: committed {len(a)} items, now {len(b)}"]
+        return [line for i, (x, y) in enumerate(zip(a, b)) for line in json_walk(x, y, f"{where}[{i}]", leaf)]
+    return [f"{where}: committed {a!r}, now {b!r}"] if type(a) is not type(b) or a != b else []
 
 
 def json_within(digits: int) -> Compare:
-    """A ``compare`` for :func:`write_or_check`: ``.json`` files as :func:`json_differences` with ``digits``, others byte for byte.
-    """
+    """A ``compare`` for :func:`write_or_check`: ``.json`` files as :func:`json_differences`, others byte for byte."""
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 15:
         raise ValueError(f"digits must be an int from 0 to 15, got {digits!r}")
 
@@ -115,8 +113,7 @@ def json_within(digits: int) -> Compare:
 
 def settled_json(path: Path | str, fresh: Any, digits: int) -> Any:
     """The data to draw from: the committed JSON at ``path`` if it is current (:func:`json_differences`),
-    else ``fresh``, as ``json.loads(json_bytes(...))`` gives it: figures drawn from either match.
-    """
+    else ``fresh``, as ``json.loads(json_bytes(...))`` gives it: figures drawn from either match."""
     normal = json.loads(json_bytes(fresh))
     try:
         committed = json.loads(Path(path).read_bytes())
@@ -155,10 +152,9 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
 def write_or_check(
     files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
 ) -> list[Path]:
-    """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by
-    ``compare``) and return their paths; in ``check`` mode write nothing and raise
-    :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons).
-    """
+    """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by ``compare``;
+    timestamps and git stay still) and return their paths; in ``check`` mode write nothing and raise
+    :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons)."""
     problems: list[str] = []
     written: list[Path] = []
     for raw_path, content in files.items():
@@ -183,9 +179,8 @@ def write_or_check(
 def run_write_or_check(
     files: Mapping[Path | str, bytes], check: bool, fix_command: str, compare: Compare | None = None
 ) -> int:
-    """Write or check ``files`` for a script: print each file written, or each stale one (to stderr)
-    with ``fix_command``; return the exit code (1: something is stale or cannot be written).
-    """
+    """Write or check ``files`` for a script, printing each file written, or each stale one (to stderr)
+    with ``fix_command``; return the exit code (1: something is stale or cannot be written)."""
     try:
         written = write_or_check(files, check=check, compare=compare)
     except StaleOutputs as stale:
@@ -203,8 +198,7 @@ def run_write_or_check(
 
 def read_notebook(path: Path | str, text: str | None = None) -> dict[str, Any]:
     """The notebook at ``path`` (or its ``text``) as JSON, or ValueError naming it in one line. The stored
-    notebook is also the source of its cells: a broken one is restored from git, not rebuilt.
-    """
+    notebook is also the source of its cells: a broken one is restored from git, not rebuilt."""
     restore = f"restore it with git checkout -- {path}"
     try:
         notebook = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)

@@ -101,9 +101,8 @@ def _arrow(ax, start: tuple[float, float], end: tuple[float, float], width: floa
 
 @styled
 def shape_flow_figure(steps: list[Step], sizes: dict[str, int] = FLOW_SIZES) -> Figure:
-    """Draw the steps top to bottom, one under another: the operation, then its symbolic shape in a
-    box beside the measured example shape; an arrow down the left runs from first step to last.
-    """
+    """Draw the steps top to bottom: the operation, then its symbolic shape in a box beside the measured
+    example shape; an arrow down the left runs from first step to last."""
     if not steps:
         raise ValueError("steps must hold at least one step, got none")
     label_lines = [label.count("\n") + 1 for label, _, _ in steps]
@@ -171,8 +170,7 @@ def _box(ax, y_top: float, height: float, lines: tuple[str, ...], highlight: boo
 @styled
 def transformer_block_figure(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) -> Figure:
     """Draw one pre-LN block: the residual stream down the left, each stage a branch off it
-    (LayerNorm, then the sublayer) whose output is added back at a circled plus.
-    """
+    (LayerNorm, then the sublayer) whose output is added back at a circled plus."""
     if not stages:
         raise ValueError("stages must hold at least one (sublayer, note) pair, got none")
     branch = 2.0  # inches per stage, fork to plus
@@ -218,9 +216,7 @@ def transformer_block_alt(stages: tuple[tuple[str, str], ...] = BLOCK_STAGES) ->
 
 
 def build_files(out_dir: Path, device: str = "cpu") -> dict[Path, bytes]:
-    """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir``, for
-    :func:`mha_site.files.write_or_check` (``python scripts/build_assets.py [--check] lesson``).
-    """
+    """Every file of ``docs/assets/lesson/`` as ``{path: bytes}`` under ``out_dir``."""
     steps = shape_flow(**FLOW_SIZES, device=device)
     return {
         Path(out_dir) / "shape-flow.svg": figure_to_svg(shape_flow_figure(steps), shape_flow_alt(steps)),

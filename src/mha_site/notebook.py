@@ -1,11 +1,6 @@
-"""Execute the site's notebooks reproducibly, so their stored outputs can be checked.
-
-The walkthrough is stored *with* its outputs, so the site runs nothing at build time.
-:func:`execute_notebook` runs it in a fresh kernel and returns a normal form (fixed metadata, no
-timing, execution counts 1, 2, 3...): two runs give the same bytes. :func:`notebook_differences`
-lets the numbers a cell prints differ by :data:`NUMBER_TOLERANCE` (another CPU kernel path can
-round a float32 result the other way) and nothing else, which catches stale and unstable outputs.
-``nbformat`` and ``nbclient`` are imported only when a notebook is executed.
+"""Execute the site's notebooks reproducibly, so their stored outputs can be checked: the walkthrough is
+stored *with* its outputs, so the site runs nothing at build time. ``nbformat`` and ``nbclient`` are
+imported only when a notebook is executed.
 """
 
 from __future__ import annotations
@@ -51,9 +46,8 @@ def _output_text(output: dict[str, Any]) -> str:
 
 
 def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
-    """Why a notebook's outputs (``nbformat`` JSON) cannot be stored, one line per problem naming the
-    cell: errors, stderr, memory addresses, timestamps, absolute paths.
-    """
+    """Why a notebook's outputs cannot be stored, one line per problem naming the cell: errors, stderr, and text
+    that differs by run or machine."""
     problems = []
     for index, cell in enumerate(notebook.get("cells", [])):
         for output in cell.get("outputs", []):
@@ -70,9 +64,7 @@ def unstable_outputs(notebook: dict[str, Any]) -> list[str]:
 
 
 def normalise(notebook: Any) -> Any:
-    """Put an executed ``nbformat`` notebook into the stored form, in place: :data:`NOTEBOOK_METADATA`,
-    cells without Jupyter's timing and collapsed/scrolled state.
-    """
+    """An executed notebook in the stored form, in place: :data:`NOTEBOOK_METADATA`, no timing or view state."""
     notebook.metadata = {key: dict(value) for key, value in NOTEBOOK_METADATA.items()}
     for cell in notebook.cells:
         for key in ("execution", "collapsed", "scrolled", "ExecuteTime"):
@@ -81,12 +73,9 @@ def normalise(notebook: Any) -> Any:
 
 
 def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Path, ...] = ()) -> bytes:
-    """Run the notebook at ``path`` from scratch in a fresh kernel; return the stored form as bytes.
-
-    The kernel starts in the notebook's folder with ``pythonpath`` (the repository's ``src``) ahead
-    of ``PYTHONPATH``, so it imports the same code as the command. ValueError: not a ``.ipynb``, a
-    cell raises, or an output cannot be stored (:func:`unstable_outputs`).
-    """
+    """Run the notebook at ``path`` in a fresh kernel (in its folder, ``pythonpath`` ahead of ``PYTHONPATH``, so
+    it imports the same code as the command); the stored form as bytes, the same from two runs (no timing,
+    execution counts 1, 2, 3...). ValueError: not a ``.ipynb``, a cell raises, or an output cannot be stored."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -136,10 +125,9 @@ def _text_differences(where: str, old: str, new: str, tolerance: float) -> list[
 
 
 def notebook_differences(committed: bytes, fresh: bytes, tolerance: float = NUMBER_TOLERANCE) -> list[str]:
-    """Why a stored notebook is not current with a fresh run (empty: it is). Everything must match
-    but the decimal numbers of text outputs, which may differ by ``tolerance`` or one unit in their
-    last printed place, whichever is larger.
-    """
+    """Why a stored notebook is not current with a fresh run (empty: it is). Everything must match but the
+    decimal numbers of text outputs, which may differ by ``tolerance`` (another CPU kernel path can round a
+    float32 result the other way) or one unit in their last printed place, whichever is larger."""
     if committed == fresh:
         return []
     try:

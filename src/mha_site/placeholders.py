@@ -75,8 +75,7 @@ def _tiny_model(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]
 
 def explorer_values(data: dict[str, Any]) -> dict[str, str]:
     """What the explorer's note says of its trained dataset, counted from its weights: in the
-    first copy, the queries (after the first token) whose induction weight peaks on token 0.
-    """
+    first copy, the queries (after the first token) whose induction weight peaks on token 0."""
     trained = next(dataset for dataset in data["datasets"] if dataset["name"] == "trained")
     induction = next(head for head in trained["heads"] if head["name"] == "induction")["weights"]
     first_copy = range(1, trained["half"])

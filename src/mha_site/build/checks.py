@@ -42,12 +42,9 @@ def anchor_paths(config) -> None:
 
 
 def drop_broken_notebook_cache(config) -> list[Path]:
-    """Delete, and return, the mkdocs-jupyter cache entries that are not whole (call after :func:`anchor_paths`).
-
-    mkdocs-jupyter writes an entry in place and reads it back unchecked: one cut short (a build killed
-    mid-write, a full disk) broke every later build with a JSONDecodeError naming the notebook page,
-    not the cache. Dropped, the page is rendered again and its entry rewritten.
-    """
+    """Delete, and return, the mkdocs-jupyter cache entries that are not whole (after :func:`anchor_paths`):
+    mkdocs-jupyter writes an entry in place and reads it back unchecked, so one cut short (a build killed, a
+    full disk) broke every later build with a JSONDecodeError naming the notebook page, not the cache."""
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is None or not jupyter.config.get("cache", True):
         return []
@@ -85,8 +82,7 @@ def page_snippets_found(markdown: str, config) -> str:
 
 def snippets_found(markdown: str, base_paths: list[str], root: str = ".", _within: tuple[str, ...] = ()) -> str:
     """``markdown`` unchanged, or ValueError naming the first ``--8<-- "file:section"`` include
-    (pymdownx.snippets' own syntax, followed into included files) whose file or section is missing.
-    """
+    (pymdownx.snippets' own syntax, followed into included files) whose file or section is missing."""
     from pymdownx.snippets import SnippetPreprocessor as Snippets
 
     for line in markdown.splitlines():

@@ -34,9 +34,7 @@ H1_END = re.compile(r"</h1>")
 
 
 def course_line(place: int | None, total: int, text: PageText) -> str:
-    """The line under a page's title: its place in the course (``place`` None: a page after the
-    course, such as the notebook) and its reading time.
-    """
+    """The line under a page's title: its place in the course (None: after it, the notebook) and reading time."""
     minutes = text.minutes
     counts = f"{text.words:,} words" + (f", {text.code_lines:,} lines of code" if text.code_lines else "")
     unit = "minute" if minutes == 1 else "minutes"
@@ -46,8 +44,7 @@ def course_line(place: int | None, total: int, text: PageText) -> str:
 
 def moved_script(targets: dict[str, str]) -> str:
     """An inline script that sends an address naming a moved id (``#positions``) to ``targets[id]``
-    (relative to the page), keeping the fragment: before the page is drawn, and on ``hashchange``.
-    """
+    (relative to the page), keeping the fragment: before the page is drawn, and on ``hashchange``."""
     mapping = json.dumps(targets, sort_keys=True).replace("</", "<\\/")
     return (
         "<script>{const moved = " + mapping + "; const follow = () => {const id = decodeURIComponent(location.hash.slice(1)); "

@@ -47,10 +47,6 @@ def _resolve(package: griffe.Object, scope: griffe.Object, target: str) -> griff
     return None
 
 
-def _documented(obj: griffe.Object) -> bool:
-    return obj.is_module or (bool(obj.docstring and obj.docstring.value.strip()) and not obj.name.startswith("_"))
-
-
 def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> str:
     """Turn reST roles into autorefs links (``[`label`][path]``) or plain code spans."""
 
@@ -58,7 +54,8 @@ def rewrite_roles(text: str, package: griffe.Object, scope: griffe.Object) -> st
         short, target = match.group(1), match.group(2).strip()
         label = target.rsplit(".", 1)[-1] if short else target
         found = _resolve(package, scope, target)
-        if found is not None and _documented(found):
+        if found is not None and (found.is_module or (bool(found.docstring and found.docstring.value.strip())
+                                                      and not found.name.startswith("_"))):
             return f"[`{label}`][{found.path}]"
         return f"`{label}`"
 

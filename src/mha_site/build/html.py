@@ -4,8 +4,9 @@ and the one repair of Material's own markup."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["element_end", "name_search_dialog", "unclosed_element"]
+__all__ = ["element_end", "name_search_dialog", "sub_elements", "unclosed_element"]
 
 
 def element_end(content: str, start: int, name: str = "div") -> int:
@@ -16,6 +17,18 @@ def element_end(content: str, start: int, name: str = "div") -> int:
         if depth == 0:
             return match.end()
     raise ValueError(f"unclosed <{name}> at offset {start}")
+
+
+def sub_elements(start: re.Pattern[str], replace: Callable[[str, str], str], content: str, name: str = "div") -> str:
+    """``content`` with each ``name`` element whose start tag matches ``start`` (not one inside an earlier
+    match) replaced by ``replace(start_tag, rest)``, ``rest`` running from the tag to the element's end."""
+    out, position = [], 0
+    for match in start.finditer(content):
+        if match.start() >= position:
+            end = element_end(content, match.start(), name)
+            out += [content[position:match.start()], replace(match.group(0), content[match.end():end])]
+            position = end
+    return "".join(out) + content[position:]
 
 
 # Block elements whose end tag HTML never leaves out: a missing one is a mistake, not shorthand.

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from mha_site.files import write_atomic
-from mha_site.build.html import element_end
+from mha_site.build.html import sub_elements
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/mha_site/build/katex.py
 KATEX_JS = ROOT / "docs" / "assets" / "vendor" / "katex" / "katex.min.js"
@@ -68,25 +68,20 @@ class Renderer:
             except (OSError, ValueError):
                 self._cache = {}  # a damaged cache is rebuilt, never trusted
 
-    def _engine(self):
-        if self._render is None:
-            import quickjs  # imported here: a build whose formulas are all cached never needs it
-
-            context = quickjs.Context()
-            context.eval(self._script)
-            options = json.dumps(OPTIONS)
-            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
-        return self._render
-
     def render(self, tex: str, display: bool) -> str:
         """KaTeX's MathML for ``tex`` (:func:`core_mathml`); :class:`KaTeXError` naming it, with KaTeX's message."""
         key = ("D" if display else "I") + tex
         if key in self._cache:
             return self._cache[key]
-        import quickjs
+        import quickjs  # imported here: a build whose formulas are all cached never needs it
 
+        if self._render is None:
+            context = quickjs.Context()
+            context.eval(self._script)
+            options = json.dumps(OPTIONS)
+            self._render = context.eval(f"(tex, display) => katex.renderToString(tex, {{...{options}, displayMode: display}})")
         try:
-            out = core_mathml(self._engine()(tex, display))
+            out = core_mathml(self._render(tex, display))
         except (UnsupportedVariant, quickjs.JSException) as error:
             message = str(error).splitlines()[0].removeprefix("ParseError: ")
             raise KaTeXError(f"KaTeX cannot render the formula {tex!r}: {message}") from None
@@ -177,18 +172,8 @@ def render_dollar_math(fragment: str, render) -> str:
 
 
 def render_notebook_math(content: str, render) -> str:
-    """Render the math of every Markdown cell in an nbconvert page."""
-    out = []
-    position = 0
-    for match in NB_MARKDOWN_CELL.finditer(content):
-        if match.start() < position:
-            continue  # a cell nested in one already handled
-        end = element_end(content, match.start())
-        out.append(content[position : match.end()])
-        out.append(render_dollar_math(content[match.end() : end], render))
-        position = end
-    out.append(content[position:])
-    return "".join(out)
+    """Render the math of every Markdown cell in an nbconvert page (once: a cell nested in one is handled with it)."""
+    return sub_elements(NB_MARKDOWN_CELL, lambda tag, rest: tag + render_dollar_math(rest, render), content)
 
 
 _renderer: Renderer | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from mha_site.files import write_atomic
-from mha_site.build.html import element_end
+from mha_site.build.html import sub_elements
 from mha_site.build.material_internals import PLAIN_KEY, plain_material
 from mha_site.build.tables import TABLE_CLASS, table_rules, wrap_tables
 
@@ -55,7 +55,7 @@ IMG = re.compile(r"<img\b[^>]*>")
 ATTR = re.compile(r'\s([a-zA-Z-]+)="([^"]*)"')
 SVG_ROOT = re.compile(rb"<svg\b[^>]*>", re.S)
 LENGTH = re.compile(r"^\s*([0-9.]+)\s*(px|pt)?\s*$")
-FALLBACK = '<div class="mha-explorer__fallback">'
+FALLBACK = re.compile('<div class="mha-explorer__fallback">')
 # A component's marker as one of an element's classes (not a prefix: "quiz" is not "quiz-feedback").
 MARKERS = [(name, re.compile(rf'class="(?:[^"]*\s)?{re.escape(name)}(?:\s[^"]*)?"')) for name, _, _ in PAGE_ASSETS]
 
@@ -73,8 +73,7 @@ def assets_for(content: str) -> tuple[list[str], list[str]]:
 
 def svg_size(data: bytes) -> tuple[int, int] | None:
     """CSS pixel size of an SVG from its root ``width``/``height`` (px or pt), else its viewBox
-    (ValueError: not four numbers with a positive size, which the browser would draw at no size).
-    """
+    (ValueError: not four numbers with a positive size, which the browser would draw at no size)."""
     root = SVG_ROOT.search(data)
     if not root:
         return None
@@ -173,11 +172,7 @@ def drop_plain_token_spans(content: str) -> str:
 
 def fallback_in_noscript(content: str) -> str:
     """Wrap the explorer's static fallback in ``<noscript>`` (not fetched when scripts run)."""
-    start = content.find(FALLBACK)
-    if start < 0:
-        return content
-    end = element_end(content, start)
-    return f"{content[:start]}<noscript>{content[start:end]}</noscript>{content[end:]}"
+    return sub_elements(FALLBACK, lambda tag, rest: f"<noscript>{tag}{rest}</noscript>", content)
 
 
 # Start tags of the regions that scroll sideways when wider than the column (extra.css, Material).
@@ -192,11 +187,9 @@ NOTEBOOK_OUTPUT = re.compile(r'(data-mime-type="text/plain"[^>]*>\s*<pre\b)(?![^
 
 
 def focusable_scroll_regions(content: str) -> str:
-    """Give every region that may scroll sideways ``tabindex="0"`` (code, display formulas, figures,
-    table boxes, notebook outputs): a keyboard scrolls only what takes focus, and whether a region
-    overflows depends on the screen and font (a checker found the API's doctests out of reach).
-    a11y.js names the regions that do overflow, and releases the others, once they are laid out.
-    """
+    """Give every region that may scroll sideways ``tabindex="0"``: a keyboard scrolls only what takes focus,
+    and whether a region overflows depends on the screen and font (a checker found the API's doctests out of
+    reach). a11y.js names the regions that do overflow, and releases the others, once they are laid out."""
     content = NOTEBOOK_OUTPUT.sub(r'\1 tabindex="0"', content)
     return SCROLL_REGION.sub(lambda match: match.group(0) + ' tabindex="0"', content)
 
@@ -207,9 +200,8 @@ OUT_OF_SEARCH = re.compile(r'<(div|details)( class="(?:[^"]*\s)?(?:highlight|qui
 
 
 def out_of_search(content: str) -> str:
-    """Keep code blocks, quizzes and collapsed boxes out of the search index (Material's
-    ``data-search-exclude``): the API's names are found in its headings and prose.
-    """
+    """Keep code blocks, quizzes and collapsed boxes out of the search index (Material's ``data-search-exclude``):
+    the API's names are found in its headings and prose."""
     return OUT_OF_SEARCH.sub(r"<\1 data-search-exclude\2", content)
 
 
@@ -237,10 +229,9 @@ def content_passes(content: str, page, config, files) -> str:
 
 
 def page_assets(content: str, config) -> dict[str, list[str]]:
-    """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks:
-    ``preload`` (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``.
-    Plain Material gets every component's files (but tables.css: its tables are not wrapped).
-    """
+    """What a page with ``content`` links, as site-root paths for overrides/main.html's blocks: ``preload``
+    (the math font), ``css_first`` (before extra.css), ``css`` (after it) and ``js``. Plain Material gets every
+    component's files (but tables.css: its tables are not wrapped)."""
     plain = is_plain(config)
     markers = {name for name, pattern in MARKERS if (name != TABLE_CLASS if plain else pattern.search(content))}
     stylesheets, scripts = assets_of(markers)

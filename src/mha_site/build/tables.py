@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 
-from mha_site.build.html import element_end
+from mha_site.build.html import sub_elements
 
 __all__ = ["TABLE_CLASS", "table_rules", "wrap_tables"]
 
 TABLE_CLASS = "mha-table"
 MATERIAL_SELECTOR = "table:not([class])"
 OUR_SELECTOR = f"table.{TABLE_CLASS}"
+PLAIN_TABLE = re.compile("<table>")
 # A top-level block of a stylesheet: its prelude (after any ``@charset ...;``) and its body, which
 # may hold blocks one level deep (Material's @media and @supports hold plain rules).
 CSS_BLOCK = re.compile(r"([^{};]+)\{((?:[^{}]|\{[^{}]*\})*)\}")
@@ -26,15 +27,8 @@ CSS_BLOCK = re.compile(r"([^{};]+)\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 def wrap_tables(content: str) -> str:
     """Wrap each plain ``<table>`` (no attributes: the Markdown tables) as Material's bundle would."""
-    out, position = [], 0
-    for match in re.finditer(r"<table>", content):
-        end = element_end(content, match.start(), "table")
-        out += [content[position:match.start()],
-                f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table class="{TABLE_CLASS}">',
-                content[match.end():end], "</div></div>"]
-        position = end
-    out.append(content[position:])
-    return "".join(out)
+    return sub_elements(PLAIN_TABLE, lambda _, rest: '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
+                        f'<table class="{TABLE_CLASS}">{rest}</div></div>', content, "table")
 
 
 def table_rules(material_css: str) -> str:

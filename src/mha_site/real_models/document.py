@@ -115,12 +115,8 @@ def copying_ranks(outputs: Tensor, tokens: Tensor, keys: Tensor, unembed: Tensor
 
 @torch.no_grad()
 def _measure(spec: ModelSpec, model, tokenizer, batches: list[Tensor]) -> tuple[dict, dict]:
-    """``scores`` (name -> (L, h) tensor) and the ``reproduction`` errors of heads.json (without the versions).
-
-    Besides the spec's patterns: ``<sink>_norm``, the sink score of the norm-based shares (:func:`norm_shares`),
-    and where the model has an unembedding, ``copying`` (:func:`copying_ranks`) at the prefix-matching
-    targets (the tokens that followed each earlier occurrence).
-    """
+    """``scores`` (name -> (L, h) tensor: the spec's patterns, ``<sink>_norm`` and ``copying`` at the
+    prefix-matching targets, see the schema) and the ``reproduction`` errors of heads.json (without the versions)."""
     layers = spec.layers(model)
     out_err, w_err, rel_err = [0.0] * len(layers), [0.0] * len(layers), [0.0] * len(layers)
     scores: dict[str, Tensor] = {}

@@ -1,9 +1,6 @@
-"""Figures for the "Heads in real models" page, drawn from the committed heads.json files alone.
-
-JSON in, deterministic SVG out (through :mod:`mha_site.style`): no torch, no transformers,
-so ``scripts/build_assets.py --check`` redraws and compares them without the models.
-Every heatmap uses the one weight colour map on the fixed scale 0 to 1; the top heads of
-each score carry their rank as a number in the cell, so no figure relies on colour alone.
+"""Figures for the "Heads in real models" page, drawn from the committed heads.json files alone (no torch,
+no transformers: ``--check`` redraws them without the models). The top heads of each score carry their rank
+as a number in the cell, so no figure relies on colour alone.
 """
 
 from __future__ import annotations
@@ -98,13 +95,9 @@ GAP = 2
 
 @styled
 def model_view_figure(doc: dict, spec: ModelSpec) -> Figure:
-    """Every head's weights on one input as thumbnails, one row per head and one column per layer
-    (SmolLM2: a band of layers): layers across, since a model has fewer layers in view than heads.
-
-    All thumbnails are one mesh in one axes (a mesh per head would be hundreds of SVG groups):
-    each sits on a square in the colour of weight 0, and only its cells of at least
-    1 / :data:`SHADES` are drawn, in :data:`SHADES` steps.
-    """
+    """Every head's weights on one input as thumbnails, one row per head and one column per layer (a model
+    has fewer layers in view than heads). All are one mesh in one axes (a mesh per head would be hundreds of
+    SVG groups), each on a square in the colour of weight 0, only its cells of at least 1 / :data:`SHADES` drawn."""
     patterns = doc["views"]["model_view"]["patterns"]
     first, stop = spec.model_view_layers or (0, len(patterns))
     layers = list(range(first, stop))
@@ -171,7 +164,7 @@ def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
 
 
 @styled
-def loss_figure(doc: dict) -> Figure:
+def loss_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Loss of each token of the first copy and the second copy, by position within the copy."""
     first, second = doc["loss"]["first_copy"], doc["loss"]["second_copy"]
     fig = new_figure(PHONE_WIDTH_IN, 3.6)
@@ -194,7 +187,7 @@ def loss_figure(doc: dict) -> Figure:
 
 
 @styled
-def ablation_figure(doc: dict) -> Figure:
+def ablation_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Second-copy loss: the full model, each top prefix-matching head zeroed, all of them, five random heads;
     bars across, so the head names stay level on a narrow figure."""
     ab = doc["ablation"]
@@ -219,14 +212,8 @@ def ablation_figure(doc: dict) -> Figure:
 
 
 def all_figures(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every figure of the page as deterministic SVG bytes, keyed by file name."""
-    figures = {}
-    for model_id, spec in SPECS.items():
-        doc = docs[model_id]
-        figures[f"{spec.prefix}-scores.svg"] = scores_figure(doc, spec)
-        figures[f"{spec.prefix}-model-view.svg"] = model_view_figure(doc, spec)
-        figures[f"{spec.prefix}-head-view.svg"] = head_view_figure(doc, spec)
-        if spec.ablate:
-            figures[f"{spec.prefix}-loss.svg"] = loss_figure(doc)
-            figures[f"{spec.prefix}-ablation.svg"] = ablation_figure(doc)
-    return {name: figure_to_svg(fig, FIGURE_TITLES[name], compact=True) for name, fig in figures.items()}
+    """Every figure of the page as deterministic SVG bytes, keyed by file name: those each spec has titles for."""
+    draw = {"scores": scores_figure, "model-view": model_view_figure, "head-view": head_view_figure,
+            "loss": loss_figure, "ablation": ablation_figure}
+    return {f"{spec.prefix}-{kind}.svg": figure_to_svg(draw[kind](docs[model_id], spec), title, compact=True)
+            for model_id, spec in SPECS.items() for kind, title in spec.figure_titles.items()}

@@ -1,9 +1,5 @@
-"""The numbers and tables of the "Heads in real models" page, from the committed JSON alone.
-
-The page writes the placeholder ``rm.NAME`` in double curly braces and the MkDocs hook
-``hooks/site.py`` replaces it with ``page_values(docs, tiny)[NAME]``, where
-``docs`` are the two heads.json files (:func:`mha_site.real_models.build.committed`) and
-``tiny`` is the "Heads that learn" results file. JSON only: no torch, no matplotlib.
+"""The numbers and tables of the "Heads in real models" page (its ``rm.NAME`` placeholders, filled by
+mha_site.placeholders), from the committed heads.json files and the tiny model's results: JSON only.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class ModelSpec:
     view_texts: list[str]  #: the head view's inputs
     view_heads: tuple[str, ...]  #: the scores whose top head the head view records ...
     drawn_heads: tuple[str, ...]  #: ... and the ones it draws
-    figure_titles: dict[str, str]  #: figure kind -> the SVG's <title>
+    figure_titles: dict[str, str]  #: figure kind -> the SVG's <title>, for each figure drawn (loss, ablation: with ablate)
     score_layout: dict = field(default_factory=dict)  #: the score figure: height, grid, margins, layer tick step
     model_view_layers: tuple[int, int] | None = None  #: a band of layers (None: all)
     ablate: int = 0  #: how many top prefix-matching heads the loss experiment switches off (0: none)
