@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -92,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     from mha_site.tiny_model.report import load_results
 
     if args.export_only:
-        return _write_browser_files(lambda: export.build_files(ROOT))
+        return _write_browser_files({})
     results_path, models = args.out / RESULTS.name, {}
     if args.check or args.figures_only:
         try:
@@ -125,18 +124,11 @@ def rebuild_dependents(results: dict, models: dict) -> int:
 
     The explorer's trained dataset and figure are copied from seed 0's record (the asset groups of
     mha_site.assets.TRAINED_GROUPS), and the browser's files (weights, manifest, test vectors) must
-    reproduce it: left as they were, they fail `make test` after a new run. Only if they fail their
-    check, they are exported from the seed 0 just trained, or (with --figures-only) by training it again.
+    reproduce it: left as they were, they fail `make test` after a new run.
     """
     from mha_site.assets import TRAINED_GROUPS, run
-    from mha_site.tiny_model import export
 
-    status = run(ROOT, TRAINED_GROUPS)
-    if export.SEED in models:  # just trained: export it rather than train it again
-        status = max(status, _write_browser_files(lambda: export.files_for_model(
-            ROOT, models[export.SEED].state_dict(), results), f"exporting the seed {export.SEED} just trained"))
-    else:
-        status = max(status, _write_browser_files(lambda: export.build_files(ROOT)))
+    status = max(run(ROOT, TRAINED_GROUPS), _write_browser_files(models, results))
     # Files can be rebuilt; sentences cannot. Numbers from another kernel path can break what the
     # prose says of them (which seed prunes in which order, how many queries look at token 0).
     print("the pages' claims about these results are tested by: .venv/bin/python -m pytest -n0 "
@@ -144,8 +136,9 @@ def rebuild_dependents(results: dict, models: dict) -> int:
     return status
 
 
-def _write_browser_files(make: Callable[[], dict], doing: str = "") -> int:
-    """Write the browser's files from ``make()`` only if the committed ones fail their check.
+def _write_browser_files(models: dict, results: dict | None = None) -> int:
+    """Write the browser's files only if the committed ones fail their check: exported from the seed 0
+    in ``models`` (just trained), or else from seed 0 trained again.
 
     Training repeats a seed to the last bit only on the kernel path that made it (an AVX-512 CPU
     differs from step 150 on): rewriting files that still reproduce the record would churn every
@@ -160,10 +153,14 @@ def _write_browser_files(make: Callable[[], dict], doing: str = "") -> int:
               f"{export.SCORE_TOLERANCE} of the seed-{export.SEED} record and their test vectors within "
               f"{export.VECTOR_TOLERANCE} of a float64 forward pass")
         return 0
-    print("the browser's files are not current with the results:\n  " + "\n  ".join(problems)
-          + f"\n{doing or f'retraining seed {export.SEED} for them (about a minute)'}", flush=True)
+    trained = export.SEED in models
+    doing = f"exporting the seed {export.SEED} just trained" if trained else \
+        f"retraining seed {export.SEED} for them (about a minute)"
+    print("the browser's files are not current with the results:\n  " + "\n  ".join(problems) + f"\n{doing}",
+          flush=True)
     try:
-        files = make()
+        files = (export.files_for_model(ROOT, models[export.SEED].state_dict(), results) if trained
+                 else export.build_files(ROOT))
     except ValueError as error:  # weights that do not reproduce the committed seed-0 record
         print(error, file=sys.stderr)
         return 1

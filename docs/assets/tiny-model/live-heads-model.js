@@ -127,10 +127,9 @@
     tokens.forEach(function (id) {
       if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new RangeError("token ids run from 0 to " + (V - 1) + ", got " + id);
     });
-    var factors = [];
-    for (var l = 0; l < c.num_layers; l++) {
-      factors.push(Array.from({ length: H }, function (_, h) { return keep ? Number(keep[l][h]) : 1; }));
-    }
+    var factors = Array.from({ length: c.num_layers }, function (_, l) {
+      return Array.from({ length: H }, function (_, h) { return keep ? Number(keep[l][h]) : 1; });
+    });
     var start = 0;
     if (cache && JSON.stringify(cache.keep) === JSON.stringify(factors)) {
       while (start < T && start < cache.tokens.length && cache.tokens[start] === tokens[start]) start++;
@@ -141,7 +140,7 @@
       for (var d = 0; d < D; d++) x[t * D + d] = tok[tokens[t] * D + d] + pos[t * D + d]; // (T, d_model)
     }
     var scores = new Float64Array(N), sqrtDk = Math.sqrt(dk);
-    for (l = 0; l < c.num_layers; l++) {
+    for (var l = 0; l < c.num_layers; l++) {
       var name = "layers." + l + ".", b = cache.layers[l], xin = cache.xs[l], xout = cache.xs[l + 1];
       projectRows(xin, p[name + "w_q.T"], p[name + "b_q"], b.q, start, T, D, D); // (T, d_model)
       projectRows(xin, p[name + "w_k.T"], p[name + "b_k"], b.k, start, T, D, D);

@@ -1,13 +1,8 @@
-/* Live heads, the widget: the model of live-heads-model.js, typed into and drawn on the page.
- *
- * Markup it looks for (see docs/tiny-model.md):
- *   <div data-live-heads data-model-src="...model.json" data-vocab="ba be ...">
- *     <div class="live-heads__fallback">  static figures, hidden once the widget is built
- * The weights are fetched only when the widget scrolls into view or is used. Set-up runs
- * on every document$ emission (once per load here; per page should Material's instant
- * navigation, off in mkdocs.yml, be switched back on), and a second copy of this file keeps
- * the first. It reads the model's functions from window.mhaLiveHeads, which
- * live-heads-model.js (listed before it in mha_site.build.page_assets) fills.
+/* Live heads, the widget: the model of live-heads-model.js (window.mhaLiveHeads, loaded first), typed into
+ * and drawn on the page. Markup (docs/tiny-model.md): <div data-live-heads data-model-src="...model.json"
+ * data-vocab="ba be ..."> holding a .live-heads__fallback of static figures, hidden once the widget is built.
+ * The weights are fetched only when the widget scrolls into view or is used. Set-up runs on every document$
+ * emission (per page, should Material's instant navigation be switched back on); a second copy keeps the first.
  */
 (function () {
   "use strict";
@@ -22,10 +17,17 @@
   var CONTINUE_STEPS = 10, CONTINUE_MS = 250; // "Continue": this many greedy tokens, one every CONTINUE_MS
   var loadModel = ns.loadModel, forward = ns.forward, softmaxRow = ns.softmaxRow, parseTokens = ns.parseTokens;
 
+  /* Sets attributes of a node (null removes one) and returns it. */
+  function setAttrs(node, attrs) {
+    Object.keys(attrs).forEach(function (name) {
+      if (attrs[name] === null) node.removeAttribute(name); else node.setAttribute(name, attrs[name]);
+    });
+    return node;
+  }
+
   /* An element with attributes and content: a text, a node or a list of nodes. */
   function el(tag, attrs, content) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
+    var node = setAttrs(document.createElement(tag), attrs || {});
     if (content !== undefined) node.append.apply(node, [].concat(content));
     return node;
   }
@@ -37,20 +39,19 @@
   function randomInt(n) { return Math.floor(Math.random() * n); }
 
   function shuffled(n) {
-    var order = [];
-    for (var i = 0; i < n; i++) order.push(i);
-    for (i = n - 1; i > 0; i--) { var j = randomInt(i + 1), tmp = order[i]; order[i] = order[j]; order[j] = tmp; }
+    var order = Array.from({ length: n }, function (_, i) { return i; });
+    for (var i = n - 1; i > 0; i--) { var j = randomInt(i + 1), tmp = order[i]; order[i] = order[j]; order[j] = tmp; }
     return order;
   }
 
   var EXAMPLES = [
     { key: "repeat", label: "Segment written twice", make: function (model) {
       // At most 28 tokens: they fit beside the labels at 1280 px (fitCells), the query's earlier twin in view.
-      var length = 8 + randomInt(5), prefix = 2 + randomInt(3), V = model.config.vocab_size;
-      var head = [], segment = [];
-      for (var i = 0; i < prefix; i++) head.push(randomInt(V));
-      for (i = 0; i < length; i++) segment.push(randomInt(V));
-      return head.concat(segment, segment);
+      var draw = function (n) {
+        return Array.from({ length: n }, function () { return randomInt(model.config.vocab_size); });
+      };
+      var segment = draw(8 + randomInt(5));
+      return draw(2 + randomInt(3)).concat(segment, segment);
     } },
     { key: "no-repeat", label: "No repeat", make: function (model) {
       return shuffled(model.config.vocab_size).slice(0, Math.min(24, model.config.context));
@@ -81,7 +82,7 @@
     var input = app.querySelector("[data-live-input]");
     var status = app.querySelector(".live-heads__status");
     var tokenRow = app.querySelector(".live-heads__tokens");
-    var rows = {};
+    var rows = [];
     var grid = app.querySelector(".live-heads__grid");
     var summary = el("ul", { class: "live-heads__summary" });
     var predictionTitle = el("p", { class: "live-heads__prediction-title" });
@@ -91,8 +92,7 @@
       heads.forEach(function (_, head) {
         var name = "L" + layer + "H" + head;
         // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
-        var box = el("input", { type: "checkbox", "data-live-ablate": name });
-        box.checked = true;
+        var box = el("input", { type: "checkbox", "data-live-ablate": name }); // render() ticks it
         box.addEventListener("change", function () {
           state.keep[layer][head] = box.checked ? 1 : 0;
           update();
@@ -104,21 +104,19 @@
         // Arrow + text at the strip's edge when the key this head weighs most is scrolled out of view
         // (markOffscreen); the summary under the rows says the same for screen readers.
         var edges = ["left", "right"].map(function (side) {
-          return el("span", { class: "live-heads__off-text", "data-offscreen": side, hidden: "" });
+          return el("span", { class: "live-heads__off live-heads__off--" + side, "aria-hidden": "true" },
+            el("span", { class: "live-heads__off-text", "data-offscreen": side, hidden: "" }));
         });
         var row = el("div", { class: "live-heads__row", "data-row-head": name }, [
           el("label", { class: "live-heads__label" }, [box, el("span", { class: "live-heads__head" }, name), stateWord,
             el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head))]),
-          el("span", { class: "live-heads__off live-heads__off--left", "aria-hidden": "true" }, edges[0]),
-          cells,
-          el("span", { class: "live-heads__off live-heads__off--right", "aria-hidden": "true" }, edges[1]),
-        ]);
+          edges[0], cells, edges[1]]);
         grid.appendChild(row);
-        rows[name] = { row: row, box: box, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [],
-          word: stateWord, left: edges[0], right: edges[1], top: 0 };
+        summary.appendChild(el("li"));
+        rows.push({ name: name, row: row, box: box, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [],
+          word: stateWord, left: edges[0].firstChild, right: edges[1].firstChild, top: 0 });
       });
     });
-    Object.keys(rows).forEach(function () { summary.appendChild(el("li")); });
     for (var rank = 0; rank < TOP_PREDICTIONS; rank++) {
       prediction.appendChild(el("li", {}, [el("span", { class: "live-heads__pred-symbol" }),
         el("span", { class: "live-heads__pred-track", "aria-hidden": "true" }, el("span", { class: "live-heads__pred-bar" })),
@@ -128,32 +126,26 @@
 
     var wrap = app.querySelector(".live-heads__wrap");
 
-    /* Sizes in CSS pixels, measured once (and again when the widget is resized or the theme changes). */
-    var metrics = null, colours = null;
+    /* Sizes in CSS pixels and the bars' colours, measured once (again when the widget is resized or the theme
+       changes, or the cells are resized). */
+    var metrics = null;
     function measure() {
       if (!metrics) {
+        var style = getComputedStyle(root), rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+        var value = function (name) { return style.getPropertyValue(name).trim(); };
         metrics = { label: grid.querySelector(".live-heads__label").offsetWidth, cell: tokenRow.children[0].offsetWidth,
-          bars: rows[Object.keys(rows)[0]].cells.clientHeight, view: wrap.clientWidth };
+          bars: rows[0].cells.clientHeight, view: wrap.clientWidth, most: parseFloat(value("--lh-cell")) * rem,
+          least: parseFloat(value("--lh-cell-min")) * rem, strong: value("--md-default-fg-color"),
+          bar: value("--md-default-fg-color--light"), line: value("--md-default-fg-color--lighter") };
       }
       return metrics;
-    }
-    function palette() {
-      if (!colours) {
-        var style = getComputedStyle(root);
-        var fg = function (suffix) { return style.getPropertyValue("--md-default-fg-color" + suffix).trim(); };
-        colours = { strong: fg(""), bar: fg("--light"), line: fg("--lighter") };
-      }
-      return colours;
     }
 
     /* Cells as wide as lets the whole sequence fit beside the labels, between the stylesheet's --lh-cell-min and
        --lh-cell (both in rem; equal on touch screens, where a token must stay wide enough for a finger). */
     function fitCells() {
-      var style = getComputedStyle(root), rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
-      var most = parseFloat(style.getPropertyValue("--lh-cell")) * rem;
-      var least = parseFloat(style.getPropertyValue("--lh-cell-min")) * rem;
-      var strip = wrap.clientWidth - grid.querySelector(".live-heads__label").offsetWidth;
-      var cell = Math.max(least, Math.min(most, Math.floor(strip / Math.max(1, state.ids.length)))) + "px";
+      var m = measure(), fit = Math.floor((m.view - m.label) / Math.max(1, state.ids.length));
+      var cell = Math.max(m.least, Math.min(m.most, fit)) + "px";
       if (root.style.getPropertyValue("--lh-cell-fit") !== cell) {
         root.style.setProperty("--lh-cell-fit", cell);
         metrics = null;
@@ -191,8 +183,8 @@
       if (!state.result) return;
       var m = measure(), strip = m.view - m.label, from = wrap.scrollLeft, to = from + strip;
       var r = state.result, row0 = state.query * r.stride;
-      Object.keys(rows).forEach(function (name) {
-        var info = rows[name], key = info.top, left = key * m.cell, right = left + m.cell;
+      rows.forEach(function (info) {
+        var key = info.top, left = key * m.cell, right = left + m.cell;
         var weight = r.weights[info.layer][info.head][row0 + key];
         var text = "\u00b7" + key + " " + symbols[state.ids[key]] + " " + weight.toFixed(2);
         var side = left < from - 1 ? "left" : right > to + 1 ? "right" : null;
@@ -201,7 +193,7 @@
           if (node.hidden === !shown && (!shown || node.textContent === entry[2])) return;
           node.hidden = !shown;
           node.textContent = shown ? entry[2] : "";
-          if (shown) node.setAttribute("data-key", String(key)); else node.removeAttribute("data-key");
+          setAttrs(node, { "data-key": shown ? String(key) : null });
         });
       });
     }
@@ -214,7 +206,7 @@
     /* One row of bars: bar height is the weight; the key the head weighs most is wider and drawn solid;
        keys after the query get a dotted baseline; a switched-off head's bars are outlines only. */
     function drawRow(info, weights, row0, T, query, top, off) {
-      var m = measure(), col = palette(), ratio = window.devicePixelRatio || 1;
+      var m = measure(), ratio = window.devicePixelRatio || 1;
       // Sized once for the full context (never reallocated while typing); the row clips it to T cells.
       var width = c.context * m.cell, height = m.bars, canvas = info.canvas;
       if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
@@ -226,7 +218,7 @@
       var g = canvas.getContext("2d");
       g.setTransform(ratio, 0, 0, ratio, 0, 0);
       g.clearRect(0, 0, T * m.cell, height);
-      g.fillStyle = col.line;
+      g.fillStyle = m.line;
       g.lineWidth = 1;
       g.fillRect(0, height - 1, (query + 1) * m.cell, 1);
       for (var key = query + 1; key < T; key++) {
@@ -237,24 +229,22 @@
         if (h < 1 && weights[row0 + key] > 0.005) h = 1;
         if (h < 1) continue;
         var bar = key === top ? 0.9 : 0.7, x0 = key * m.cell + m.cell * (1 - bar) / 2;
-        g.fillStyle = g.strokeStyle = key === top ? col.strong : col.bar;
+        g.fillStyle = g.strokeStyle = key === top ? m.strong : m.bar;
         if (off) g.strokeRect(x0 + 0.5, height - 1 - h + 0.5, m.cell * bar - 1, Math.max(h - 1, 0.5));
         else g.fillRect(x0, height - 1 - h, m.cell * bar, h);
       }
     }
 
-    var observers = [new MutationObserver(redrawAll)]; // the palette toggle switches light and dark here
+    // Redraw when the palette toggle switches light and dark (attributes of body) or the strip is resized.
+    var observers = [new MutationObserver(redrawAll), new ResizeObserver(redrawAll)];
     observers[0].observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-md-color-primary"] });
-    if (typeof ResizeObserver === "function") {
-      observers.push(new ResizeObserver(redrawAll));
-      observers[1].observe(wrap);
-    }
+    observers[1].observe(wrap);
     function redrawAll() {
       if (!root.isConnected) { // the page was replaced (instant navigation): stop watching it
         observers.forEach(function (observer) { observer.disconnect(); });
         return;
       }
-      metrics = colours = null;
+      metrics = null;
       fitCells();
       if (state.result) { render(); revealQuery(); }
     }
@@ -314,8 +304,8 @@
         button.setAttribute("aria-pressed", String(position === query));
         button.tabIndex = position === query ? 0 : -1;
       });
-      Object.keys(rows).forEach(function (name, index) {
-        var info = rows[name], weights = r.weights[info.layer][info.head];
+      rows.forEach(function (info, index) {
+        var name = info.name, weights = r.weights[info.layer][info.head];
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
         info.box.checked = !off;
@@ -334,14 +324,9 @@
           var text = key > query ? "masked" : weights[row0 + key].toFixed(4) + (key === top ? " top" : "");
           if (info.drawn[key] === text) continue;
           info.drawn[key] = text;
-          if (key > query) { // a key after the query is masked: nothing to draw
-            ["data-head", "data-key", "data-weight", "data-top"].forEach(function (a) { node.removeAttribute(a); });
-            continue;
-          }
-          node.setAttribute("data-head", name);
-          node.setAttribute("data-key", String(key));
-          node.setAttribute("data-weight", text.slice(0, 6));
-          if (key === top) node.setAttribute("data-top", ""); else node.removeAttribute("data-top");
+          var masked = key > query; // a key after the query: nothing to draw
+          setAttrs(node, { "data-head": masked ? null : name, "data-key": masked ? null : String(key),
+            "data-weight": masked ? null : text.slice(0, 6), "data-top": key === top ? "" : null });
         }
         drawRow(info, weights, row0, T, query, top, off);
         summary.children[index].textContent = name + (off ? " (switched off)" : "") + ": most weight on position " + top +
@@ -355,8 +340,7 @@
         (actual === null ? ", the last one:" : "; the sequence goes on with " + quoted(symbols[actual]) + ":");
       order.slice(0, TOP_PREDICTIONS).forEach(function (id, rank) {
         var item = prediction.children[rank];
-        item.setAttribute("data-token", symbols[id]);
-        item.setAttribute("data-probability", probs[id].toFixed(4));
+        setAttrs(item, { "data-token": symbols[id], "data-probability": probs[id].toFixed(4) });
         item.children[0].textContent = symbols[id];
         item.children[1].firstChild.style.transform = "scaleX(" + probs[id].toFixed(4) + ")";
         item.children[2].textContent = percent(probs[id]) + (id === actual ? " \u2713 the actual next token" : "");
@@ -386,26 +370,21 @@
 
     input.addEventListener("input", function () {
       var parsed = parseTokens(input.value, symbols, c.context);
-      if (parsed.error) {
-        input.setAttribute("aria-invalid", "true");
-        status.textContent = parsed.error;
-        setStale(true);
-        return;
-      }
-      input.removeAttribute("aria-invalid");
-      setTokens(parsed.ids);
+      setAttrs(input, { "aria-invalid": parsed.error ? "true" : null });
+      if (!parsed.error) { setTokens(parsed.ids); return; }
+      status.textContent = parsed.error;
+      setStale(true);
     });
+    /* Tokens written into the box for the reader (an example, a continuation), the query on the last one. */
     function typeIn(ids) {
       input.value = ids.map(function (id) { return symbols[id]; }).join(" ");
       input.removeAttribute("aria-invalid");
+      state.followEnd = true;
+      setTokens(ids);
     }
-    app.querySelectorAll("button[data-live-example]").forEach(function (button) {
-      var example = EXAMPLES.filter(function (e) { return e.key === button.getAttribute("data-live-example"); })[0];
-      button.addEventListener("click", function () {
-        var ids = example.make(model);
-        typeIn(ids);
-        state.followEnd = true;
-        setTokens(ids);
+    EXAMPLES.forEach(function (example) {
+      app.querySelector('button[data-live-example="' + example.key + '"]').addEventListener("click", function () {
+        typeIn(example.make(model));
       });
     });
     /* Greedy continuation: append the top prediction after the last token, one token at a time (at once
@@ -425,10 +404,7 @@
         var V = c.vocab_size, row = (state.ids.length - 1) * V, next = 0;
         for (var id = 1; id < V; id++) if (state.result.logits[row + id] > state.result.logits[row + next]) next = id;
         added.push(next);
-        var ids = state.ids.concat([next]);
-        typeIn(ids);
-        state.followEnd = true;
-        setTokens(ids);
+        typeIn(state.ids.concat([next]));
         if (added.length < room) { setTimeout(step, still ? 0 : CONTINUE_MS); return; }
         generating = continueButton.disabled = false;
         var words = added.map(function (i) { return symbols[i]; }).join(" ");
@@ -442,12 +418,8 @@
     });
 
     var start = parseTokens(input.value, symbols, c.context);
-    if (start.error) {
-      start = { ids: model.manifest.figure_tokens.slice() };
-      typeIn(start.ids);
-    }
     app.querySelectorAll("[disabled]").forEach(function (node) { node.disabled = false; });
-    setTokens(start.ids);
+    if (start.error) typeIn(model.manifest.figure_tokens.slice()); else setTokens(start.ids);
     root.setAttribute("data-live-ready", "");
   }
 
@@ -484,11 +456,11 @@
     if (root.hasAttribute("data-live-init")) return;
     root.setAttribute("data-live-init", "");
     var app = shell(root);
-    var started = false, observer = null;
+    var started = false, observer;
     function start() {
       if (started) return;
       started = true;
-      if (observer) observer.disconnect();
+      observer.disconnect();
       root.setAttribute("data-live-loading", "");
       loadModel(root.getAttribute("data-model-src"))
         .then(function (model) { if (root.isConnected) build(root, model); })
@@ -501,14 +473,10 @@
         .then(function () { root.removeAttribute("data-live-loading"); });
     }
     ["focusin", "pointerdown", "input"].forEach(function (type) { root.addEventListener(type, start); });
-    if (typeof IntersectionObserver === "function") {
-      observer = new IntersectionObserver(function (entries) {
-        if (entries.some(function (entry) { return entry.isIntersecting; })) start();
-      }, { rootMargin: "200px 0px" });
-      observer.observe(root);
-    } else {
-      start();
-    }
+    observer = new IntersectionObserver(function (entries) {
+      if (entries.some(function (entry) { return entry.isIntersecting; })) start();
+    }, { rootMargin: "200px 0px" });
+    observer.observe(root);
   }
 
   function initAll() { document.querySelectorAll("[data-live-heads]").forEach(init); }

@@ -25,9 +25,9 @@ from torch import Tensor
 from mha_ref.induction import AttentionOnlyTransformer
 from mha_site.files import json_bytes
 from mha_site.tiny_model import ASSETS, RESULTS
-from mha_site.tiny_model.report import load_results
+from mha_site.tiny_model.report import argmax, load_results
 from mha_site.tiny_model.training import (
-    PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, offset_profiles, train,
+    PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, offset_profiles, rounded, train,
 )
 
 __all__ = ["EXPORT_COMMAND", "MAX_GZIP_BYTES", "SCORE_TOLERANCE", "SEED", "VECTORS", "VECTOR_TOLERANCE",
@@ -95,11 +95,8 @@ def decode_weights(blob: bytes, tensors: list[dict]) -> dict[str, Tensor]:
     needed = sum(math.prod(t["shape"]) for t in tensors)
     if values.size != needed:
         raise ValueError(f"weights hold {values.size} float16 values but the tensors need {needed}")
-    state = {}
-    for t in tensors:
-        size = math.prod(t["shape"])
-        state[t["name"]] = torch.from_numpy(values[t["offset"] : t["offset"] + size].copy()).reshape(t["shape"])
-    return state
+    return {t["name"]: torch.from_numpy(values[t["offset"] : t["offset"] + math.prod(t["shape"])].copy())
+            .reshape(t["shape"]) for t in tensors}
 
 
 def load_model(state: dict[str, Tensor], config: TrainConfig) -> AttentionOnlyTransformer:
@@ -110,10 +107,8 @@ def load_model(state: dict[str, Tensor], config: TrainConfig) -> AttentionOnlyTr
 
 
 def _roles(summary: dict) -> tuple[int, list[int]]:
-    prev = summary["previous_token"][0]
-    previous_head = max(range(len(prev)), key=lambda h: prev[h])
     induction_heads = [h for h, s in enumerate(summary["induction"][-1]) if s >= PHASE_THRESHOLD]
-    return previous_head, induction_heads
+    return argmax(summary["previous_token"][0]), induction_heads
 
 
 def vector_cases(config: TrainConfig, figure_tokens: list[int], previous_head: int) -> list[dict]:
@@ -153,20 +148,14 @@ def reference_vectors(model: AttentionOnlyTransformer, cases: list[dict], decima
     ``model(tokens, head_mask=...)`` in the model's dtype.
     """
     dtype = model.unembed.weight.dtype
-
-    def rounded(x: float) -> float:
-        return x if decimals is None else round(x, decimals)
-
     out = []
     for case in cases:
         tokens = torch.tensor([case["tokens"]])  # (1, T)
         mask = torch.tensor(case["head_mask"], dtype=dtype)  # (layers, heads)
         logits, patterns = model(tokens, head_mask=mask)
-        weights = [
-            [[[rounded(w) for w in row[: t + 1]] for t, row in enumerate(head.tolist())] for head in layer[0]]
-            for layer in patterns
-        ]
-        out.append({**case, "logits": [[rounded(v) for v in row] for row in logits[0].tolist()], "weights": weights})
+        vectors = {"logits": logits[0].tolist(), "weights": [
+            [[row[: t + 1] for t, row in enumerate(head.tolist())] for head in layer[0]] for layer in patterns]}
+        out.append({**case, **(vectors if decimals is None else rounded(vectors, decimals))})
     return out
 
 
@@ -273,8 +262,7 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
         "figure_tokens": figure_tokens,
         "previous_token_head": [0, previous_head],
         "induction_heads": [[config.num_layers - 1, h] for h in induction_heads],
-        "scores": {kind: [[round(s, 4) for s in layer] for layer in summary[kind]]
-                   for kind in ("previous_token", "induction")},
+        "scores": {kind: rounded(summary[kind], 4) for kind in ("previous_token", "induction")},
         "offsets": _offsets(shipped, config),
     }
     document = {"tolerance": VECTOR_TOLERANCE, "weights_sha256": manifest["sha256"], "cases": vectors}
@@ -287,8 +275,7 @@ def files_for_model(root: Path, state: dict[str, Tensor], results: dict) -> dict
 
 def _offsets(model: AttentionOnlyTransformer, config: TrainConfig) -> list:
     """``[layer][head][k]``: mean weight ``k`` tokens back on the [x, x] rows (the widget labels heads by it)."""
-    return [[[round(float(w), 4) for w in head] for head in layer]
-            for layer in offset_profiles(model, eval_data(config).repeated)]
+    return rounded(offset_profiles(model, eval_data(config).repeated), 4)
 
 
 def _compact_json(data: dict) -> bytes:
@@ -365,45 +352,44 @@ def check_files(root: Path) -> list[str]:
             raise ValueError(f"{paths[MANIFEST_NAME]}: scores lack previous_token or induction")
     except ValueError as error:
         return [str(error)]
-    blob = paths[WEIGHTS_NAME].read_bytes()
+    weights, manifest_path, vectors = paths[WEIGHTS_NAME], paths[MANIFEST_NAME], paths["vectors"]
+    blob = weights.read_bytes()
     problems = []
     if manifest.get("format") != FORMAT:
-        problems.append(f"{paths[MANIFEST_NAME]}: format is {manifest.get('format')!r}, expected {FORMAT!r}")
+        problems.append(f"{manifest_path}: format is {manifest.get('format')!r}, expected {FORMAT!r}")
     if len(blob) != manifest.get("bytes") or hashlib.sha256(blob).hexdigest() != manifest.get("sha256"):
-        problems.append(f"{paths[WEIGHTS_NAME]}: size or sha256 differs from {paths[MANIFEST_NAME]}")
+        problems.append(f"{weights}: size or sha256 differs from {manifest_path}")
     if document.get("weights_sha256") != manifest.get("sha256"):
-        problems.append(f"{paths['vectors']}: made from other weights than {paths[WEIGHTS_NAME]}")
+        problems.append(f"{vectors}: made from other weights than {weights}")
     if gzip_size(blob) > MAX_GZIP_BYTES:
-        problems.append(f"{paths[WEIGHTS_NAME]}: {gzip_size(blob)} bytes gzipped, over the {MAX_GZIP_BYTES} budget")
+        problems.append(f"{weights}: {gzip_size(blob)} bytes gzipped, over the {MAX_GZIP_BYTES} budget")
     if manifest.get("symbols") != token_symbols(config.vocab_size):
-        problems.append(f"{paths[MANIFEST_NAME]}: symbols differ from token_symbols({config.vocab_size})")
+        problems.append(f"{manifest_path}: symbols differ from token_symbols({config.vocab_size})")
     if manifest.get("figure_tokens") != record["heatmaps"]["tokens"]:
-        problems.append(f"{paths[MANIFEST_NAME]}: figure_tokens differ from the seed-0 heatmap tokens in {RESULTS}")
+        problems.append(f"{manifest_path}: figure_tokens differ from the seed-0 heatmap tokens in {RESULTS}")
     try:
         decoded = decode_weights(blob, manifest["tensors"])
         model = load_model(decoded, config)
     except (ValueError, KeyError, RuntimeError) as error:
-        return [*problems, f"{paths[WEIGHTS_NAME]}: does not decode into the model: {error}"]
+        return [*problems, f"{weights}: does not decode into the model: {error}"]
     if not all(bool(t.isfinite().all()) for t in decoded.values()):
-        problems.append(f"{paths[WEIGHTS_NAME]}: holds a value that is not finite")
+        problems.append(f"{weights}: holds a value that is not finite")
     summary = measure(model, eval_data(config))
-    problems += [f"{paths[WEIGHTS_NAME]}: {p}" for p in reproduction_problems(summary, record)]
+    problems += [f"{weights}: {p}" for p in reproduction_problems(summary, record)]
+    previous_head = _roles(summary)[0]
+    cases = [{k: c[k] for k in ("name", "tokens", "head_mask")} for c in document["cases"]]
     for kind in ("previous_token", "induction"):
         if not _close(manifest["scores"][kind], summary[kind], 1e-4):
-            problems.append(f"{paths[MANIFEST_NAME]}: {kind} scores differ from the weights' own (beyond 1e-4)")
+            problems.append(f"{manifest_path}: {kind} scores differ from the weights' own (beyond 1e-4)")
     if not _close(manifest["offsets"], _offsets(model, config), 1e-4):
-        problems.append(f"{paths[MANIFEST_NAME]}: offsets differ from the weights' own (beyond 1e-4)")
-    if manifest.get("previous_token_head") != [0, _roles(summary)[0]]:
-        problems.append(f"{paths[MANIFEST_NAME]}: previous_token_head is not the best layer-0 previous-token head")
-    cases = [{k: c[k] for k in ("name", "tokens", "head_mask")} for c in document["cases"]]
-    expected = vector_cases(config, record["heatmaps"]["tokens"], _roles(summary)[0])
-    if cases != expected:
-        problems.append(f"{paths['vectors']}: cases differ from vector_cases()")
+        problems.append(f"{manifest_path}: offsets differ from the weights' own (beyond 1e-4)")
+    if manifest.get("previous_token_head") != [0, previous_head]:
+        problems.append(f"{manifest_path}: previous_token_head is not the best layer-0 previous-token head")
+    if cases != vector_cases(config, record["heatmaps"]["tokens"], previous_head):
+        problems.append(f"{vectors}: cases differ from vector_cases()")
     try:
         gaps = compare_vectors(document["cases"], reference_vectors(model, cases, None))
     except ValueError as error:
-        return [*problems, f"{paths['vectors']}: {error}"]
-    for key, gap in gaps.items():
-        if gap > VECTOR_TOLERANCE:
-            problems.append(f"{paths['vectors']}: {key} differ from a float64 forward pass by {gap:.3g} > {VECTOR_TOLERANCE}")
-    return problems
+        return [*problems, f"{vectors}: {error}"]
+    return problems + [f"{vectors}: {key} differ from a float64 forward pass by {gap:.3g} > {VECTOR_TOLERANCE}"
+                       for key, gap in gaps.items() if gap > VECTOR_TOLERANCE]

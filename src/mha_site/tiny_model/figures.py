@@ -83,8 +83,14 @@ def training_figure(results: dict) -> Figure:
     axes[2].set_xlabel("training step")
     axes[2].xaxis.set_major_locator(MaxNLocator(4))
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(seeds), fontsize=SMALL_FONT_PT,
-               frameon=False, handlelength=2.2, columnspacing=1.0)  # below the plots: no line hidden behind it
+    return _legend_below(fig, axes[0])
+
+
+def _legend_below(fig: Figure, ax) -> Figure:
+    """``fig`` with the seeds of ``ax`` in one legend row below the plots: no line hidden behind it."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=SMALL_FONT_PT, frameon=False,
+               handlelength=2.2, columnspacing=1.0)
     return fig
 
 
@@ -100,11 +106,9 @@ def _heatmap(ax, matrix: list[list[float]], title: str, half: int, key_offset: i
     ax.set_ylabel("query position")
     ax.set_title(title, fontsize=10)
     # Outline the cells the ideal head would pick, so the pattern reads without colour.
-    for query in range(size):
-        key = query + key_offset
-        if (key_offset == -1 and query >= 1) or (key_offset != -1 and query >= half):
-            ax.add_patch(Rectangle((key - 0.5, query - 0.5), 1, 1, fill=False, edgecolor="#ffffff", linewidth=0.6,
-                                   linestyle=(0, (1, 1))))
+    for query in range(1 if key_offset == -1 else half, size):
+        ax.add_patch(Rectangle((query + key_offset - 0.5, query - 0.5), 1, 1, fill=False, edgecolor="#ffffff",
+                               linewidth=0.6, linestyle=(0, (1, 1))))
     return mesh
 
 
@@ -190,9 +194,7 @@ def pruning_figure(results: dict) -> Figure:
     ax.set_ylabel("second-copy loss (nats)")
     ax.set_title(f"Greedy pruning, cheapest head first\n(tolerance used on the page: +{tolerance} nats)", fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=len(seeds), fontsize=SMALL_FONT_PT,
-               frameon=False, handlelength=2.2, columnspacing=1.0)
-    return fig
+    return _legend_below(fig, ax)
 
 
 def all_figures(results: dict) -> dict[str, bytes]:

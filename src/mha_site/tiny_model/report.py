@@ -13,7 +13,7 @@ from pathlib import Path
 from mha_site.files import load_json
 
 __all__ = [
-    "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "check_results", "first_copy_focus", "head_label",
+    "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "argmax", "check_results", "first_copy_focus", "head_label",
     "heads_removable", "load_results", "page_values", "plateau_checkpoint", "seed_summary",
 ]
 
@@ -64,6 +64,11 @@ def load_results(path: Path | str) -> dict:
     return results
 
 
+def argmax(values: list[float]) -> int:
+    """The index of the largest of ``values``, the first on ties."""
+    return max(range(len(values)), key=lambda i: values[i])
+
+
 def head_label(layer: int, head: int) -> str:
     """``L{layer}H{head}``, the name figures and tables use for a head."""
     return f"L{layer}H{head}"
@@ -91,7 +96,7 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
     rows = len(heatmap) // 2
     kinds = []
     for query, row in enumerate(heatmap[1:rows], start=1):
-        key = max(range(query + 1), key=lambda k: row[k])
+        key = argmax(row[: query + 1])
         if row[key] < share:
             continue
         kinds.append("first" if key == 0 else "previous" if key == query - 1 else "itself" if key == query else "other")
@@ -113,7 +118,7 @@ def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: 
     others0 = [h for h in range(len(rises[0])) if h != prev_head]
     helper = max(others0, key=lambda h: rises[0][h])
     offsets = record["layer0_offsets"][helper]
-    helper_offset = max(range(len(offsets)), key=lambda k: offsets[k])
+    helper_offset = argmax(offsets)
     induction_heads = [h for h, score in enumerate(final["induction"][ind_layer]) if score >= threshold]
     weak_prev = max(others0, key=lambda h: final["previous_token"][0][h])
     return {
@@ -145,6 +150,17 @@ def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: 
     }
 
 
+#: Placeholders that span one number of :func:`seed_summary` over the seeds: name -> (summary key, decimals).
+_SUMMARY_SPANS = {
+    "start_loss_span": ("start_loss", 2), "final_loss_span": ("final_loss", 2), "prev_score_span": ("prev_score", 2),
+    "prev_ablation_span": ("prev_ablation", 1), "ind_heads_span": ("induction_heads", 0),
+    "weak_prev_span": ("weak_prev_score", 2), "helper_ablation_span": ("helper_ablation", 2),
+    "helper_prev_span": ("helper_prev_score", 2), "helper_offset_span": ("helper_offset", 0),
+    "helper_weight_span": ("helper_weight", 2), "idle_span": ("idle_heads", 0), "removable_span": ("removable", 0),
+    "seconds_span": ("seconds", 0),
+}
+
+
 def _span(values: list[float], digits: int = 0) -> str:
     low, high = min(values), max(values)
     if round(low, digits) == round(high, digits):
@@ -163,7 +179,7 @@ def page_values(results: dict) -> dict[str, str]:
     threshold = results["phase_threshold"]
     summaries = [seed_summary(record, tolerance, threshold) for record in results["seeds"]]
     phase = [s["phase_step"] for s in summaries]
-    last_two = [s["pruning_losses"][-3] for s in summaries]  # loss with only the last two heads left
+    plateaus = [plateau_checkpoint(record) for record in results["seeds"]]
     heatmaps = results["seeds"][0]["heatmaps"]
     focus = first_copy_focus(heatmaps["induction"])
     probe = results["plateau"]
@@ -187,34 +203,21 @@ def page_values(results: dict) -> dict[str, str]:
         "first_copy_sharp": str(focus["sharp"]),
         "first_copy_share": f"{SHARP_SHARE:.0%}",
         "idle_tolerance": f"{IDLE_TOLERANCE:g}",
-        "plateau_step_span": _span([plateau_checkpoint(r)["step"] for r in results["seeds"]]),
-        "plateau_loss_span": _span([plateau_checkpoint(r)["second_copy_loss"] for r in results["seeds"]], 2),
-        "plateau_drop_span": _span([s["start_loss"] - plateau_checkpoint(r)["second_copy_loss"]
-                                    for s, r in zip(summaries, results["seeds"])], 2),
-        "plateau_induction_span": _span([max(plateau_checkpoint(r)["induction"][-1]) for r in results["seeds"]], 2),
+        "plateau_step_span": _span([p["step"] for p in plateaus]),
+        "plateau_loss_span": _span([p["second_copy_loss"] for p in plateaus], 2),
+        "plateau_drop_span": _span([s["start_loss"] - p["second_copy_loss"] for s, p in zip(summaries, plateaus)], 2),
+        "plateau_induction_span": _span([max(p["induction"][-1]) for p in plateaus], 2),
         **{f"probe_{key}": str(probe[key]) for key in ("seed", "step")},
         "probe_guess_loss": f"{probe['seen_guess_loss']:.2f}",
         "probe_seen_share": f"{probe['seen_share']:.0%}",
         "probe_even_share": f"{probe['even_share']:.0%}",
-        "start_loss_span": _span([s["start_loss"] for s in summaries], 2),
-        "final_loss_span": _span([s["final_loss"] for s in summaries], 2),
-        "prev_score_span": _span([s["prev_score"] for s in summaries], 2),
-        "prev_ablation_span": _span([s["prev_ablation"] for s in summaries], 1),
+        **{name: _span([s[key] for s in summaries], digits) for name, (key, digits) in _SUMMARY_SPANS.items()},
         "ind_score_span": _span([x for s in summaries for x in s["induction_scores"]], 2),
-        "ind_heads_span": _span([s["induction_heads"] for s in summaries]),
         "ind_ablation_span": _span([x for s in summaries for x in s["induction_ablations"]], 2),
-        "weak_prev_span": _span([s["weak_prev_score"] for s in summaries], 2),
-        "helper_ablation_span": _span([s["helper_ablation"] for s in summaries], 2),
-        "helper_prev_span": _span([s["helper_prev_score"] for s in summaries], 2),
-        "helper_offset_span": _span([s["helper_offset"] for s in summaries]),
-        "helper_weight_span": _span([s["helper_weight"] for s in summaries], 2),
-        "idle_span": _span([s["idle_heads"] for s in summaries]),
-        "removable_span": _span([s["removable"] for s in summaries]),
-        "last_two_span": _span(last_two, 2),
-        "one_left_span": _span([s["pruning_losses"][-2] for s in summaries], 2),
-        "all_gone_span": _span([s["pruning_losses"][-1] for s in summaries], 2),
+        # losses with only the last two heads left, one left, none
+        **{f"{name}_span": _span([s["pruning_losses"][index] for s in summaries], 2)
+           for name, index in (("last_two", -3), ("one_left", -2), ("all_gone", -1))},
         "total_heads": str(summaries[0]["heads"]),
-        "seconds_span": _span([s["seconds"] for s in summaries], 0),
         "provenance_sentence": _provenance_sentence(results.get("provenance")),
         "table.seeds": _seeds_table(summaries),
         "table.pruning": _pruning_table(summaries),
@@ -236,14 +239,12 @@ def _phase_sentence(seeds: list[int], steps: list[int | None]) -> str:
             return f"Seed {seeds[0]} crossed it at step {steps[0]}."
         who = "Both seeds" if len(seeds) == 2 else f"All {len(seeds)} seeds"
         return f"{who} crossed it at the same checkpoint, step {steps[0]}."
-    parts = []
-    for index, (seed, step) in enumerate(zip(seeds, steps)):
-        name = f"Seed {seed}" if index == 0 else f"seed {seed}"
-        if step is None:
-            parts.append(f"{name} never did")
-        else:
-            parts.append(f"{name} crossed it at step {step}" if index == 0 else f"{name} at step {step}")
-    return ", ".join(parts[:-1]) + " and " + parts[-1] + "." if len(parts) > 1 else parts[0] + "."
+    parts = [f"seed {seed} never did" if step is None else f"seed {seed} at step {step}"
+             for seed, step in zip(seeds, steps)]
+    if steps[0] is not None:
+        parts[0] = f"seed {seeds[0]} crossed it at step {steps[0]}"
+    text = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return text[0].upper() + text[1:] + "."
 
 
 def _provenance_sentence(provenance: dict | None) -> str:

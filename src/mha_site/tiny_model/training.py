@@ -24,10 +24,11 @@ from mha_ref.induction import (
 )
 from mha_ref.scores import offset_pattern, score
 from mha_ref.validation import check_int
+from mha_site.tiny_model.report import argmax
 
 __all__ = ["EVAL_SEED", "MAX_OFFSET", "PHASE_THRESHOLD", "TRAIN_THREADS", "EvalData", "TrainConfig",
            "ablation_losses", "build_model", "eval_data", "greedy_pruning", "measure", "offset_profiles", "phase_change_step",
-           "plateau_probe", "provenance", "run_seed", "train"]
+           "plateau_probe", "provenance", "rounded", "run_seed", "train"]
 
 #: An induction score this high in some layer-1 head marks the phase change.
 PHASE_THRESHOLD = 0.3
@@ -88,13 +89,19 @@ class EvalData:
     repeated: Tensor  # (B, 2 * half) [x, x] rows for the head scores
 
 
+def _batch(config: TrainConfig, size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """``size`` training-style rows and the second-copy targets of each."""
+    tokens, starts, lengths = repeated_segment_batch(
+        size, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
+    )
+    return tokens, second_copy_targets(starts, lengths, config.context)
+
+
 def eval_data(config: TrainConfig) -> EvalData:
     generator = torch.Generator().manual_seed(EVAL_SEED)
-    tokens, starts, lengths = repeated_segment_batch(
-        config.eval_batch, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
-    )
+    tokens, targets = _batch(config, config.eval_batch, generator)
     repeated = repeated_tokens(config.eval_batch, config.score_half, config.vocab_size, generator)
-    return EvalData(tokens, second_copy_targets(starts, lengths, config.context), repeated)
+    return EvalData(tokens, targets, repeated)
 
 
 def provenance() -> dict:
@@ -116,14 +123,18 @@ def measure(model: AttentionOnlyTransformer, data: EvalData) -> dict:
             **head_scores(model, data.repeated)}
 
 
+def rounded(values: float | list | dict | Tensor, digits: int) -> float | list | dict:
+    """``values`` (a number, or a tensor, or lists or a dict of them) as floats rounded to ``digits``, for JSON."""
+    if isinstance(values, dict):
+        return {key: rounded(value, digits) for key, value in values.items()}
+    if isinstance(values, Tensor):
+        values = values.tolist()
+    return [rounded(v, digits) for v in values] if isinstance(values, list) else round(float(values), digits)
+
+
 def _checkpoint(model: AttentionOnlyTransformer, data: EvalData, step: int, train_loss: float | None) -> dict:
-    measured = measure(model, data)
-    return {
-        "step": step,
-        "train_loss": None if train_loss is None else round(train_loss, 5),
-        "second_copy_loss": round(measured.pop("second_copy_loss"), 5),
-        **{name: [[round(s, 5) for s in layer] for layer in scores] for name, scores in measured.items()},
-    }
+    return {"step": step, "train_loss": None if train_loss is None else round(train_loss, 5),
+            **rounded(measure(model, data), 5)}
 
 
 def train(
@@ -147,11 +158,8 @@ def train(
         history = [_checkpoint(model, data, 0, None)]
         running = 0.0
         for step in range(1, config.steps + 1):
-            tokens, starts, lengths = repeated_segment_batch(
-                config.batch_size, config.context, config.vocab_size, config.min_segment, config.max_segment, generator
-            )
-            logits, _ = model(tokens)
-            loss = masked_loss(logits, tokens, second_copy_targets(starts, lengths, config.context))
+            tokens, targets = _batch(config, config.batch_size, generator)
+            loss = masked_loss(model(tokens)[0], tokens, targets)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
@@ -251,10 +259,6 @@ def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
                         for p in patterns])
 
 
-def _best(scores: list[float]) -> int:
-    return max(range(len(scores)), key=lambda i: scores[i])
-
-
 @torch.no_grad()
 def run_seed(
     config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
@@ -269,8 +273,8 @@ def run_seed(
     train_seconds = perf_counter() - start
     data = eval_data(config)
     final = history[-1]
-    previous_head = _best(final["previous_token"][0])
-    induction_head = _best(final["induction"][-1])
+    previous_head = argmax(final["previous_token"][0])
+    induction_head = argmax(final["induction"][-1])
     base, ablated = ablation_losses(model, data.tokens, data.targets)
     stages = greedy_pruning(model, data.tokens, data.targets)
     offsets = offset_profiles(model, data.repeated)[0]  # layer 0
@@ -283,12 +287,9 @@ def run_seed(
         "phase_change_step": phase_change_step(history),
         "previous_token_head": [0, previous_head],
         "induction_head": [len(model.layers) - 1, induction_head],
-        "ablation": {"base_loss": round(base, 5), "losses": [[round(x, 5) for x in row] for row in ablated]},
-        "layer0_offsets": [[round(float(x), 4) for x in row] for row in offsets],
+        "ablation": {"base_loss": round(base, 5), "losses": rounded(ablated, 5)},
+        "layer0_offsets": rounded(offsets, 4),
         "pruning": [{"removed": s["removed"], "loss": round(s["loss"], 5)} for s in stages],
-        "heatmaps": {
-            "tokens": sample[0].tolist(),
-            "previous_token": [[round(float(w), 4) for w in row] for row in patterns[0][0, previous_head]],
-            "induction": [[round(float(w), 4) for w in row] for row in patterns[-1][0, induction_head]],
-        },
+        "heatmaps": {"tokens": sample[0].tolist(), "previous_token": rounded(patterns[0][0, previous_head], 4),
+                     "induction": rounded(patterns[-1][0, induction_head], 4)},
     }
