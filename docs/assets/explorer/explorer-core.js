@@ -222,7 +222,6 @@
      than the starting one is a link to the explorer: its hash becomes the explorer's own id, so
      the link lands on the explorer, not on a heading screens above it. */
   function writeUrl(root, data, ds, state) {
-    if (!window.history || !window.history.replaceState) return;
     var url = new URL(window.location.href), params = url.searchParams;
     PARAMS.forEach(function (name) { params.delete(name); });
     if (ds !== data.datasets[0]) params.set("ex-data", ds.name);

@@ -188,7 +188,6 @@
       body.appendChild(el("div", { class: "mha-explorer__weights" },
         [el("div", { class: "mha-explorer__table-box" }, [view.table]), view.grids]));
 
-      view.width = null;
       render(true);
       if (typeof ResizeObserver === "function") {
         var observed = stage;
