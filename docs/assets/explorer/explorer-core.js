@@ -85,10 +85,6 @@
     };
   }
 
-  function reducedMotion() {
-    return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
-  }
-
   /* Cividis stops from heads.json: weight in [0, 1] -> "rgb(...)". */
   function colourMap(stops) {
     var rgb = stops.map(function (hex) {
@@ -129,13 +125,8 @@
 
   /* A box that scrolls sideways takes keyboard focus, as a region named `name`, only while it has to scroll. */
   function fitBox(box, name) {
-    if (box.scrollWidth > box.clientWidth + 1) {
-      box.setAttribute("tabindex", "0");
-      box.setAttribute("role", "region");
-      box.setAttribute("aria-label", name);
-    } else {
-      ["tabindex", "role", "aria-label"].forEach(function (name) { box.removeAttribute(name); });
-    }
+    if (box.scrollWidth > box.clientWidth + 1) made(box, { tabindex: "0", role: "region", "aria-label": name });
+    else ["tabindex", "role", "aria-label"].forEach(function (attr) { box.removeAttribute(attr); });
   }
 
   /* ---- the words: captions of the view, read aloud and written into a downloaded SVG ---- */
@@ -231,7 +222,6 @@
      than the starting one is a link to the explorer: its hash becomes the explorer's own id, so
      the link lands on the explorer, not on a heading screens above it. */
   function writeUrl(root, data, ds, state) {
-    if (!window.history || !window.history.replaceState) return;
     var url = new URL(window.location.href), params = url.searchParams;
     PARAMS.forEach(function (name) { params.delete(name); });
     if (ds !== data.datasets[0]) params.set("ex-data", ds.name);
@@ -289,8 +279,8 @@
   }
 
   Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
-    SVG_NS: SVG_NS, DASHES: DASHES, el: el, svgEl: svgEl, clear: clear, quoted: quoted, number: number,
-    reducedMotion: reducedMotion, mergeHeads: mergeHeads, colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor,
+    SVG_NS: SVG_NS, DASHES: DASHES, made: made, el: el, svgEl: svgEl, clear: clear, quoted: quoted, number: number,
+    mergeHeads: mergeHeads, colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor,
     arcLabel: arcLabel, swatch: swatch, fitBox: fitBox, describeHead: describeHead, captionText: captionText,
     readUrl: readUrl, applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features,
     wrapText: wrapText, roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,

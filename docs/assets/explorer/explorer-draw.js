@@ -13,7 +13,7 @@
   if (!ex || typeof ex.captionText !== "function") {
     throw new Error("explorer-draw.js needs explorer-core.js loaded first: window.mhaExplorer has no captionText");
   }
-  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
+  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, made = ex.made, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
   var quoted = ex.quoted, swatch = ex.swatch, fitBox = ex.fitBox, describeHead = ex.describeHead, vector = ex.vector;
   var features = ex.features, wrapText = ex.wrapText, hover = ex.hover, arrowMarker = ex.arrowMarker;
 
@@ -178,7 +178,9 @@
       });
       var box = el("div", { class: "mha-explorer__table-box" }, [
         el("table", { class: "mha-explorer__scores", "data-head": h.name, "data-query": String(q) }, [
-          el("caption", {}, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"),
+          // For screen readers only: a one-line caption ran off with a table scrolling sideways on a phone
+          // ("…previous toke"), and the head's title just above says the same.
+          el("caption", { class: "mha-sr-only" }, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"),
           el("thead", {}, [el("tr", {}, columns.map(function (name) { return el("th", { scope: "col" }, name); }))]),
           el("tbody", {}, rows)])]);
       panel.appendChild(el("section", { class: "mha-explorer__made-head", "data-head": h.name }, [
@@ -227,13 +229,12 @@
       scale + ")", style: "font-size: " + getComputedStyle(view.tokens[0]).fontSize });
     view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
       var head = path.getAttribute("data-head");
-      var copy = svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
+      drawing.appendChild(svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
         "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
         "stroke-dasharray": path.getAttribute("stroke-dasharray"), "marker-end": "url(#arrow-" + head + ")",
         "data-head": head, "data-query": path.getAttribute("data-query"), "data-key": path.getAttribute("data-key"),
         "data-weight": path.getAttribute("data-weight"),
-      }, [svgEl("title", {}, path.getAttribute("aria-label"))]);
-      drawing.appendChild(copy);
+      }, [svgEl("title", {}, path.getAttribute("aria-label"))]));
     });
     view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
       var head = line.getAttribute("data-head");
@@ -259,10 +260,7 @@
       out.appendChild(svgEl("text", { x: "8", y: String(y), class: "caption" }, line));
       y += 15;
     });
-    var height = y;
-    out.setAttribute("width", String(width));
-    out.setAttribute("height", String(height));
-    out.setAttribute("viewBox", "0 0 " + width + " " + height);
+    made(out, { width: String(width), height: String(y), viewBox: "0 0 " + width + " " + y });
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out) + "\n";
   }
 

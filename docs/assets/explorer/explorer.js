@@ -1,26 +1,20 @@
-/* Head explorer for the multi-head attention lesson, part 3 of 3: the widget.
+/* Head explorer for the multi-head attention lesson, part 3 of 3: the widget (its state, controls, arcs, table
+ * and highlight). explorer-core.js holds the maths, the words and the address; explorer-draw.js the grids, the
+ * "How the weights are made" panel and the SVG file. Both load before it and share window.mhaExplorer.
  *
- * For the chosen query token of a dataset in heads.json (see explorer-core.js), draws an
- * arc to every key a head gives at least `arc_min_weight`, wider and darker with
- * more weight (a loop when the key is the query itself). The query's full row of
- * weights is printed as a table, and every head's weights as a grid; hovering or
- * focusing an arc, a table cell or a grid cell highlights the same weight in all three.
+ * For the chosen query token of a dataset in heads.json, it draws an arc to every key a head gives at least
+ * `arc_min_weight`, wider and darker with more weight (a loop when the key is the query itself), prints the
+ * query's row of weights as a table and every head's weights as grids; hovering or focusing an arc, a table
+ * cell or a grid cell highlights the same weight in all three.
  *
- * Markup it looks for (see docs/_includes/explorer.md):
+ * Markup it looks for (docs/_includes/explorer.md; pages without it are left alone):
  *   <div class="mha-explorer" data-explorer-src="...heads.json">
  *     <noscript>  static figures, only ever shown without JavaScript
  *     <p class="mha-explorer__caption" aria-live="polite">  rewritten on every change
- * The view (data set, query, heads switched on, isolated head, merged pair) is kept in the
- * page address's query string (ex-data, ex-query, ex-heads, ex-isolate, ex-merge) with
- * history.replaceState, so a link reopens it; the hash stays Material's. "How the weights
- * are made" (q, k, q.k / sqrt(d_k), softmax) is drawn only while its panel is open.
- * Pages without that markup are left alone. Initialisation runs on every document$
- * emission: once per load here, and again per page should Material's instant navigation
- * (off in mkdocs.yml, for speed) be switched back on.
- *
- * This file holds the widget: its state, controls, arcs, table and highlight. The maths, the
- * words and the address are in explorer-core.js, the grids, the "How the weights are made"
- * panel and the SVG file in explorer-draw.js; both load before it and share window.mhaExplorer.
+ * The view (data set, query, heads switched on, isolated head, merged pair) is kept in the page address's
+ * query string (ex-data, ex-query, ex-heads, ex-isolate, ex-merge), so a link reopens it. Initialisation
+ * runs on every document$ emission: once per load here, and again per page should Material's instant
+ * navigation (off in mkdocs.yml, for speed) be switched back on.
  */
 (function () {
   "use strict";
@@ -30,8 +24,8 @@
     throw new Error("explorer.js needs explorer-core.js, then explorer-draw.js, loaded first: " +
       "window.mhaExplorer has no drawGrids");
   }
-  var DASHES = ex.DASHES, el = ex.el, svgEl = ex.svgEl, clear = ex.clear, quoted = ex.quoted, number = ex.number;
-  var reducedMotion = ex.reducedMotion, mergeHeads = ex.mergeHeads, colourMap = ex.colourMap;
+  var DASHES = ex.DASHES, made = ex.made, el = ex.el, svgEl = ex.svgEl, clear = ex.clear, quoted = ex.quoted;
+  var number = ex.number, mergeHeads = ex.mergeHeads, colourMap = ex.colourMap;
   var isMergedIn = ex.isMergedIn, arcsFor = ex.arcsFor, arcLabel = ex.arcLabel, swatch = ex.swatch, fitBox = ex.fitBox;
   var captionText = ex.captionText;
   var readUrl = ex.readUrl, applyWanted = ex.applyWanted, writeUrl = ex.writeUrl, placeLabels = ex.placeLabels;
@@ -53,9 +47,8 @@
 
     // Dataset switch: radios, one per dataset.
     var radios = data.datasets.map(function (dataset, index) {
-      var radio = el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name });
-      radio.addEventListener("change", function () { if (radio.checked) mount(index, null); });
-      return radio;
+      return listen(el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name }),
+        { change: function (event) { if (event.target.checked) mount(index, null); } });
     });
     var picker = el("fieldset", { class: "mha-explorer__data" }, [el("legend", {}, "Data")].concat(
       radios.map(function (radio, index) {
@@ -120,7 +113,6 @@
       });
       tokenRow.append.apply(tokenRow, view.tokens);
       roveFocus(tokenRow, function () { return view.tokens; }, false, setQuery);
-      stage.appendChild(tokenRow);
 
       var svg = svgEl("svg", {
         class: "mha-explorer__arcs", role: "group",
@@ -133,10 +125,8 @@
       roveFocus(svg, function () { return view.arcs || []; }, true, function (next) {
         view.arcs.forEach(function (a, i) { a.setAttribute("tabindex", i === next ? "0" : "-1"); });
       });
-      stage.appendChild(svg);
-      view.svg = svg;
-      view.stage = stage;
-      view.tokenRow = tokenRow;
+      stage.append(tokenRow, svg);
+      Object.assign(view, { svg: svg, stage: stage, tokenRow: tokenRow });
       body.appendChild(stage);
       // Shown when the reader's font sets the tokens wider than the stage (drawArcs decides).
       view.scrollHint = el("p", { class: "mha-explorer__scroll-hint", hidden: "" },
@@ -148,40 +138,35 @@
       view.toggles = {};
       view.isolators = {};
       ds.heads.forEach(function (h) {
-        var box = el("input", { type: "checkbox", "data-head-toggle": h.name });
-        box.checked = true;
-        box.addEventListener("change", function () {
+        var box = listen(el("input", { type: "checkbox", "data-head-toggle": h.name }), { change: function () {
           state.enabled[h.name] = box.checked;
           if (!box.checked && state.isolated === h.name) state.isolated = null;
           render(false);
-        });
+        } });
         var label = el("label", { class: "mha-explorer__toggle" }, [box, swatch(h), el("span", {}, h.label + " (" +
           (h.detail ? h.detail + "; " : "") + h.colour_name + ", " + h.dash_name + ")")]);
-        var isolate = el("button", {
+        var isolate = listen(el("button", {
           type: "button", class: "mha-explorer__isolate", "data-head-isolate": h.name, "aria-pressed": "false",
-        }, ["Isolate", el("span", { class: "mha-sr-only" }, " the " + h.label + " head")]);
-        isolate.addEventListener("click", function () {
+        }, ["Isolate", el("span", { class: "mha-sr-only" }, " the " + h.label + " head")]), { click: function () {
           if (!state.enabled[h.name]) return; // an unticked head is never drawn
           state.isolated = state.isolated === h.name ? null : h.name;
           render(false);
-        });
+        } });
         view.toggles[h.name] = box;
         view.isolators[h.name] = isolate;
         controls.appendChild(el("div", { class: "mha-explorer__head" }, [label, isolate]));
       });
-      var reset = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
-        "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)");
-      reset.addEventListener("click", function () {
+      var reset = listen(el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
+        "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)"), { click: function () {
         var moved = state.query !== ds.default_query;
         state.query = ds.default_query;
         state.isolated = null;
         state.merge = null;
         ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
         render(moved);
-      });
-      var download = el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
-        "Download this view (SVG)");
-      download.addEventListener("click", function () { downloadSvg(ds, state, view, shownHeads(), caption()); });
+      } });
+      var download = listen(el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
+        "Download this view (SVG)"), { click: function () { downloadSvg(ds, state, view, shownHeads(), caption()); } });
       controls.append(mergeControl(), el("div", { class: "mha-explorer__actions" }, [reset, download]));
       body.appendChild(controls);
 
@@ -203,7 +188,6 @@
       body.appendChild(el("div", { class: "mha-explorer__weights" },
         [el("div", { class: "mha-explorer__table-box" }, [view.table]), view.grids]));
 
-      view.width = null;
       render(true);
       if (typeof ResizeObserver === "function") {
         var observed = stage;
@@ -237,17 +221,13 @@
       var width = tokenRow.scrollWidth;
       view.scrollHint.hidden = width <= stage.clientWidth + 1;
       var footY = tokenRow.offsetTop - 2;
-      svg.setAttribute("width", String(width));
-      svg.setAttribute("height", String(footY + 2));
       // Exactly as wide as the token row, so that both scroll together inside the stage.
-      svg.style.width = width + "px";
-      svg.style.height = (footY + 2) + "px";
-      svg.setAttribute("viewBox", "0 0 " + width + " " + (footY + 2));
+      made(svg, { width: String(width), height: String(footY + 2), viewBox: "0 0 " + width + " " + (footY + 2),
+        style: "width: " + width + "px; height: " + (footY + 2) + "px;" });
       var order = {};
       ds.heads.forEach(function (h, i) { order[h.name] = i; });
       order.merged = ds.heads.length;
       var slots = ds.heads.length + (state.merge ? 1 : 0);
-      var enter = animate && !reducedMotion();
       var arcs = arcsFor(ds, state, shownHeads(), minWeight);
       var heaviest = {};
       arcs.forEach(function (arc) {
@@ -277,7 +257,7 @@
           peak = footY - height;
         }
         var classes = "mha-arc" + (arc.query === state.query ? " mha-arc--current" : "") +
-          (enter ? " mha-arc--enter" : "");
+          (animate ? " mha-arc--enter" : "");
         var hit = svgEl("path", { d: d, class: "mha-arc-hit", "aria-hidden": "true" });
         var path = svgEl("path", {
           d: d, class: classes, style: "stroke: var(--mha-" + arc.head + ")",
@@ -329,7 +309,6 @@
       fitTableBox();
     }
 
-    // The table's box takes keyboard focus, as a named region, only while it has to scroll.
     function fitTableBox() {
       fitBox(view.table.parentElement, "Weights of the query, one column per head (scrolls sideways)");
     }
@@ -347,10 +326,8 @@
       }
       var hot = view.cells[link.head];
       if (hot) {
-        hot.setAttribute("transform", "translate(" + link.key + " " + link.query + ")");
-        hot.setAttribute("data-key", String(link.key));
-        hot.setAttribute("data-query", String(link.query));
-        hot.setAttribute("visibility", "visible");
+        made(hot, { transform: "translate(" + link.key + " " + link.query + ")", "data-key": String(link.key),
+          "data-query": String(link.query), visibility: "visible" });
       }
       root.setAttribute("data-hot", link.head + " " + link.query + " " + link.key);
       var target = link.key === link.query ? "itself" : quoted(ds.symbols[link.key]);
@@ -404,11 +381,11 @@
         });
       });
       select.disabled = !ds.d_k;
-      select.addEventListener("change", function () {
+      listen(select, { change: function () {
         state.merge = select.value ? select.value.split(",") : null;
         if (state.isolated && isMerged(state.isolated)) state.isolated = null;
         render(false);
-      });
+      } });
       view.mergeSelect = select;
       return el("div", { class: "mha-explorer__merge" }, [
         el("label", { for: selectId }, "Merge two heads into one"), select, el("p", { id: selectId + "-note", class: "mha-explorer__note" }, ds.d_k
