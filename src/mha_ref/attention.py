@@ -19,31 +19,13 @@ from torch import Tensor
 
 from mha_ref.cache import KVCache
 from mha_ref.validation import (
-    check_bool,
-    check_device,
-    check_dropout,
-    check_finite as refuse_non_finite,
-    check_int,
-    check_mask,
-    check_mask_rows,
-    check_num_heads,
-    check_same_dtype_and_device,
-    check_tensor,
-    checked_by,
-    head_dim,
+    check_bool, check_device, check_dropout, check_finite as refuse_non_finite, check_int, check_mask, check_mask_rows,
+    check_num_heads, check_same_dtype_and_device, check_tensor, checked_by, head_dim,
 )
 
 __all__ = [
-    "scaled_dot_product_attention",
-    "attention_dropout",
-    "multi_head_attention_core",
-    "multi_head_attention",
-    "multi_head_attention_loop",
-    "causal_mask",
-    "split_heads",
-    "merge_heads",
-    "project",
-    "EMPTY_ROWS",
+    "scaled_dot_product_attention", "attention_dropout", "multi_head_attention_core", "multi_head_attention",
+    "multi_head_attention_loop", "causal_mask", "split_heads", "merge_heads", "project", "EMPTY_ROWS"
 ]
 
 #: What to do with a query row that the mask allows no key: ``"raise"`` (the default,

@@ -27,14 +27,8 @@ from mha_ref.validation import check_bool, check_int, check_number, check_tensor
 from mha_ref.weights import AttentionWeights
 
 __all__ = [
-    "running_mean",
-    "demo_patterns",
-    "targets_ahead",
-    "seeded_sentence_layer",
-    "output_change",
-    "perturb_token",
-    "torch_sdpa_difference",
-    "torch_attn_mask",
+    "running_mean", "demo_patterns", "targets_ahead", "seeded_sentence_layer", "output_change", "perturb_token",
+    "torch_sdpa_difference", "torch_attn_mask"
 ]
 
 

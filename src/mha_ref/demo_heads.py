@@ -1,25 +1,9 @@
 """The lesson's demo sentence and four hand-built attention heads.
 
-Nothing here writes an attention pattern down directly. Each token of the
-sentence gets a short, readable feature vector (where it sits, plus a few tags
-such as *subject* or *pronoun*), each head gets real ``W_Q``, ``W_K``, ``W_V``
-columns that read those features, and the patterns come out of
-:func:`mha_ref.multi_head_attention`, that is out of ``softmax(Q K^T / sqrt(d_k))``.
-
-The four heads, in :data:`HEAD_NAMES` order:
-
-``previous``
-    each token attends to the token just before it (the first token, having
-    none, to itself). Its ``W_Q`` rotates the position features back by one step.
-``subject``
-    every token attends to the sentence's subject, "cat".
-``verb``
-    every token attends to the verb of its own clause: "sat" for
-    "The cat sat on the mat", "was" for "because it was tired.".
-``coreference``
-    the pronoun "it" attends to "cat", the one noun tagged *animate* (a mat
-    cannot be tired); every other token attends to itself, which the figures
-    and the explorer draw as a loop (the head still outputs that token's value).
+Nothing here writes an attention pattern down directly: each token gets a readable feature
+vector (its position and a few tags), each head real ``W_Q``, ``W_K``, ``W_V`` columns that
+read them, and the patterns come out of :func:`mha_ref.multi_head_attention`. The lesson's
+"Meet the heads" table says what each head, in :data:`HEAD_NAMES` order, looks at.
 
 >>> patterns = attention_patterns()
 >>> patterns.shape

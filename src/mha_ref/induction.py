@@ -1,25 +1,11 @@
 """A tiny attention-only transformer, the data it learns from, and the scores that read its heads.
 
-The lesson's four demo heads are built by hand. The "Heads that learn" page trains
-heads instead, with this model: two layers of :class:`mha_ref.module.MultiHeadAttention`
-(4 heads each, ``d_model = 64``) on a residual stream, learned token and position
-embeddings, a causal mask and no MLPs. It learns to predict the next token of rows
-made of random tokens in which one random segment is written twice. Only the second
-copy is predictable, and only by a model that finds the earlier copy: the segment's
-length varies, so no fixed look-back distance works.
-
-Two kinds of head solve it together (Elhage et al. 2021; Olsson et al. 2022):
-
-* a **previous-token head** (layer 0) copies token ``t - 1`` into position ``t``;
-* an **induction head** (layer 1) at the current token ``A`` searches for an
-  earlier position whose *previous* token was ``A`` and copies the token found
-  there, which is the one that followed ``A`` last time.
-
-:func:`head_scores` measures those heads on ``[x, x]`` rows (a random block ``x``
-written twice) with :mod:`mha_ref.scores`. The training run, ablation and pruning live in
-``mha_site.tiny_model.training``; this module is what the page shows.
-
-The "Heads that learn" page shows parts of this file, copied in when the site is built.
+The "Heads that learn" page trains this model (two layers of
+:class:`mha_ref.module.MultiHeadAttention` on a residual stream, learned token and position
+embeddings, a causal mask, no MLPs) on rows in which one random segment is written twice,
+and shows parts of this file, copied in when the site is built. :func:`head_scores` finds
+its previous-token and induction heads on ``[x, x]`` rows with :mod:`mha_ref.scores`; the
+training run, ablation and pruning live in ``mha_site.tiny_model.training``.
 """
 
 from __future__ import annotations
@@ -36,15 +22,8 @@ from mha_ref.scores import copy_positions, induction_pattern, offset_pattern, sc
 from mha_ref.validation import _check_ids, check_int, checked_by, has_values, head_dim
 
 __all__ = [
-    "AttentionOnlyTransformer",
-    "attend",
-    "check_generator",
-    "full_head_mask",
-    "head_scores",
-    "masked_loss",
-    "repeated_segment_batch",
-    "repeated_tokens",
-    "second_copy_targets",
+    "AttentionOnlyTransformer", "attend", "check_generator", "full_head_mask", "head_scores", "masked_loss",
+    "repeated_segment_batch", "repeated_tokens", "second_copy_targets"
 ]
 
 

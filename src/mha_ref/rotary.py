@@ -1,22 +1,14 @@
 """Rotary position embedding (RoPE): positions written into queries and keys as rotations.
 
-Attention by itself cannot tell where a token stands: shuffle the tokens and each
-output moves with its token, unchanged. Rotary position embedding (Su et al. 2021,
-RoFormer, arXiv:2104.09864) gives each head a sense of order without adding
-anything to the token vectors. Before the scores are taken, every query and key
-vector is cut into pairs of features, and pair ``i`` of the vector at position ``m``
-is turned by the angle ``m * theta_i``. A rotation keeps lengths, and the dot
-product of two rotated vectors depends only on the *difference* of their angles,
-so the score of query ``m`` and key ``n`` depends on the offset ``m - n``, never on
-``m`` and ``n`` themselves.
+Pair ``i`` of every query and key at position ``m`` is turned by the angle ``m * theta_i``
+(Su et al. 2021, RoFormer), so a score depends on the offset between query and key only;
+the course's "Word order" page derives this and shows this file, copied in when the site is built.
 
 Pair ``i`` holds features ``i`` and ``i + d/2`` (the layout of Llama-style models in
 Hugging Face transformers; RoFormer pairs neighbours ``2i, 2i + 1``: the two differ
 only by a fixed reordering of the columns of ``W^Q`` and ``W^K``). Its frequency is
 ``theta_i = base ** (-2 i / d)``: the first pair turns one radian per token, the
 last one almost not at all.
-
-The course's "Word order" page shows this file, copied in when the site is built.
 """
 
 from __future__ import annotations

@@ -19,22 +19,9 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    "check_bool",
-    "check_device",
-    "check_dropout",
-    "check_dtype",
-    "check_int",
-    "check_number",
-    "check_tensor",
-    "check_num_heads",
-    "check_same_dtype_and_device",
-    "check_mask",
-    "check_mask_rows",
-    "check_finite",
-    "checked_by",
-    "has_values",
-    "head_dim",
-    "is_compiling",
+    "check_bool", "check_device", "check_dropout", "check_dtype", "check_int", "check_number", "check_tensor",
+    "check_num_heads", "check_same_dtype_and_device", "check_mask", "check_mask_rows", "check_finite", "checked_by",
+    "has_values", "head_dim", "is_compiling"
 ]
 
 _Function = TypeVar("_Function", bound=Callable[..., object])

@@ -1,26 +1,8 @@
 """Measure what multi-head attention costs: variants, FLOP counts, timings, memory, correctness.
 
-Every variant below computes the same layer, Q/K/V projections and output projection
-included, from the same weights, so their times can be compared directly:
-
-``loop``
-    :func:`mha_ref.attention.multi_head_attention_loop`, one head at a time.
-``batched``
-    :func:`mha_ref.attention.multi_head_attention`, every head in one batched matmul,
-    with an explicit softmax over the materialised ``(B, h, T, T)`` scores.
-``batched_scaled_after``
-    the batched version with the scores divided by ``sqrt(d_k)`` after ``q @ k^T``, the
-    order of the formula as written: ``B*h*T*T`` divisions where the lesson's function,
-    which divides ``q`` first, makes ``B*T*d_model``.
-``sdpa``
-    :func:`torch.nn.functional.scaled_dot_product_attention` on the reshaped heads: a
-    fused kernel that never stores the whole score matrix.
-``tiled``
-    :func:`mha_ref.tiled.tiled_attention` on the reshaped heads: 128 keys at a time
-    with a running maximum and sum, so only ``(B, h, T, 128)`` scores exist at once.
-``torch_mha`` / ``torch_mha_weights``
-    :class:`torch.nn.MultiheadAttention` in eval mode with ``need_weights=False`` /
-    ``True`` (the latter must return the averaged weights, so it cannot fuse).
+Every variant in :data:`VARIANTS` computes the same layer, Q/K/V and output projections
+included, from the same weights, so their times compare directly; the benchmark page's
+table says what each one does.
 
 This module says *what* is measured (the variants, their FLOP counts, the float64
 reference). :mod:`mha_site.bench.measure` says *how* (timer, memory, ceiling,
@@ -46,17 +28,8 @@ from mha_ref.validation import check_device, check_int, check_same_dtype_and_dev
 from mha_ref.weights import AttentionWeights
 
 __all__ = [
-    "VARIANTS",
-    "Params",
-    "attention_flops",
-    "projection_flops",
-    "make_params",
-    "batched_scaled_after",
-    "fused_sdpa",
-    "tiled",
-    "torch_layer",
-    "reference_output",
-    "relative_error",
+    "VARIANTS", "Params", "attention_flops", "projection_flops", "make_params", "batched_scaled_after", "fused_sdpa",
+    "tiled", "torch_layer", "reference_output", "relative_error"
 ]
 
 @dataclass(frozen=True)
@@ -239,6 +212,7 @@ def _plain(fn: Callable[..., Tensor]) -> Callable[[Params], Callable[[], Tensor]
 
 
 #: name -> (label, builder). A builder takes :class:`Params` and returns a zero-argument callable.
+#: ``torch_mha_weights`` must return the averaged weights, so PyTorch cannot take its fused path.
 VARIANTS: dict[str, tuple[str, Callable[[Params], Callable[[], Tensor]]]] = {
     "loop": ("per-head loop", _plain(multi_head_attention_loop)),
     "batched": ("batched, explicit softmax", _plain(multi_head_attention)),
