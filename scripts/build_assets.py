@@ -29,12 +29,9 @@ from mha_site.cli import positive_int  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="build_assets.py",
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="groups: " + ", ".join(GROUPS),
-    )
+    parser = argparse.ArgumentParser(prog="build_assets.py", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="groups: " + ", ".join(GROUPS))
     parser.add_argument("names", nargs="*", metavar="GROUP", help="asset groups to build (default: all)")
     parser.add_argument("--check", action="store_true", help="verify the committed files; write nothing")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],

@@ -21,28 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, even if another one is installed
-from mha_site.tiny_model import RESULTS  # noqa: E402 - after the path above
+from mha_site.cli import at_least, positive_int  # noqa: E402 - after the path above
+from mha_site.tiny_model import RESULTS  # noqa: E402
 
 OUT = ROOT / RESULTS.parent
 
 
-def _count(minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="train_tiny_model.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=_count(0), nargs="+", default=[0, 1, 2], help="training seeds (default 0 1 2)")
-    parser.add_argument("--steps", type=_count(1), default=1000, help="optimiser steps per seed (default 1000)")
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2],
+                        help="training seeds (default 0 1 2)")
+    parser.add_argument("--steps", type=positive_int, default=1000, help="optimiser steps per seed (default 1000)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"output folder (default {RESULTS.parent})")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--figures-only", action="store_true", help="redraw figures from the existing results.json")

@@ -61,9 +61,8 @@ def demo_patterns_float64(causal: bool, device: torch.device | str = "cpu") -> T
 
 
 @torch.no_grad()
-def causal_results(
-    perturbed: str = "it", d_model: int = 16, num_heads: int = 4, seed: int = 0, device: torch.device | str = "cpu"
-) -> dict[str, Any]:
+def causal_results(perturbed: str = "it", d_model: int = 16, num_heads: int = 4, seed: int = 0,
+                   device: torch.device | str = "cpu") -> dict[str, Any]:
     """Everything the causal-mask page shows, rounded to :data:`DIGITS` places: the demo heads' weights with and
     without the mask, and how far each output of the seeded layer moves when ``perturbed``'s input gets noise."""
     if perturbed not in TOKENS:

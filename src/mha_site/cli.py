@@ -6,20 +6,27 @@ from __future__ import annotations
 import argparse
 import math
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["positive_float", "positive_int", "writable_folder"]
+__all__ = ["at_least", "positive_float", "positive_int", "writable_folder"]
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argument type: a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = at_least(1)
 
 
 def positive_float(text: str) -> float:

@@ -74,13 +74,8 @@ HEAD_COLOURS: dict[str, dict[str, str]] = {
 }
 
 #: The non-colour cue of each head: its line pattern (matplotlib names; explorer-core.js knows each).
-HEAD_DASHES: dict[str, str] = {
-    "previous": "solid",
-    "subject": "dashed",
-    "verb": "dotted",
-    "coreference": "dashdot",
-    "induction": "dashed",
-}
+HEAD_DASHES: dict[str, str] = {"previous": "solid", "subject": "dashed", "verb": "dotted", "coreference": "dashdot",
+                               "induction": "dashed"}
 
 _DASH_WORDS = {"solid": "solid", "dashed": "dashed", "dotted": "dotted", "dashdot": "dash-dot"}
 

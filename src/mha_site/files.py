@@ -149,9 +149,8 @@ def write_atomic(path: Path | str, content: bytes | str) -> None:
         Path(temporary).unlink(missing_ok=True)
         raise type(error)(error.errno, error.strerror, str(path)) from None
 
-def write_or_check(
-    files: Mapping[Path | str, bytes], check: bool = False, compare: Compare | None = None
-) -> list[Path]:
+def write_or_check(files: Mapping[Path | str, bytes], check: bool = False,
+                   compare: Compare | None = None) -> list[Path]:
     """Write the ``files`` (path -> bytes) that are not current (equal bytes, or no difference by ``compare``;
     timestamps and git stay still) and return their paths; in ``check`` mode write nothing and raise
     :class:`StaleOutputs` naming each missing or differing file (with ``compare``'s reasons)."""
@@ -176,9 +175,8 @@ def write_or_check(
     return written
 
 
-def run_write_or_check(
-    files: Mapping[Path | str, bytes], check: bool, fix_command: str, compare: Compare | None = None
-) -> int:
+def run_write_or_check(files: Mapping[Path | str, bytes], check: bool, fix_command: str,
+                       compare: Compare | None = None) -> int:
     """Write or check ``files`` for a script, printing each file written, or each stale one (to stderr)
     with ``fix_command``; return the exit code (1: something is stale or cannot be written)."""
     try:

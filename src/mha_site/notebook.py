@@ -89,15 +89,10 @@ def execute_notebook(path: Path | str, timeout: int = 300, pythonpath: tuple[Pat
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        coalesce_streams=True,  # a print may arrive in several messages; store one stream per cell
-        allow_errors=False,
-    )
+    resources = {"metadata": {"path": str(path.parent)}}
+    # coalesce_streams: a print may arrive in several messages; store one stream per cell
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=resources, record_timing=False,
+                            coalesce_streams=True, allow_errors=False)
     paths = [*(str(p) for p in pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])]
     try:  # the kernel's environment: this process's stays as it is
         client.execute(env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)})

@@ -51,11 +51,8 @@ def full_float32() -> Iterator[None]:
             for target, value in saved:
                 target.fp32_precision = value
         return
-    saved_flags = (
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-        torch.get_float32_matmul_precision(),
-    )
+    saved_flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+                   torch.get_float32_matmul_precision())
     try:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
@@ -72,11 +69,8 @@ def float32_settings() -> dict[str, Any]:
     if _has_precision_api():
         settings: dict[str, Any] = {name: target.fp32_precision for name, target in _precision_targets().items()}
     else:
-        settings = {
-            "cuda_matmul_allow_tf32": matmul.allow_tf32,
-            "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
-            "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        }
+        settings = {"cuda_matmul_allow_tf32": matmul.allow_tf32, "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+                    "float32_matmul_precision": torch.get_float32_matmul_precision()}
     settings.update(
         # fp16/bf16 matmuls may sum partial products in reduced precision (cuBLAS's default):
         # left as torch sets them, and recorded, since they bear on the half-precision errors.

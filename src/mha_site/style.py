@@ -18,12 +18,11 @@ it is smaller than :data:`MIN_FONT_PT`.
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -56,24 +55,11 @@ MIN_FONT_PT = MIN_TEXT_PX * 0.75
 SMALL_FONT_PT = 9.0
 
 #: rcParams for every figure: fixed fonts and text as paths, so no font lookup varies by machine.
-STYLE = {
-    "svg.hashsalt": "mha-lesson",
-    "svg.fonttype": "path",
-    "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "figure.dpi": 100,
-}
+STYLE = {"svg.hashsalt": "mha-lesson", "svg.fonttype": "path", "font.family": "DejaVu Sans", "font.size": 10,
+         "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 100}
 
 #: The Okabe-Ito colours the figures use (distinguishable under the common colour-vision deficiencies).
-PALETTE = {
-    "blue": "#0072B2",
-    "orange": "#E69F00",
-    "green": "#009E73",
-    "vermillion": "#D55E00",
-    "sky": "#56B4E9",
-}
+PALETTE = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "vermillion": "#D55E00", "sky": "#56B4E9"}
 
 #: Dark ink for text drawn on the figures' light background.
 TEXT_COLOUR = "#222222"
@@ -82,19 +68,9 @@ TEXT_COLOUR = "#222222"
 #: uniform, readable in greyscale and under colour-vision deficiencies.
 WEIGHT_CMAP = "cividis"
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def styled(draw: Callable[P, R]) -> Callable[P, R]:
-    """Run a figure function with :data:`STYLE` in force (and only while it runs)."""
-
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with matplotlib.rc_context(STYLE):
-            return draw(*args, **kwargs)
-
-    return wrapper
+#: A decorator: run a figure function with :data:`STYLE` in force, and only while it runs (a fresh
+#: ``rc_context`` per call: contextlib's context managers decorate too).
+styled = matplotlib.rc_context(STYLE)
 
 
 def new_figure(width: float, height: float) -> Figure:

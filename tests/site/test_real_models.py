@@ -21,9 +21,9 @@ from mha_site.files import json_bytes
 from mha_site.real_models.build import committed, heads_path, recompute_differences
 from mha_site.real_models.document import encode_weights, head_outputs, norm_shares
 from mha_site.real_models.figures import decode_rows, quantise
-from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import MODELS, top_heads, validate_heads
 from mha_site.real_models.specs import SPECS, weights_file
+from mha_site.tiny_model.report import head_label
 from sitekit import ROOT, load_file_module
 
 SHAPES = {"smollm2-135m": (30, 9), "minilm-l6": (6, 12)}
@@ -249,5 +249,5 @@ def test_quantise_rounds_to_steps_and_masks_weights_below_one_step():
     assert quantise([[0.2, 0.96], [0.5, 0.3]], 4).tolist() == [[None, 1.0], [0.5, 0.25]]
 
 
-def test_head_name_is_l_layer_h_head():
-    assert head_name(18, 6) == "L18H6"
+def test_head_label_is_l_layer_h_head():
+    assert head_label(18, 6) == "L18H6"

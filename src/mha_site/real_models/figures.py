@@ -13,11 +13,11 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mha_site.real_models.report import head_name
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import SPECS, ModelSpec
 from mha_site.style import (PALETTE, PHONE_WIDTH_IN, SMALL_FONT_PT, TEXT_COLOUR, WEIGHT_CMAP, figure_to_svg, new_figure, styled,
                              token_ticks, weight_colorbar, weight_heatmap)
+from mha_site.tiny_model.report import head_label
 
 __all__ = ["FIGURE_TITLES", "LABELLED", "all_figures", "decode_rows", "quantise"]
 
@@ -156,7 +156,7 @@ def head_view_figure(doc: dict, spec: ModelSpec) -> Figure:
         token_ticks(ax, [_token(t) for t in item["tokens"]])
         ax.tick_params(length=2)
         layer, head = view["heads"][name]
-        ax.set_title(f"input {index // len(spec.drawn_heads) + 1}: {head_name(layer, head)}, "
+        ax.set_title(f"input {index // len(spec.drawn_heads) + 1}: {head_label(layer, head)}, "
                      f"{name.replace('_', '-')}", fontsize=10)
     _bar_below(fig, mesh, "attention weight", left=HEAD_LEFT)
     fig.suptitle(f"{doc['model']}:\nrows are queries, columns keys", fontsize=10, y=1 - 0.05 / fig.get_figheight())
@@ -191,7 +191,8 @@ def ablation_figure(doc: dict, spec: ModelSpec) -> Figure:
     """Second-copy loss: the full model, each top prefix-matching head zeroed, all of them, five random heads;
     bars across, so the head names stay level on a narrow figure."""
     ab = doc["ablation"]
-    labels = ["none"] + [head_name(*h) for h in ab["heads"]] + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"]
+    labels = (["none"] + [head_label(*h) for h in ab["heads"]]
+              + [f"all {len(ab['heads'])}", f"{len(ab['control_heads'])} random"])
     values = [ab["base"]] + ab["single"] + [ab["together"], ab["control"]]
     colours = ([PALETTE["sky"]] + [PALETTE["blue"]] * len(ab["single"]) + [PALETTE["vermillion"], PALETTE["orange"]])
     hatches = [""] * (1 + len(ab["single"])) + ["///", ".."]

@@ -11,24 +11,15 @@ from typing import Any
 from mha_site.bench.tables import sci
 from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import MINILM, SMOLLM2, ModelSpec
+from mha_site.tiny_model.report import head_label, span
 
-__all__ = ["COPIES", "STRONG", "head_name", "page_values", "sink_shares"]
+__all__ = ["COPIES", "STRONG", "page_values", "sink_shares"]
 
 #: A head "does" a job on this page when its score for that job is at least this.
 STRONG = 0.5
 #: A head "copies" when the attended token outranks at least this share of the vocabulary in its direct
 #: logits (chance: 0.5; see mha_site.real_models.document.copying_ranks).
 COPIES = 0.9
-
-
-def head_name(layer: int, head: int) -> str:
-    """``L{layer}H{head}``, as the figures write it."""
-    return f"L{layer}H{head}"
-
-
-def _span(values: list[float]) -> str:
-    low, high = min(values), max(values)
-    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}"
 
 
 def sink_shares(doc: dict, sink: str) -> tuple[int, float, float]:
@@ -45,7 +36,7 @@ def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
     sinks, sink_weight, sink_norm = sink_shares(doc, spec.sink)
     table = ["| score | 1st | 2nd | 3rd |", "|---|---|---|---|"]
     for name, title in spec.scores.items():
-        cells = [f"{head_name(layer, head)} ({value:.2f})" for layer, head, value in top_heads(scores[name], 3)]
+        cells = [f"{head_label(layer, head)} ({value:.2f})" for layer, head, value in top_heads(scores[name], 3)]
         table.append(f"| {title} | " + " | ".join(cells) + " |")
     values = {"model": doc["model"], **doc["source"],  # package, version, file, sha256
               "original": doc["original"]["name"],
@@ -60,7 +51,7 @@ def _model_values(spec: ModelSpec, doc: dict) -> dict[str, str]:
               "sink_heads": str(sinks), "sink_weight": f"{sink_weight:.2f}", "sink_norm": f"{sink_norm:.2f}"}
     for name, matrix in scores.items():
         layer, head, value = top_heads(matrix, 1)[0]
-        values |= {f"{name}_head": head_name(layer, head), f"{name}_score": f"{value:.2f}",
+        values |= {f"{name}_head": head_label(layer, head), f"{name}_score": f"{value:.2f}",
                    f"{name}_strong": str(sum(v >= STRONG for row in matrix for v in row))}
     return values
 
@@ -92,10 +83,10 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "below3": str(next(i for i, value in enumerate(second, start=1) if value < 3.0)),
         "second_mean": f"{ab['base']:.2f}",
         "ablate_count": str(len(ab["heads"])),
-        "ablate_heads": ", ".join(head_name(*h) for h in ab["heads"]),
-        "ablate_singles": ", ".join(f"{head_name(*h)} {v:.2f}" for h, v in zip(ab["heads"], ab["single"])),
+        "ablate_heads": ", ".join(head_label(*h) for h in ab["heads"]),
+        "ablate_singles": ", ".join(f"{head_label(*h)} {v:.2f}" for h, v in zip(ab["heads"], ab["single"])),
         "ablate_single_max": f"{max(ab['single']):.2f}",
-        "ablate_single_max_head": head_name(*ab["heads"][ab["single"].index(max(ab["single"]))]),
+        "ablate_single_max_head": head_label(*ab["heads"][ab["single"].index(max(ab["single"]))]),
         "ablate_single_min": f"{min(ab['single']):.2f}",
         "ablate_rise_min": f"{min(ab['single']) - ab['base']:.2f}",
         "ablate_rise_max": f"{max(ab['single']) - ab['base']:.2f}",
@@ -108,7 +99,7 @@ def _smol_values(doc: dict) -> dict[str, str]:
         **{f"controls_{name}": f"{value:.2f}" for name, value in
            (("min", min(ab["controls"])), ("median", statistics.median(ab["controls"])), ("max", max(ab["controls"])))},
         "controls_gain_removed_max": gain_removed(max(ab["controls"])),
-        "control_heads": ", ".join(head_name(*h) for h in ab["control_heads"]),
+        "control_heads": ", ".join(head_label(*h) for h in ab["control_heads"]),
         "model_view_tokens": str(view_tokens),
         "view_half": str((view_tokens - 1) // 2),
         "view_offset": str((view_tokens - 1) // 2 - 1),
@@ -118,11 +109,12 @@ def _smol_values(doc: dict) -> dict[str, str]:
         "stripe_cells": str(half + 2),  # TransformerLens's diagonal: the half scored queries and two of the first copy
         "copying_head_matching": f"{matching[copier[0]][copier[1]]:.2f}",
         "matching_table": "\n".join(["| head | prefix matching | copying |", "|---|---|---|"] + [
-            f"| {head_name(layer, head)} | {value:.2f} | {doc['scores']['copying'][layer][head]:.2f} |"
+            f"| {head_label(layer, head)} | {value:.2f} | {doc['scores']['copying'][layer][head]:.2f} |"
             for layer, head, value in matching_heads]),
-        "copiers": ", ".join(head_name(l, h) for l, h, _ in matching_heads if doc["scores"]["copying"][l][h] >= COPIES),
+        "copiers": ", ".join(head_label(l, h) for l, h, _ in matching_heads
+                             if doc["scores"]["copying"][l][h] >= COPIES),
         "copies": f"{COPIES:g}",
-        "ablated_copying": _span([doc["scores"]["copying"][l][h] for l, h in ab["heads"]]),
+        "ablated_copying": span([doc["scores"]["copying"][l][h] for l, h in ab["heads"]], 2),
         "top_single": f"{ab['single'][0]:.2f}",
         "bos": alice["tokens"][0],
         "alice_later": f"{int(alice['weights']['prefix_matching'][-1][later:later + 2], 16) / 255:.2f}",
@@ -151,8 +143,8 @@ def page_values(docs: dict[str, dict[str, Any]], tiny: dict) -> dict[str, str]:
     """Every placeholder value of the page, as display strings (tables as Markdown)."""
     finals = [record["history"][-1] for record in tiny["seeds"]]
     values = {"strong": f"{STRONG:g}", "tiny_seeds": str(len(finals)),
-              "tiny_prev_span": _span([max(final["previous_token"][0]) for final in finals]),
-              "tiny_ind_span": _span([max(final["induction"][-1]) for final in finals]),
+              "tiny_prev_span": span([max(final["previous_token"][0]) for final in finals], 2),
+              "tiny_ind_span": span([max(final["induction"][-1]) for final in finals], 2),
               "tiny_layers": str(tiny["config"]["num_layers"]), "tiny_heads": str(tiny["config"]["num_heads"])}
     for spec, own in ((SMOLLM2, _smol_values), (MINILM, _minilm_values)):
         doc = docs[spec.id]

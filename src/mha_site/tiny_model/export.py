@@ -25,10 +25,9 @@ from torch import Tensor
 from mha_ref.induction import AttentionOnlyTransformer
 from mha_site.files import json_bytes
 from mha_site.tiny_model import ASSETS, RESULTS
-from mha_site.tiny_model.report import argmax, load_results
-from mha_site.tiny_model.training import (
-    PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure, offset_profiles, rounded, train,
-)
+from mha_site.tiny_model.report import argmax, head_label, load_results
+from mha_site.tiny_model.training import (PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure,
+                                          offset_profiles, rounded, train)
 
 __all__ = ["EXPORT_COMMAND", "MAX_GZIP_BYTES", "SCORE_TOLERANCE", "SEED", "VECTORS", "VECTOR_TOLERANCE",
            "build_files", "check_files", "compare_vectors", "decode_weights", "encode_weights", "files_for_model",
@@ -71,11 +70,8 @@ def token_symbols(vocab_size: int) -> list[str]:
 
 
 def encode_weights(state: dict[str, Tensor]) -> tuple[bytes, list[dict]]:
-    """Every tensor of ``state`` as little-endian float16, concatenated; and where each one sits.
-
-    Returns ``(blob, tensors)`` with ``tensors[i] = {"name", "shape", "offset"}`` (offset in
-    elements). Raises ValueError for a value float16 cannot hold.
-    """
+    """Every tensor of ``state`` as little-endian float16, concatenated, and ``[{"name", "shape", "offset"}]``
+    (offset in elements) saying where each sits; ValueError for a value float16 cannot hold."""
     parts, tensors, offset = [], [], 0
     for name, tensor in state.items():
         values = tensor.detach().to(torch.float64).cpu().numpy()
@@ -112,12 +108,7 @@ def _roles(summary: dict) -> tuple[int, list[int]]:
 
 
 def vector_cases(config: TrainConfig, figure_tokens: list[int], previous_head: int) -> list[dict]:
-    """The sequences and head masks the browser test replays: ``[{"name", "tokens", "head_mask"}]``.
-
-    A random prefix then a random segment written twice (full context), with every head on and
-    with the previous-token head off; a sequence without repeats with two heads off; the
-    page's figure sequence; one token with every head off.
-    """
+    """The sequences and head masks the browser test replays: ``[{"name", "tokens", "head_mask"}]``."""
     generator = torch.Generator().manual_seed(VECTOR_SEED)
     segment = 25
     prefix = torch.randint(config.vocab_size, (config.context - 2 * segment,), generator=generator)
@@ -141,12 +132,8 @@ def vector_cases(config: TrainConfig, figure_tokens: list[int], previous_head: i
 
 @torch.no_grad()
 def reference_vectors(model: AttentionOnlyTransformer, cases: list[dict], decimals: int | None = VECTOR_DECIMALS) -> list[dict]:
-    """Each case with the model's ``logits`` ``(T, vocab)`` and ``weights[layer][head][query]``.
-
-    Weight rows are causal, so row ``t`` keeps only keys ``0..t``. Values are rounded to
-    ``decimals`` (None keeps full precision). The forward pass is mha_ref's own:
-    ``model(tokens, head_mask=...)`` in the model's dtype.
-    """
+    """Each case with the model's ``logits`` ``(T, vocab)`` and ``weights[layer][head][query]``, rounded to
+    ``decimals`` (None: full precision). Weight rows are causal, so row ``t`` keeps only keys ``0..t``."""
     dtype = model.unembed.weight.dtype
     out = []
     for case in cases:
@@ -160,10 +147,8 @@ def reference_vectors(model: AttentionOnlyTransformer, cases: list[dict], decima
 
 
 def compare_vectors(expected: list[dict], actual: list[dict]) -> dict[str, float]:
-    """Largest absolute gaps ``{"logits": ..., "weights": ...}`` between two lists of vectors.
-
-    Raises ValueError when the two differ in shape (a different case, sequence or mask).
-    """
+    """Largest absolute gaps ``{"logits": ..., "weights": ...}`` between two lists of vectors; ValueError
+    when the two differ in shape (a different case, sequence or mask)."""
     def inputs(cases: list[dict]) -> list[tuple]:
         return [(c["name"], c["tokens"], c["head_mask"]) for c in cases]
 
@@ -202,19 +187,16 @@ def _config(results: dict) -> TrainConfig:
 
 
 def reproduction_problems(summary: dict, record: dict) -> list[str]:
-    """How a model's final scores differ from the committed record beyond :data:`SCORE_TOLERANCE`.
-
-    Also demands the same previous-token head and the same set of induction heads.
-    """
+    """How a model's final scores differ from the committed record beyond :data:`SCORE_TOLERANCE`, or its
+    previous-token head or set of induction heads from the record's."""
     final = record["history"][-1]
     problems = []
     for kind in ("previous_token", "induction"):
         for layer, (ours, theirs) in enumerate(zip(summary[kind], final[kind])):
             for head, (a, b) in enumerate(zip(ours, theirs)):
                 if abs(a - b) > SCORE_TOLERANCE:
-                    problems.append(
-                        f"{kind.replace('_', '-')} score of L{layer}H{head} is {a:.4g}, the committed record says {b:.4g}"
-                    )
+                    problems.append(f"{kind.replace('_', '-')} score of {head_label(layer, head)} is {a:.4g}, "
+                                    f"the committed record says {b:.4g}")
     if not problems and _roles(summary) != _roles(final):
         problems.append(f"heads play other roles than in the committed record: {_roles(summary)} vs {_roles(final)}")
     return problems
@@ -329,30 +311,24 @@ def _close(stored: object, measured: list, atol: float) -> bool:
 
 
 def check_files(root: Path) -> list[str]:
-    """Problems with the committed widget files, one line each (empty: all current). Trains nothing.
-
-    Checks that the weights decode (size, checksum, shapes, finite), fit the gzip budget, reproduce
-    the committed seed-0 record's head scores within :data:`SCORE_TOLERANCE` and the manifest's
-    scores, and that a float64 forward pass over them gives the committed test vectors within
-    :data:`VECTOR_TOLERANCE`.
-    """
+    """Problems with the committed widget files, one line each (empty: all current), found without training:
+    the weights must reproduce the seed-0 record within :data:`SCORE_TOLERANCE`, and the test vectors a
+    float64 forward pass over them within :data:`VECTOR_TOLERANCE`."""
     root = Path(root)
-    paths = {name: root / ASSETS / name for name in (WEIGHTS_NAME, MANIFEST_NAME)}
-    paths["vectors"] = root / VECTORS
-    missing = [f"missing: {p} (run {EXPORT_COMMAND})" for p in paths.values() if not p.exists()]
+    weights, manifest_path, vectors = root / ASSETS / WEIGHTS_NAME, root / ASSETS / MANIFEST_NAME, root / VECTORS
+    missing = [f"missing: {p} (run {EXPORT_COMMAND})" for p in (weights, manifest_path, vectors) if not p.exists()]
     if missing:
         return missing
     try:
         results = load_results(root / RESULTS)
         config = _config(results)
         record = _record(results)
-        manifest = _json_object(paths[MANIFEST_NAME], MANIFEST_KEYS)
-        document = _json_object(paths["vectors"], ("weights_sha256", "cases"))
+        manifest = _json_object(manifest_path, MANIFEST_KEYS)
+        document = _json_object(vectors, ("weights_sha256", "cases"))
         if not isinstance(manifest["scores"], dict) or {"previous_token", "induction"} - manifest["scores"].keys():
-            raise ValueError(f"{paths[MANIFEST_NAME]}: scores lack previous_token or induction")
+            raise ValueError(f"{manifest_path}: scores lack previous_token or induction")
     except ValueError as error:
         return [str(error)]
-    weights, manifest_path, vectors = paths[WEIGHTS_NAME], paths[MANIFEST_NAME], paths["vectors"]
     blob = weights.read_bytes()
     problems = []
     if manifest.get("format") != FORMAT:

@@ -12,17 +12,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from mha_site.style import (
-    PALETTE,
-    PHONE_WIDTH_IN,
-    SMALL_FONT_PT,
-    figure_to_svg,
-    new_figure,
-    plain_tick_labels,
-    styled,
-    weight_colorbar,
-    weight_heatmap,
-)
+from mha_site.style import (PALETTE, PHONE_WIDTH_IN, SMALL_FONT_PT, figure_to_svg, new_figure, plain_tick_labels,
+                             styled, weight_colorbar, weight_heatmap)
 from mha_site.tiny_model.report import check_results, head_label
 
 __all__ = ["FIGURE_ALT", "SEED_STYLES", "ablation_figure", "all_figures", "heatmap_figure", "pruning_figure",

@@ -14,7 +14,7 @@ from mha_site.files import load_json
 
 __all__ = [
     "PRUNING_TOLERANCE", "IDLE_TOLERANCE", "SHARP_SHARE", "argmax", "check_results", "first_copy_focus", "head_label",
-    "heads_removable", "load_results", "page_values", "plateau_checkpoint", "seed_summary",
+    "heads_removable", "load_results", "page_values", "plateau_checkpoint", "seed_summary", "span",
 ]
 
 #: Greedy pruning counts a head as free while the loss stays within this many nats of the full model.
@@ -70,7 +70,7 @@ def argmax(values: list[float]) -> int:
 
 
 def head_label(layer: int, head: int) -> str:
-    """``L{layer}H{head}``, the name figures and tables use for a head."""
+    """``L{layer}H{head}``, the name figures, tables and both pages use for a head."""
     return f"L{layer}H{head}"
 
 
@@ -104,12 +104,8 @@ def first_copy_focus(heatmap: list[list[float]], share: float = SHARP_SHARE) -> 
 
 
 def seed_summary(record: dict, tolerance: float = PRUNING_TOLERANCE, threshold: float = 0.3) -> dict:
-    """The headline numbers of one seed's record (see :func:`mha_site.tiny_model.training.run_seed`).
-
-    Besides the strongest previous-token and induction heads it names the *helper*:
-    the layer-0 head, other than the previous-token head, whose removal costs most,
-    with the distance back it attends to most (from ``layer0_offsets``).
-    """
+    """The headline numbers of one seed's record, among them the *helper*: the layer-0 head, other than the
+    previous-token head, whose removal costs most, with the distance back it attends to most."""
     final = record["history"][-1]
     prev_layer, prev_head = record["previous_token_head"]
     ind_layer, ind_head = record["induction_head"]
@@ -161,19 +157,14 @@ _SUMMARY_SPANS = {
 }
 
 
-def _span(values: list[float], digits: int = 0) -> str:
-    low, high = min(values), max(values)
-    if round(low, digits) == round(high, digits):
-        return f"{low:.{digits}f}"
-    return f"{low:.{digits}f}-{high:.{digits}f}"
+def span(values: list[float], digits: int = 0) -> str:
+    """The range of ``values`` to ``digits`` places, ``"0.61-0.67"``, or one number where both ends print alike."""
+    low, high = (f"{value:.{digits}f}" for value in (min(values), max(values)))
+    return low if low == high else f"{low}-{high}"
 
 
 def page_values(results: dict) -> dict[str, str]:
-    """Every placeholder value of the page, as display strings.
-
-    Scalars are spans over seeds ("0.61-0.67"); ``table.seeds`` and
-    ``table.pruning`` are whole Markdown tables.
-    """
+    """Every placeholder value of the page, as display strings: spans over seeds and Markdown tables."""
     config = results["config"]
     tolerance = results["pruning_tolerance"]
     threshold = results["phase_threshold"]
@@ -191,10 +182,10 @@ def page_values(results: dict) -> dict[str, str]:
         "d_k": str(config["d_model"] // config["num_heads"]),
         "threshold": f"{threshold:g}",
         "tolerance": f"{tolerance:g}",
-        "phase_span": "never" if None in phase else _span(phase),
+        "phase_span": "never" if None in phase else span(phase),
         "phase_sentence": _phase_sentence([s["seed"] for s in summaries], phase),
-        "start_prev_span": _span([max(r["history"][0]["previous_token"][0]) for r in results["seeds"]], 2),
-        "start_ind_span": _span([max(r["history"][0]["induction"][-1]) for r in results["seeds"]], 2),
+        "start_prev_span": span([max(r["history"][0]["previous_token"][0]) for r in results["seeds"]], 2),
+        "start_ind_span": span([max(r["history"][0]["induction"][-1]) for r in results["seeds"]], 2),
         "ln_vocab": f"{math.log(config['vocab_size']):.2f}",
         "heatmap_len": str(len(heatmaps["tokens"])),
         "heatmap_half": str(len(heatmaps["tokens"]) // 2),
@@ -203,19 +194,19 @@ def page_values(results: dict) -> dict[str, str]:
         "first_copy_sharp": str(focus["sharp"]),
         "first_copy_share": f"{SHARP_SHARE:.0%}",
         "idle_tolerance": f"{IDLE_TOLERANCE:g}",
-        "plateau_step_span": _span([p["step"] for p in plateaus]),
-        "plateau_loss_span": _span([p["second_copy_loss"] for p in plateaus], 2),
-        "plateau_drop_span": _span([s["start_loss"] - p["second_copy_loss"] for s, p in zip(summaries, plateaus)], 2),
-        "plateau_induction_span": _span([max(p["induction"][-1]) for p in plateaus], 2),
+        "plateau_step_span": span([p["step"] for p in plateaus]),
+        "plateau_loss_span": span([p["second_copy_loss"] for p in plateaus], 2),
+        "plateau_drop_span": span([s["start_loss"] - p["second_copy_loss"] for s, p in zip(summaries, plateaus)], 2),
+        "plateau_induction_span": span([max(p["induction"][-1]) for p in plateaus], 2),
         **{f"probe_{key}": str(probe[key]) for key in ("seed", "step")},
         "probe_guess_loss": f"{probe['seen_guess_loss']:.2f}",
         "probe_seen_share": f"{probe['seen_share']:.0%}",
         "probe_even_share": f"{probe['even_share']:.0%}",
-        **{name: _span([s[key] for s in summaries], digits) for name, (key, digits) in _SUMMARY_SPANS.items()},
-        "ind_score_span": _span([x for s in summaries for x in s["induction_scores"]], 2),
-        "ind_ablation_span": _span([x for s in summaries for x in s["induction_ablations"]], 2),
+        **{name: span([s[key] for s in summaries], digits) for name, (key, digits) in _SUMMARY_SPANS.items()},
+        "ind_score_span": span([x for s in summaries for x in s["induction_scores"]], 2),
+        "ind_ablation_span": span([x for s in summaries for x in s["induction_ablations"]], 2),
         # losses with only the last two heads left, one left, none
-        **{f"{name}_span": _span([s["pruning_losses"][index] for s in summaries], 2)
+        **{f"{name}_span": span([s["pruning_losses"][index] for s in summaries], 2)
            for name, index in (("last_two", -3), ("one_left", -2), ("all_gone", -1))},
         "total_heads": str(summaries[0]["heads"]),
         "provenance_sentence": _provenance_sentence(results.get("provenance")),
@@ -268,24 +259,17 @@ def _seeds_table(summaries: list[dict]) -> str:
         phase = "none" if s["phase_step"] is None else s["phase_step"]
         scores = ", ".join(f"{x:.2f}" for x in s["induction_scores"])
         rises = ", ".join(f"{x:.2f}" for x in s["induction_ablations"])
-        rows.append(
-            f"| {s['seed']} | {phase} | {s['prev_head']}: {s['prev_score']:.2f}, +{s['prev_ablation']:.2f} nats "
-            f"| {s['induction_heads']} heads: {scores} | {rises} "
-            f"| {s['helper_head']}: {s['helper_offset']} back ({s['helper_weight']:.2f}), "
-            f"+{s['helper_ablation']:.2f} nats "
-            f"| {s['seconds']:.0f} s |"
-        )
+        rows.append(f"| {s['seed']} | {phase} | {s['prev_head']}: {s['prev_score']:.2f}, +{s['prev_ablation']:.2f} "
+                    f"nats | {s['induction_heads']} heads: {scores} | {rises} | {s['helper_head']}: "
+                    f"{s['helper_offset']} back ({s['helper_weight']:.2f}), +{s['helper_ablation']:.2f} nats "
+                    f"| {s['seconds']:.0f} s |")
     return "\n".join(rows)
 
 
 def _pruning_table(summaries: list[dict]) -> str:
-    rows = [
-        "| Seed | Loss, all heads (nats) | Heads removed within tolerance | Removal order, cheapest first |",
-        "|---:|--:|--:|:--|",
-    ]
+    rows = ["| Seed | Loss, all heads (nats) | Heads removed within tolerance | Removal order, cheapest first |",
+            "|---:|--:|--:|:--|"]
     for s in summaries:
-        order = ", ".join(
-            f"**{name}**" if count < s["removable"] else name for count, name in enumerate(s["order"])
-        )
+        order = ", ".join(f"**{name}**" if count < s["removable"] else name for count, name in enumerate(s["order"]))
         rows.append(f"| {s['seed']} | {s['base_loss']:.3f} | {s['removable']} of {s['heads']} | {order} |")
     return "\n".join(rows)

@@ -13,15 +13,8 @@ from time import perf_counter
 import torch
 from torch import Tensor
 
-from mha_ref.induction import (
-    AttentionOnlyTransformer,
-    full_head_mask,
-    head_scores,
-    masked_loss,
-    repeated_segment_batch,
-    repeated_tokens,
-    second_copy_targets,
-)
+from mha_ref.induction import (AttentionOnlyTransformer, full_head_mask, head_scores, masked_loss,
+                                repeated_segment_batch, repeated_tokens, second_copy_targets)
 from mha_ref.scores import offset_pattern, score
 from mha_ref.validation import check_int
 from mha_site.tiny_model.report import argmax
@@ -75,9 +68,8 @@ class TrainConfig:
 
 def build_model(config: TrainConfig) -> AttentionOnlyTransformer:
     """The model a :class:`TrainConfig` describes (weights drawn from torch's global RNG)."""
-    return AttentionOnlyTransformer(
-        config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.context
-    )
+    return AttentionOnlyTransformer(config.vocab_size, config.d_model, config.num_heads, config.num_layers,
+                                    config.context)
 
 
 @dataclass
@@ -137,9 +129,8 @@ def _checkpoint(model: AttentionOnlyTransformer, data: EvalData, step: int, trai
             **rounded(measure(model, data), 5)}
 
 
-def train(
-    config: TrainConfig, seed: int, progress: Callable[[dict], None] | None = None
-) -> tuple[AttentionOnlyTransformer, list[dict]]:
+def train(config: TrainConfig, seed: int,
+          progress: Callable[[dict], None] | None = None) -> tuple[AttentionOnlyTransformer, list[dict]]:
     """Train one model from ``seed``; return it and its history (one dict per checkpoint).
 
     Runs on one CPU thread, so a seed gives the same model wherever :func:`provenance` matches.
@@ -177,9 +168,7 @@ def train(
 
 
 def phase_change_step(history: list[dict], threshold: float = PHASE_THRESHOLD) -> int | None:
-    """The first checkpoint step at which some head of the last layer has an induction
-    score of at least ``threshold``; None if it never happens.
-    """
+    """The first checkpoint step at which a last-layer head's induction score reaches ``threshold`` (None: never)."""
     for checkpoint in history:
         if max(checkpoint["induction"][-1]) >= threshold:
             return int(checkpoint["step"])
@@ -196,9 +185,8 @@ def _loss_with(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor,
     return float(masked_loss(logits, tokens, targets))
 
 
-def ablation_losses(
-    model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor
-) -> tuple[float, list[list[float]]]:
+def ablation_losses(model: AttentionOnlyTransformer, tokens: Tensor,
+                    targets: Tensor) -> tuple[float, list[list[float]]]:
     """Second-copy loss with every head on, and ``losses[layer][head]`` with only that head zeroed."""
     layers, heads = full_head_mask(model).shape
     losses = [[_loss_with(model, tokens, targets, [(layer, head)]) for head in range(heads)] for layer in range(layers)]
@@ -206,12 +194,8 @@ def ablation_losses(
 
 
 def greedy_pruning(model: AttentionOnlyTransformer, tokens: Tensor, targets: Tensor) -> list[dict]:
-    """Remove heads one at a time, each time the one whose removal costs least.
-
-    Returns one entry per stage, starting with no head removed:
-    ``{"removed": [layer, head] or None, "loss": second-copy loss}``.
-    Ties go to the lowest (layer, head), so the order is deterministic.
-    """
+    """Remove heads one at a time, each time the cheapest (ties: the lowest (layer, head), so the order is
+    deterministic): ``[{"removed": [layer, head] or None, "loss": second-copy loss}]``, from no head removed."""
     layers, heads = full_head_mask(model).shape
     removed: list[tuple[int, int]] = []
     stages = [{"removed": None, "loss": _loss_with(model, tokens, targets, removed)}]
@@ -260,9 +244,8 @@ def offset_profiles(model: AttentionOnlyTransformer, tokens: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def run_seed(
-    config: TrainConfig, seed: int, heatmap_half: int = 12, progress: Callable[[dict], None] | None = None
-) -> tuple[AttentionOnlyTransformer, dict]:
+def run_seed(config: TrainConfig, seed: int, heatmap_half: int = 12,
+             progress: Callable[[dict], None] | None = None) -> tuple[AttentionOnlyTransformer, dict]:
     """Train one seed and measure it: the model, and the JSON-ready record the page and figures are built from."""
     check_int("heatmap_half", heatmap_half, 2)
     if 2 * heatmap_half > config.context:
