@@ -36,13 +36,16 @@ def json_bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def load_json(path: Path) -> object:
-    """Parse the JSON file at ``path``, or raise ValueError naming the file and what is wrong."""
+def load_json(path: Path | str, text: str | None = None) -> Any:
+    """Parse the JSON file at ``path`` (or its ``text``), or raise ValueError naming the file and what is wrong:
+    the one reader of every JSON file the site builds from."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path} is missing")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8") if text is None else text)
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing") from None
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") from None
     except UnicodeDecodeError as error:
@@ -199,11 +202,9 @@ def read_notebook(path: Path | str, text: str | None = None) -> dict[str, Any]:
     notebook is also the source of its cells: a broken one is restored from git, not rebuilt."""
     restore = f"restore it with git checkout -- {path}"
     try:
-        notebook = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)
-    except OSError as error:
-        raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
-    except ValueError as error:  # a UnicodeDecodeError too
-        raise ValueError(f"{path} is not notebook JSON (truncated or malformed: {error}); {restore}") from None
+        notebook = load_json(path, text)
+    except ValueError as error:
+        raise ValueError(f"{error}; {restore}") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise ValueError(f'{path} is not a notebook: it has no list of "cells"; {restore}')
     return notebook

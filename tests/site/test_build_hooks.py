@@ -518,7 +518,7 @@ def test_a_missing_snippet_file_or_section_fails_the_build_naming_page_file_and_
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ('{"cells": [{"cell_type": "markdown", "sou', "is not notebook JSON (truncated or malformed: Unterminated string"),
+    ('{"cells": [{"cell_type": "markdown", "sou', "is not valid JSON: Unterminated string starting at"),
     ("{}", 'is not a notebook: it has no list of "cells"'),
 ])
 def test_a_broken_notebook_fails_the_build_naming_the_file_not_nbconvert(tmp_path, text, problem):

@@ -99,8 +99,8 @@ def test_run_write_or_check_exits_1_on_a_stale_file_and_prints_each_file_written
 
 
 def test_read_notebook_names_a_truncated_notebook_and_how_to_restore_it():
-    message = ("a.ipynb is not notebook JSON (truncated or malformed: Unterminated string starting at: "
-               "line 1 column 26 (char 25)); restore it with git checkout -- a.ipynb")
+    message = ("a.ipynb is not valid JSON: Unterminated string starting at (line 1, column 26); "
+               "restore it with git checkout -- a.ipynb")
     with pytest.raises(ValueError, match=re.escape(message)):
         read_notebook("a.ipynb", '{"cells": [{"cell_type": "co')
 

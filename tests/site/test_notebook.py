@@ -183,8 +183,8 @@ def test_site_offers_the_notebook_for_download(built_site: Path):
     assert len(alts) == 2 and all(len(alt) > 80 for alt in alts)
 
 
-@pytest.mark.parametrize(("cut", "problem"), [(3000, "is not notebook JSON (truncated or malformed: "),
-                                              (0, "is not notebook JSON (truncated or malformed: "),
+@pytest.mark.parametrize(("cut", "problem"), [(3000, "is not valid JSON: "),
+                                              (0, "is not valid JSON: Expecting value (line 1, column 1)"),
                                               (None, 'is not a notebook: it has no list of "cells"')])
 def test_check_names_a_truncated_notebook_in_one_line_and_writes_nothing(tmp_path, cut, problem):
     """`build_assets.py --check notebook` printed nbformat's "Notebook does not appear to be JSON" without the file."""

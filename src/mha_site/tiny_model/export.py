@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from mha_ref.induction import AttentionOnlyTransformer
-from mha_site.files import json_bytes
+from mha_site.files import json_bytes, load_json
 from mha_site.tiny_model import ASSETS, RESULTS
 from mha_site.tiny_model.report import argmax, head_label, load_results
 from mha_site.tiny_model.training import (PHASE_THRESHOLD, TrainConfig, build_model, eval_data, measure,
@@ -288,12 +288,7 @@ MANIFEST_KEYS = ("format", "bytes", "sha256", "tensors", "symbols", "figure_toke
 
 def _json_object(path: Path, keys: tuple[str, ...]) -> dict:
     """The JSON object in ``path`` holding ``keys``, or ValueError naming the file and what is wrong."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ValueError(f"{path}: cannot be read: {error.strerror or error}") from None
-    except ValueError as error:  # a UnicodeDecodeError too
-        raise ValueError(f"{path}: not valid JSON (truncated or malformed: {error})") from None
+    data = load_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
     missing = [key for key in keys if key not in data]
