@@ -1,10 +1,8 @@
 /* Head explorer, part 1 of 3: the data's maths, the words and the view in the page address.
- *
- * What the explorer draws comes from heads.json (written by mha_site.explorer: two datasets,
- * each with its tokens and per-head attention weights); see explorer.js for the widget.
- * Nothing here keeps state: each function takes the dataset (ds), the view's state
- * ({query, enabled, isolated, preview, merge}) or a head, and returns a value or a new node.
- * The functions the other two use go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
+ * What the explorer draws comes from heads.json (written by mha_site.explorer: two datasets, each with its tokens
+ * and per-head attention weights); see explorer.js for the widget. Nothing here keeps state: each function takes the
+ * dataset (ds), the view's state ({query, enabled, isolated, preview, merge}) or a head, and returns a value or a new
+ * node. The functions the other two use go on window.mhaExplorer, which explorer-draw.js and explorer.js (loaded
  * after this file, in that order: mha_site.build.page_assets) read.
  */
 (function () {
@@ -16,8 +14,8 @@
 
   /* `node` with `attrs` set and `content` in it: a text, or a list of nodes and texts. */
   function made(node, attrs, content) {
-    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (Array.isArray(content)) node.append.apply(node, content);
+    Object.entries(attrs || {}).forEach(([name, value]) => node.setAttribute(name, value));
+    if (Array.isArray(content)) node.append(...content);
     else if (content !== undefined) node.textContent = content;
     return node;
   }
@@ -27,7 +25,7 @@
   /* Arrow keys, Home and End inside `box` move the focus along nodes(), clamped at the ends
      (round, with `wrap`), calling move(index) before the focus moves. */
   function roveFocus(box, nodes, wrap, move) {
-    box.addEventListener("keydown", function (event) {
+    box.addEventListener("keydown", (event) => {
       var list = nodes(), current = list.indexOf(document.activeElement), last = list.length - 1;
       var next = { ArrowRight: current + 1, ArrowDown: current + 1, ArrowLeft: current - 1, ArrowUp: current - 1,
         Home: 0, End: last }[event.key];
@@ -41,13 +39,13 @@
 
   /* `node` listening to each event named in `handlers`. */
   function listen(node, handlers) {
-    Object.keys(handlers).forEach(function (name) { node.addEventListener(name, handlers[name]); });
+    Object.entries(handlers).forEach(([name, handler]) => node.addEventListener(name, handler));
     return node;
   }
 
   /* `node`, whose hovering calls hot(link, event), and leaving it hot(null). */
   function hover(node, link, hot) {
-    return listen(node, { mouseenter: function (event) { hot(link, event); }, mouseleave: function () { hot(null); } });
+    return listen(node, { mouseenter: (event) => hot(link, event), mouseleave: () => hot(null) });
   }
 
   /* An arrowhead marker whose path has `pathAttrs` (its colour: a fill, or a style). */
@@ -59,7 +57,6 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function quoted(token) { return "\u201c" + token + "\u201d"; }
   function percent(w) { return (100 * w).toFixed(1) + "%"; }
-  function number(w) { return w.toFixed(3); }
 
   function listWords(words) {
     if (words.length < 2) return words.join("");
@@ -68,17 +65,15 @@
 
   /* The scaled scores of one row -> softmax weights (max subtracted first). */
   function softmax(row) {
-    var top = Math.max.apply(null, row), sum = 0;
-    var e = row.map(function (s) { var v = Math.exp(s - top); sum += v; return v; });
-    return e.map(function (v) { return v / sum; });
+    var top = Math.max(...row), e = row.map((s) => Math.exp(s - top));
+    var sum = e.reduce((total, v) => total + v, 0);
+    return e.map((v) => v / sum);
   }
 
   /* Two heads as one of width 2 d_k: q = [q1 | q2], k = [k1 | k2], so
      q.k / sqrt(2 d_k) = (q1.k1 + q2.k2) / sqrt(2 d_k) = (s1 + s2) / sqrt(2), with s = q.k / sqrt(d_k). */
   function mergeHeads(a, b) {
-    var scores = a.scores.map(function (row, q) {
-      return row.map(function (s, k) { return (s + b.scores[q][k]) * Math.SQRT1_2; });
-    });
+    var scores = a.scores.map((row, q) => row.map((s, k) => (s + b.scores[q][k]) * Math.SQRT1_2));
     return {
       name: "merged", label: "merged " + a.label + " + " + b.label, detail: "", colour: "#555555", colour_name: "grey",
       dash: "dashdotdot", dash_name: "dash-dot-dot", scores: scores, weights: scores.map(softmax), parts: [a, b],
@@ -87,13 +82,11 @@
 
   /* Cividis stops from heads.json: weight in [0, 1] -> "rgb(...)". */
   function colourMap(stops) {
-    var rgb = stops.map(function (hex) {
-      return [1, 3, 5].map(function (i) { return parseInt(hex.slice(i, i + 2), 16); });
-    });
-    return function (w) {
+    var rgb = stops.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+    return (w) => {
       var x = Math.max(0, Math.min(1, w)) * (rgb.length - 1);
       var i = Math.min(rgb.length - 2, Math.floor(x)), t = x - i;
-      var c = rgb[i].map(function (v, j) { return Math.round(v + t * (rgb[i + 1][j] - v)); });
+      var c = rgb[i].map((v, j) => Math.round(v + t * (rgb[i + 1][j] - v)));
       return "rgb(" + c.join(",") + ")";
     };
   }
@@ -101,20 +94,19 @@
   /* The arcs a view draws: [{head, query, key, weight}], every key with weight >= minWeight,
      for the query, or for every query when a head is isolated. */
   function arcsFor(ds, state, heads, minWeight) {
-    var arcs = [];
-    heads.forEach(function (head) {
-      var queries = state.isolated ? ds.tokens.map(function (_, i) { return i; }) : [state.query];
-      queries.forEach(function (q) {
-        head.weights[q].forEach(function (w, k) {
+    var arcs = [], queries = state.isolated ? ds.tokens.map((_, i) => i) : [state.query];
+    for (const head of heads) {
+      for (const q of queries) {
+        head.weights[q].forEach((w, k) => {
           if (w >= minWeight) arcs.push({ head: head.name, query: q, key: k, weight: w });
         });
-      });
-    });
+      }
+    }
     return arcs;
   }
 
   /* Whether `name` is one of the two heads the state merges (then drawn only as part of the merge). */
-  function isMergedIn(state, name) { return Boolean(state.merge) && state.merge.indexOf(name) >= 0; }
+  function isMergedIn(state, name) { return Boolean(state.merge?.includes(name)); }
 
   /* A head's sample line, in its colour (a CSS property, so it follows light and dark) and its dash. */
   function swatch(h) {
@@ -126,7 +118,7 @@
   /* A box that scrolls sideways takes keyboard focus, as a region named `name`, only while it has to scroll. */
   function fitBox(box, name) {
     if (box.scrollWidth > box.clientWidth + 1) made(box, { tabindex: "0", role: "region", "aria-label": name });
-    else ["tabindex", "role", "aria-label"].forEach(function (attr) { box.removeAttribute(attr); });
+    else ["tabindex", "role", "aria-label"].forEach((attr) => box.removeAttribute(attr));
   }
 
   /* ---- the words: captions of the view, read aloud and written into a downloaded SVG ---- */
@@ -136,13 +128,8 @@
   }
 
   function rowWords(ds, head, q, minWeight) {
-    var keys = head.weights[q].map(function (w, k) { return { k: k, w: w }; })
-      .filter(function (e) { return e.w >= minWeight; })
-      .sort(function (a, b) { return b.w - a.w; });
-    return keys.map(function (e) {
-      if (e.k === q) return "itself " + percent(e.w);
-      return quoted(ds.symbols[e.k]) + " " + percent(e.w);
-    }).join(", ");
+    var keys = head.weights[q].map((w, k) => ({ k, w })).filter((e) => e.w >= minWeight).sort((a, b) => b.w - a.w);
+    return keys.map((e) => (e.k === q ? "itself" : quoted(ds.symbols[e.k])) + " " + percent(e.w)).join(", ");
   }
 
   /* What a screen reader says for one arc of `head`. */
@@ -157,7 +144,7 @@
     if (state.isolated) {
       var head = heads[0];
       var groups = {}, order = [], selves = [];
-      ds.tokens.forEach(function (_, q) {
+      ds.tokens.forEach((_, q) => {
         var row = head.weights[q], k = 0;
         for (var j = 1; j < row.length; j++) if (row[j] > row[k]) k = j;
         if (k === q) { selves.push(quoted(ds.symbols[q])); return; }
@@ -165,9 +152,8 @@
         groups[k].push(quoted(ds.symbols[q]));
       });
       var text = "Isolated: the " + describeHead(head) + ", out of every token. Largest weight: " +
-        (order.length ? order.map(function (k) {
-          return listWords(groups[k]) + " \u2192 " + quoted(ds.symbols[k]);
-        }).join("; ") : "no token looks elsewhere") + ".";
+        (order.length ? order.map((k) => listWords(groups[k]) + " \u2192 " + quoted(ds.symbols[k])).join("; ")
+          : "no token looks elsewhere") + ".";
       if (selves.length === 1) {
         text += " " + selves[0] + " attends mostly to itself (a loop): it still adds its own value, through W\u1d3c, to the output.";
       } else if (selves.length > 1) {
@@ -179,11 +165,10 @@
     var text = "Query " + quoted(ds.symbols[state.query]) + " (position " + state.query + " of 0\u2013" +
       (ds.tokens.length - 1) + "). ";
     if (!heads.length) return text + "Every head is switched off, so nothing is drawn.";
-    text += heads.map(function (h) {
-      return describeHead(h) + ": " + rowWords(ds, h, state.query, minWeight);
-    }).join(". ") + ". Arcs show every weight of at least " + percent(minWeight) + ".";
-    var off = ds.heads.filter(function (h) { return !state.enabled[h.name] && !isMergedIn(state, h.name); });
-    if (off.length) text += " Switched off: " + off.map(function (h) { return h.label; }).join(", ") + ".";
+    text += heads.map((h) => describeHead(h) + ": " + rowWords(ds, h, state.query, minWeight)).join(". ") +
+      ". Arcs show every weight of at least " + percent(minWeight) + ".";
+    var off = ds.heads.filter((h) => !state.enabled[h.name] && !isMergedIn(state, h.name));
+    if (off.length) text += " Switched off: " + off.map((h) => h.label).join(", ") + ".";
     if (state.merge) {
       text += " Merged: the " + merged.parts[0].label + " and " + merged.parts[1].label +
         " heads as one head of width " + 2 * ds.d_k + ", with one softmax over (q\u2081\u00b7k\u2081 + q\u2082\u00b7k\u2082) / \u221a" +
@@ -195,27 +180,25 @@
   /* ---- the view in the page address ---- */
 
   function readUrl() {
-    var params = new URLSearchParams(window.location.search), wanted = {};
-    PARAMS.forEach(function (name) { if (params.has(name)) wanted[name] = params.get(name); });
-    return wanted;
+    var params = new URLSearchParams(window.location.search);
+    return Object.fromEntries(PARAMS.filter((name) => params.has(name)).map((name) => [name, params.get(name)]));
   }
 
   /* Apply what the address asks for to the fresh state, ignoring what this data set cannot show. */
   function applyWanted(ds, state, wanted) {
-    var names = ds.heads.map(function (h) { return h.name; });
+    var names = ds.heads.map((h) => h.name);
     var query = Number(wanted["ex-query"]);
     if (/^\d+$/.test(wanted["ex-query"] || "") && query < ds.tokens.length) state.query = query;
     if ("ex-heads" in wanted) {
       var on = wanted["ex-heads"].split(",");
-      names.forEach(function (name) { state.enabled[name] = on.indexOf(name) >= 0; });
+      names.forEach((name) => { state.enabled[name] = on.includes(name); });
     }
     var pair = (wanted["ex-merge"] || "").split(",");
-    if (ds.d_k && pair.length === 2 && pair[0] !== pair[1] &&
-        names.indexOf(pair[0]) >= 0 && names.indexOf(pair[1]) >= 0) {
+    if (ds.d_k && pair.length === 2 && pair[0] !== pair[1] && names.includes(pair[0]) && names.includes(pair[1])) {
       state.merge = names.indexOf(pair[0]) < names.indexOf(pair[1]) ? pair : [pair[1], pair[0]];
     }
     var isolate = wanted["ex-isolate"];
-    if (names.indexOf(isolate) >= 0 && state.enabled[isolate] && !isMergedIn(state, isolate)) state.isolated = isolate;
+    if (names.includes(isolate) && state.enabled[isolate] && !isMergedIn(state, isolate)) state.isolated = isolate;
   }
 
   /* Write the view into the address's query string, with no new history entry. A view other
@@ -223,10 +206,10 @@
      the link lands on the explorer, not on a heading screens above it. */
   function writeUrl(root, data, ds, state) {
     var url = new URL(window.location.href), params = url.searchParams;
-    PARAMS.forEach(function (name) { params.delete(name); });
+    PARAMS.forEach((name) => params.delete(name));
     if (ds !== data.datasets[0]) params.set("ex-data", ds.name);
     if (state.query !== ds.default_query) params.set("ex-query", String(state.query));
-    var on = ds.heads.filter(function (h) { return state.enabled[h.name]; }).map(function (h) { return h.name; });
+    var on = ds.heads.filter((h) => state.enabled[h.name]).map((h) => h.name);
     if (on.length !== ds.heads.length) params.set("ex-heads", on.join(","));
     if (state.isolated) params.set("ex-isolate", state.isolated);
     if (state.merge) params.set("ex-merge", state.merge.join(","));
@@ -248,7 +231,7 @@
       else for (var z = 0; z < zeros; z++) parts.push("0");
       zeros = 0;
     }
-    values.forEach(function (v) {
+    values.forEach((v) => {
       if (v === 0) { zeros++; return; }
       flush();
       parts.push(Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
@@ -260,7 +243,7 @@
   /* Query q's input features: the position code as a vector, then every other feature that is not 0. */
   function features(ds, q) {
     var values = ds.features[q], code = [], flags = [];
-    ds.feature_names.forEach(function (name, i) {
+    ds.feature_names.forEach((name, i) => {
       if (/^(cos|sin)_/.test(name)) code.push(values[i]);
       else if (values[i] !== 0) flags.push(name + " " + values[i]);
     });
@@ -271,7 +254,7 @@
   /* Words cut into lines of at most `chars` characters (a long word keeps a line to itself). */
   function wrapText(text, chars) {
     var lines = [], line = "";
-    text.split(" ").forEach(function (word) {
+    text.split(" ").forEach((word) => {
       if (line && (line + " " + word).length > chars) { lines.push(line); line = word; } else line = line ? line + " " + word : word;
     });
     if (line) lines.push(line);
@@ -279,10 +262,9 @@
   }
 
   Object.assign(window.mhaExplorer = window.mhaExplorer || {}, {
-    SVG_NS: SVG_NS, DASHES: DASHES, made: made, el: el, svgEl: svgEl, clear: clear, quoted: quoted, number: number,
-    mergeHeads: mergeHeads, colourMap: colourMap, isMergedIn: isMergedIn, arcsFor: arcsFor,
-    arcLabel: arcLabel, swatch: swatch, fitBox: fitBox, describeHead: describeHead, captionText: captionText,
-    readUrl: readUrl, applyWanted: applyWanted, writeUrl: writeUrl, vector: vector, features: features,
-    wrapText: wrapText, roveFocus: roveFocus, listen: listen, hover: hover, arrowMarker: arrowMarker,
+    SVG_NS, DASHES, made, el, svgEl, clear, quoted, mergeHeads, colourMap, isMergedIn, arcsFor, arcLabel,
+    swatch, fitBox, describeHead, captionText, readUrl, applyWanted, writeUrl, vector, features, wrapText, roveFocus,
+    listen, hover, arrowMarker,
   });
+
 })();

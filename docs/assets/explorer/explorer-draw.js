@@ -1,21 +1,18 @@
-/* Head explorer, part 2 of 3: drawings made from one view, each from what it is handed.
- *
- * The arcs' labels placed clear of each other, the token row scrolled to the query, every shown
- * head's weight grid, the "How the weights are made" panel (q, k, q.k / sqrt(d_k), softmax:
- * drawn only while it is open), and the view as a standalone SVG file. explorer.js calls these with its dataset (ds), state and nodes;
- * they keep none of their own. Reads explorer-core.js's functions from window.mhaExplorer and
- * adds its own there.
+/* Head explorer, part 2 of 3: drawings made from one view, each from what it is handed. The arcs' labels placed
+ * clear of each other, the token row scrolled to the query, every shown head's weight grid, the "How the weights are
+ * made" panel (q, k, q.k / sqrt(d_k), softmax: drawn only while it is open), and the view as a standalone SVG file.
+ * explorer.js calls these with its dataset (ds), state and nodes; they keep none of their own. Reads
+ * explorer-core.js's functions from window.mhaExplorer and adds its own there.
  */
 (function () {
   "use strict";
 
-  var ex = window.mhaExplorer;
-  if (!ex || typeof ex.captionText !== "function") {
+  const ex = window.mhaExplorer;
+  if (typeof ex?.captionText !== "function") {
     throw new Error("explorer-draw.js needs explorer-core.js loaded first: window.mhaExplorer has no captionText");
   }
-  var SVG_NS = ex.SVG_NS, DASHES = ex.DASHES, made = ex.made, el = ex.el, svgEl = ex.svgEl, clear = ex.clear;
-  var quoted = ex.quoted, swatch = ex.swatch, fitBox = ex.fitBox, describeHead = ex.describeHead, vector = ex.vector;
-  var features = ex.features, wrapText = ex.wrapText, hover = ex.hover, arrowMarker = ex.arrowMarker;
+  const { SVG_NS, DASHES, made, el, svgEl, clear, quoted, swatch, fitBox, describeHead, vector, features, wrapText,
+    hover, arrowMarker } = ex;
 
   /* Keeps each label inside the drawing's width (a label over the first or last token is
      wider than the token), then moves a label that overlaps one placed before it up a line,
@@ -24,13 +21,9 @@
      dash down to the top of its arc, so that it still reads as that arc's. */
   function placeLabels(labels, width, layer) {
     var placed = [], GAP = 1;
-    function overlaps(box) {
-      return placed.some(function (p) {
-        return box.x < p.x + p.width + GAP && p.x < box.x + box.width + GAP &&
-          box.y < p.y + p.height + GAP && p.y < box.y + box.height + GAP;
-      });
-    }
-    labels.forEach(function (label) {
+    const overlaps = (box) => placed.some((p) => box.x < p.x + p.width + GAP && p.x < box.x + box.width + GAP &&
+      box.y < p.y + p.height + GAP && p.y < box.y + box.height + GAP);
+    labels.forEach((label) => {
       var text = label.text;
       layer.appendChild(text);  // measured once drawn
       var box = text.getBBox();
@@ -40,11 +33,10 @@
         box = text.getBBox();
       }
       var y0 = Number(text.getAttribute("y")), line = box.height, shift = 0;
-      var tries = [0, -1, -2, -3, -4, 1, 2, 3, 4];
-      for (var t = 0; t < tries.length; t++) {
-        var shifted = { x: box.x, y: box.y + tries[t] * line, width: box.width, height: box.height };
+      for (const lines of [0, -1, -2, -3, -4, 1, 2, 3, 4]) {
+        var shifted = { x: box.x, y: box.y + lines * line, width: box.width, height: box.height };
         if (shifted.y >= 0 && !overlaps(shifted)) {
-          shift = tries[t] * line;
+          shift = lines * line;
           text.setAttribute("y", String(y0 + shift));
           box = shifted;
           break;
@@ -71,14 +63,11 @@
     var button = tokens[query];
     if (stage.scrollWidth <= stage.clientWidth) return;
     var left = button.offsetLeft, right = left + button.offsetWidth;
-    heaviestKeys.forEach(function (key) {
-      var target = tokens[key];
-      var wider = Math.max(right, target.offsetLeft + target.offsetWidth) - Math.min(left, target.offsetLeft);
-      if (wider <= stage.clientWidth) {
-        left = Math.min(left, target.offsetLeft);
-        right = Math.max(right, target.offsetLeft + target.offsetWidth);
-      }
-    });
+    for (const key of heaviestKeys) {
+      var target = tokens[key], from = Math.min(left, target.offsetLeft);
+      var to = Math.max(right, target.offsetLeft + target.offsetWidth);
+      if (to - from <= stage.clientWidth) [left, right] = [from, to];
+    }
     if (left < stage.scrollLeft || right > stage.scrollLeft + stage.clientWidth) {
       stage.scrollLeft = Math.max(0, left - (stage.clientWidth - (right - left)) / 2);
     }
@@ -92,17 +81,17 @@
     clear(grids);
     // Room for the token labels: queries down the left, keys (rotated) along the top, in cell units.
     var fontSize = 0.8;
-    var longest = Math.max.apply(null, ds.symbols.map(function (s) { return s.length; }));
+    var longest = Math.max(...ds.symbols.map((s) => s.length));
     var left = 0.35 + 0.62 * fontSize * longest;
     var rotate = longest > 1; // keys longer than one character would collide side by side
     var top = rotate ? left : fontSize + 0.3;
-    heads.forEach(function (h) {
+    heads.forEach((h) => {
       var svg = svgEl("svg", {
         viewBox: -left + " " + -top + " " + (n + left + 0.1) + " " + (n + top + 0.1), role: "img",
         "aria-label": "Weights of the " + h.label + " head, one row per query and one column per key; darker is less",
       });
       var labels = svgEl("g", { class: "mha-grid-labels", "font-size": String(fontSize), "aria-hidden": "true" });
-      ds.symbols.forEach(function (symbol, i) {
+      ds.symbols.forEach((symbol, i) => {
         var current = !state.isolated && i === state.query;
         labels.appendChild(svgEl("text", {
           x: "-0.2", y: String(i + 0.5), "text-anchor": "end", "dominant-baseline": "central",
@@ -117,25 +106,21 @@
         }, symbol));
       });
       svg.appendChild(labels);
-      h.weights.forEach(function (row, q) {
-        row.forEach(function (w, k) {
-          var cell = hover(svgEl("rect", {
-            x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
-            "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
-          }), { head: h.name, query: q, key: k, weight: w }, on.hot);
-          cell.addEventListener("click", function () { on.pick(q); });
-          svg.appendChild(cell);
-        });
-      });
+      h.weights.forEach((row, q) => row.forEach((w, k) => {
+        var cell = hover(svgEl("rect", {
+          x: String(k), y: String(q), width: "1", height: "1", fill: cmap(w), class: "mha-cell",
+          "data-head": h.name, "data-query": String(q), "data-key": String(k), "data-weight": w.toFixed(4),
+        }), { head: h.name, query: q, key: k, weight: w }, on.hot);
+        cell.addEventListener("click", () => on.pick(q));
+        svg.appendChild(cell);
+      }));
       if (!state.isolated) {
         svg.appendChild(svgEl("rect", {
-          x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row",
-        }));
+          x: "0", y: String(state.query), width: String(n), height: "1", class: "mha-grid-row" }));
       }
       // Dark ring around a light ring: visible on the darkest and the brightest cells alike.
-      var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" }, ["outer", "inner"].map(function (ring) {
-        return svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__" + ring });
-      }));
+      var hot = svgEl("g", { class: "mha-cell-hot", visibility: "hidden" }, ["outer", "inner"].map((ring) =>
+        svgEl("rect", { x: "0", y: "0", width: "1", height: "1", class: "mha-cell-hot__" + ring })));
       svg.appendChild(hot);
       cells[h.name] = hot;
       grids.appendChild(el("figure", { class: "mha-explorer__grid", "data-head": h.name }, [svg,
@@ -163,11 +148,11 @@
       ", \u221ad\u2096 = " + Math.sqrt(ds.d_k) + "); the softmax over the keys turns the scores into the weights. " +
       "In the vectors, 0\u00d7n stands for n zeros."]),
       el("p", { class: "mha-explorer__features" }, features(ds, q)));
-    heads.forEach(function (h) {
+    heads.forEach((h) => {
       var merged = h.name === "merged", width = merged ? 2 * ds.d_k : ds.d_k, root = Math.sqrt(width);
       var columns = ["key", "q\u00b7k", "\u00f7 \u221a" + width, "softmax"].concat(merged ? [] : ["k"]);
       var weights = h.weights[q];
-      var rows = h.scores[q].map(function (score, k) {
+      var rows = h.scores[q].map((score, k) => {
         var exact = score.toFixed(4);
         return el("tr", { "data-key": String(k), class: weights[k] >= minWeight ? "is-arc" : "" }, [
           el("th", { scope: "row" }, ds.symbols[k] + (k === q ? " (self)" : "")),
@@ -181,7 +166,7 @@
           // For screen readers only: a one-line caption ran off with a table scrolling sideways on a phone
           // ("…previous toke"), and the head's title just above says the same.
           el("caption", { class: "mha-sr-only" }, "Scores and weights of query " + quoted(ds.symbols[q]) + ", " + h.label + " head"),
-          el("thead", {}, [el("tr", {}, columns.map(function (name) { return el("th", { scope: "col" }, name); }))]),
+          el("thead", {}, [el("tr", {}, columns.map((name) => el("th", { scope: "col" }, name)))]),
           el("tbody", {}, rows)])]);
       panel.appendChild(el("section", { class: "mha-explorer__made-head", "data-head": h.name }, [
         el("p", { class: "mha-explorer__made-title" }, [swatch(h), el("span", {}, describeHead(h))]),
@@ -215,7 +200,7 @@
     out.appendChild(svgEl("text", { x: "8", y: String(y), class: "title" },
       ds.title + (state.isolated ? "" : ", query " + quoted(ds.symbols[state.query]))));
     var colours = {};
-    heads.forEach(function (h) {
+    heads.forEach((h) => {
       colours[h.name] = h.colour;
       y += 17;
       defs.appendChild(arrowMarker("arrow-" + h.name, { fill: h.colour }));
@@ -227,7 +212,7 @@
     var scale = Math.min((width - 16) / drawnWidth, EXPORT_DRAWING_HEIGHT / (rowTop + view.tokens[0].offsetHeight));
     var drawing = svgEl("g", { transform: "translate(" + (width - drawnWidth * scale) / 2 + " " + top + ") scale(" +
       scale + ")", style: "font-size: " + getComputedStyle(view.tokens[0]).fontSize });
-    view.arcLayer.querySelectorAll("path.mha-arc").forEach(function (path) {
+    view.arcLayer.querySelectorAll("path.mha-arc").forEach((path) => {
       var head = path.getAttribute("data-head");
       drawing.appendChild(svgEl("path", { d: path.getAttribute("d"), fill: "none", stroke: colours[head], "stroke-linecap": "round",
         "stroke-width": path.getAttribute("stroke-width"), "stroke-opacity": path.getAttribute("stroke-opacity"),
@@ -236,16 +221,14 @@
         "data-weight": path.getAttribute("data-weight"),
       }, [svgEl("title", {}, path.getAttribute("aria-label"))]));
     });
-    view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach(function (line) {
+    view.arcLayer.querySelectorAll("line.mha-arc-leader").forEach((line) => {
       var head = line.getAttribute("data-head");
       drawing.appendChild(svgEl("line", { x1: line.getAttribute("x1"), y1: line.getAttribute("y1"), x2: line.getAttribute("x2"),
         y2: line.getAttribute("y2"), stroke: colours[head], "stroke-width": "1", "stroke-dasharray": line.getAttribute("stroke-dasharray") }));
     });
-    view.arcLayer.querySelectorAll("text.mha-arc-label").forEach(function (text) {
-      drawing.appendChild(svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" },
-        text.textContent));
-    });
-    view.tokens.forEach(function (button, i) {
+    view.arcLayer.querySelectorAll("text.mha-arc-label").forEach((text) => drawing.appendChild(
+      svgEl("text", { x: text.getAttribute("x"), y: text.getAttribute("y"), class: "arc-label" }, text.textContent)));
+    view.tokens.forEach((button, i) => {
       var cx = button.offsetLeft + button.offsetWidth / 2, isQuery = !state.isolated && i === state.query;
       if (isQuery) {
         drawing.appendChild(svgEl("rect", { x: String(button.offsetLeft), y: String(rowTop), width: String(button.offsetWidth),
@@ -256,7 +239,7 @@
     });
     out.appendChild(drawing);
     y = top + EXPORT_DRAWING_HEIGHT + 24;
-    wrapText(text, Math.max(30, Math.floor(width / 6.4))).forEach(function (line) {
+    wrapText(text, Math.max(30, Math.floor(width / 6.4))).forEach((line) => {
       out.appendChild(svgEl("text", { x: "8", y: String(y), class: "caption" }, line));
       y += 15;
     });
@@ -270,10 +253,10 @@
       (state.isolated ? "isolated-" + state.isolated : "query-" + state.query) + ".svg" });
     document.body.appendChild(link);
     link.click();
-    document.body.removeChild(link);
-    setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
   }
 
-  Object.assign(ex, { placeLabels: placeLabels, showQuery: showQuery, drawGrids: drawGrids, drawMade: drawMade,
-    exportSvg: exportSvg, downloadSvg: downloadSvg });
+  Object.assign(ex, { placeLabels, showQuery, drawGrids, drawMade, exportSvg, downloadSvg });
+
 })();

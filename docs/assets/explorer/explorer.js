@@ -1,12 +1,10 @@
 /* Head explorer for the multi-head attention lesson, part 3 of 3: the widget (its state, controls, arcs, table
  * and highlight). explorer-core.js holds the maths, the words and the address; explorer-draw.js the grids, the
  * "How the weights are made" panel and the SVG file. Both load before it and share window.mhaExplorer.
- *
  * For the chosen query token of a dataset in heads.json, it draws an arc to every key a head gives at least
  * `arc_min_weight`, wider and darker with more weight (a loop when the key is the query itself), prints the
  * query's row of weights as a table and every head's weights as grids; hovering or focusing an arc, a table
  * cell or a grid cell highlights the same weight in all three.
- *
  * Markup it looks for (docs/_includes/explorer.md; pages without it are left alone):
  *   <div class="mha-explorer" data-explorer-src="...heads.json">
  *     <noscript>  static figures, only ever shown without JavaScript
@@ -19,18 +17,13 @@
 (function () {
   "use strict";
 
-  var ex = window.mhaExplorer;
-  if (!ex || typeof ex.drawGrids !== "function") {
+  if (typeof window.mhaExplorer?.drawGrids !== "function") {
     throw new Error("explorer.js needs explorer-core.js, then explorer-draw.js, loaded first: " +
       "window.mhaExplorer has no drawGrids");
   }
-  var DASHES = ex.DASHES, made = ex.made, el = ex.el, svgEl = ex.svgEl, clear = ex.clear, quoted = ex.quoted;
-  var number = ex.number, mergeHeads = ex.mergeHeads, colourMap = ex.colourMap;
-  var isMergedIn = ex.isMergedIn, arcsFor = ex.arcsFor, arcLabel = ex.arcLabel, swatch = ex.swatch, fitBox = ex.fitBox;
-  var captionText = ex.captionText;
-  var readUrl = ex.readUrl, applyWanted = ex.applyWanted, writeUrl = ex.writeUrl, placeLabels = ex.placeLabels;
-  var showQuery = ex.showQuery, drawGrids = ex.drawGrids, drawMade = ex.drawMade, downloadSvg = ex.downloadSvg;
-  var roveFocus = ex.roveFocus, listen = ex.listen, hover = ex.hover, arrowMarker = ex.arrowMarker;
+  const { DASHES, made, el, svgEl, clear, quoted, mergeHeads, colourMap, isMergedIn, arcsFor, arcLabel, swatch,
+    fitBox, captionText, readUrl, applyWanted, writeUrl, placeLabels, showQuery, drawGrids, drawMade, downloadSvg,
+    roveFocus, listen, hover, arrowMarker } = window.mhaExplorer;
   var instances = 0;
 
   function build(root, data) {
@@ -46,14 +39,12 @@
     var app = el("div", { class: "mha-explorer__app" });
 
     // Dataset switch: radios, one per dataset.
-    var radios = data.datasets.map(function (dataset, index) {
-      return listen(el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name }),
-        { change: function (event) { if (event.target.checked) mount(index, null); } });
-    });
+    var radios = data.datasets.map((dataset, index) =>
+      listen(el("input", { type: "radio", name: id + "-data", value: dataset.name, "data-dataset": dataset.name }),
+        { change: (event) => { if (event.target.checked) mount(index, null); } }));
     var picker = el("fieldset", { class: "mha-explorer__data" }, [el("legend", {}, "Data")].concat(
-      radios.map(function (radio, index) {
-        return el("label", { class: "mha-explorer__choice" }, [radio, el("span", {}, data.datasets[index].title)]);
-      })));
+      radios.map((radio, index) =>
+        el("label", { class: "mha-explorer__choice" }, [radio, el("span", {}, data.datasets[index].title)]))));
     var description = el("p", { class: "mha-explorer__description" });
     var body = el("div", { class: "mha-explorer__body" });
     var tip = el("div", { class: "mha-explorer__tip", hidden: "" });
@@ -63,8 +54,7 @@
     root.setAttribute("data-explorer-ready", "");
 
     function headByName(name) {
-      if (name === "merged") return mergedHead();
-      return ds.heads.filter(function (h) { return h.name === name; })[0];
+      return name === "merged" ? mergedHead() : ds.heads.find((h) => h.name === name);
     }
     /* The merged pair's head (computed when a pair is picked, kept until the pair changes), or null. */
     function mergedHead() {
@@ -79,9 +69,8 @@
     function isMerged(name) { return isMergedIn(state, name); }
     function caption() { return captionText(ds, state, shownHeads(), mergedHead(), minWeight); }
     function shownHeads() {
-      var list = ds.heads.filter(function (h) {
-        return !isMerged(h.name) && state.enabled[h.name] && (!state.isolated || state.isolated === h.name);
-      });
+      var list = ds.heads.filter((h) =>
+        !isMerged(h.name) && state.enabled[h.name] && (!state.isolated || state.isolated === h.name));
       if (state.merge && !state.isolated) list.push(mergedHead());
       return list;
     }
@@ -90,9 +79,9 @@
     function mount(index, wanted) {
       ds = data.datasets[index];
       state = { query: ds.default_query, enabled: {}, isolated: null, preview: null, merge: null };
-      ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
+      ds.heads.forEach((h) => { state.enabled[h.name] = true; });
       if (wanted) applyWanted(ds, state, wanted);
-      radios.forEach(function (r, i) { r.checked = i === index; });
+      radios.forEach((r, i) => { r.checked = i === index; });
       root.setAttribute("data-dataset", ds.name);
       description.textContent = ds.description;
       var madeOpen = Boolean(view.made && view.made.open); // the panel stays open across a switch of data
@@ -100,33 +89,28 @@
       view = {};
 
       var stage = el("div", { class: "mha-explorer__stage", "data-tokens": String(ds.tokens.length) });
-      var tokenRow = el("div", {
-        class: "mha-explorer__tokens", role: "toolbar",
-        "aria-label": "Tokens: pick the query (arrow keys move it)",
-      });
-      view.tokens = ds.symbols.map(function (symbol, i) {
-        var on = function () { preview(i); }, off = function () { preview(null); };
+      var tokenRow = el("div", { class: "mha-explorer__tokens", role: "toolbar",
+        "aria-label": "Tokens: pick the query (arrow keys move it)" });
+      view.tokens = ds.symbols.map((symbol, i) => {
+        var on = () => preview(i), off = () => preview(null);
         return listen(el("button", {
           type: "button", class: "mha-explorer__token", "data-token-index": String(i),
-          title: ds.name === "trained" ? "token " + ds.tokens[i] + ", position " + i : "position " + i,
-        }, symbol), { click: function () { setQuery(i); }, mouseenter: on, mouseleave: off, focus: on, blur: off });
+          title: ds.name === "trained" ? `token ${ds.tokens[i]}, position ${i}` : `position ${i}`,
+        }, symbol), { click: () => setQuery(i), mouseenter: on, mouseleave: off, focus: on, blur: off });
       });
-      tokenRow.append.apply(tokenRow, view.tokens);
-      roveFocus(tokenRow, function () { return view.tokens; }, false, setQuery);
+      tokenRow.append(...view.tokens);
+      roveFocus(tokenRow, () => view.tokens, false, setQuery);
 
-      var svg = svgEl("svg", {
-        class: "mha-explorer__arcs", role: "group",
-        "aria-label": "Arcs (arrow keys move between them)",
-      });
+      var svg = svgEl("svg", { class: "mha-explorer__arcs", role: "group",
+        "aria-label": "Arcs (arrow keys move between them)" });
       view.arcLayer = svgEl("g");
-      svg.append(svgEl("defs", {}, ds.heads.concat(ds.d_k ? [{ name: "merged" }] : []).map(function (h) {
-        return arrowMarker(id + "-arrow-" + h.name, { style: "fill: var(--mha-" + h.name + ")" });
-      })), view.arcLayer);
-      roveFocus(svg, function () { return view.arcs || []; }, true, function (next) {
-        view.arcs.forEach(function (a, i) { a.setAttribute("tabindex", i === next ? "0" : "-1"); });
+      svg.append(svgEl("defs", {}, ds.heads.concat(ds.d_k ? [{ name: "merged" }] : []).map((h) =>
+        arrowMarker(`${id}-arrow-${h.name}`, { style: `fill: var(--mha-${h.name})` }))), view.arcLayer);
+      roveFocus(svg, () => view.arcs || [], true, (next) => {
+        view.arcs.forEach((a, i) => a.setAttribute("tabindex", i === next ? "0" : "-1"));
       });
       stage.append(tokenRow, svg);
-      Object.assign(view, { svg: svg, stage: stage, tokenRow: tokenRow });
+      Object.assign(view, { svg, stage, tokenRow });
       body.appendChild(stage);
       // Shown when the reader's font sets the tokens wider than the stage (drawArcs decides).
       view.scrollHint = el("p", { class: "mha-explorer__scroll-hint", hidden: "" },
@@ -135,10 +119,9 @@
 
       // Heads: a toggle and an Isolate button each.
       var controls = el("fieldset", { class: "mha-explorer__heads" }, [el("legend", {}, "Heads")]);
-      view.toggles = {};
-      view.isolators = {};
-      ds.heads.forEach(function (h) {
-        var box = listen(el("input", { type: "checkbox", "data-head-toggle": h.name }), { change: function () {
+      Object.assign(view, { toggles: {}, isolators: {} });
+      ds.heads.forEach((h) => {
+        var box = listen(el("input", { type: "checkbox", "data-head-toggle": h.name }), { change: () => {
           state.enabled[h.name] = box.checked;
           if (!box.checked && state.isolated === h.name) state.isolated = null;
           render(false);
@@ -147,7 +130,7 @@
           (h.detail ? h.detail + "; " : "") + h.colour_name + ", " + h.dash_name + ")")]);
         var isolate = listen(el("button", {
           type: "button", class: "mha-explorer__isolate", "data-head-isolate": h.name, "aria-pressed": "false",
-        }, ["Isolate", el("span", { class: "mha-sr-only" }, " the " + h.label + " head")]), { click: function () {
+        }, ["Isolate", el("span", { class: "mha-sr-only" }, " the " + h.label + " head")]), { click: () => {
           if (!state.enabled[h.name]) return; // an unticked head is never drawn
           state.isolated = state.isolated === h.name ? null : h.name;
           render(false);
@@ -157,16 +140,14 @@
         controls.appendChild(el("div", { class: "mha-explorer__head" }, [label, isolate]));
       });
       var reset = listen(el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-reset": "" },
-        "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)"), { click: function () {
+        "Reset (query " + quoted(ds.symbols[ds.default_query]) + ", all heads)"), { click: () => {
         var moved = state.query !== ds.default_query;
-        state.query = ds.default_query;
-        state.isolated = null;
-        state.merge = null;
-        ds.heads.forEach(function (h) { state.enabled[h.name] = true; });
+        Object.assign(state, { query: ds.default_query, isolated: null, merge: null });
+        ds.heads.forEach((h) => { state.enabled[h.name] = true; });
         render(moved);
       } });
       var download = listen(el("button", { type: "button", class: "mha-explorer__reset", "data-explorer-download": "" },
-        "Download this view (SVG)"), { click: function () { downloadSvg(ds, state, view, shownHeads(), caption()); } });
+        "Download this view (SVG)"), { click: () => downloadSvg(ds, state, view, shownHeads(), caption()) });
       controls.append(mergeControl(), el("div", { class: "mha-explorer__actions" }, [reset, download]));
       body.appendChild(controls);
 
@@ -177,7 +158,7 @@
       // The trained data keeps weights only (ds.scores_missing says why): its summary promises no q and k.
       view.made.append(el("summary", {}, ds.d_k ? "How these weights are made: q, k, q\u00b7k / \u221ad\u2096, softmax"
         : "How these weights are made (weights only for this data)"), view.madeBody);
-      view.made.addEventListener("toggle", function () { if (view.made.open) drawMadePanel(); else clear(view.madeBody); });
+      view.made.addEventListener("toggle", () => { if (view.made.open) drawMadePanel(); else clear(view.madeBody); });
       body.appendChild(view.made);
 
       // The query's full row, as numbers (one column per shown head), in a box that scrolls sideways when the
@@ -189,14 +170,10 @@
         [el("div", { class: "mha-explorer__table-box" }, [view.table]), view.grids]));
 
       render(true);
-      if (typeof ResizeObserver === "function") {
-        var observed = stage;
-        new ResizeObserver(function () {
-          if (view.stage !== observed) return; // a later mount replaced this stage
-          var width = observed.clientWidth;
-          if (width !== view.width) { drawArcs(false); fitTableBox(); }
-        }).observe(stage);
-      }
+      new ResizeObserver(() => {
+        if (view.stage !== stage) return; // a later mount replaced this stage
+        if (stage.clientWidth !== view.width) { drawArcs(false); fitTableBox(); }
+      }).observe(stage);
     }
 
     function setQuery(i) {
@@ -224,18 +201,16 @@
       // Exactly as wide as the token row, so that both scroll together inside the stage.
       made(svg, { width: String(width), height: String(footY + 2), viewBox: "0 0 " + width + " " + (footY + 2),
         style: "width: " + width + "px; height: " + (footY + 2) + "px;" });
-      var order = {};
-      ds.heads.forEach(function (h, i) { order[h.name] = i; });
-      order.merged = ds.heads.length;
+      var order = Object.fromEntries(ds.heads.map((h, i) => [h.name, i]).concat([["merged", ds.heads.length]]));
       var slots = ds.heads.length + (state.merge ? 1 : 0);
       var arcs = arcsFor(ds, state, shownHeads(), minWeight);
       var heaviest = {};
-      arcs.forEach(function (arc) {
+      for (const arc of arcs) {
         if (!heaviest[arc.head] || arc.weight > heaviest[arc.head].weight) heaviest[arc.head] = arc;
-      });
-      view.heaviestKeys = Object.keys(heaviest).map(function (name) { return heaviest[name].key; });
+      }
+      view.heaviestKeys = Object.values(heaviest).map((arc) => arc.key);
       var labels = [];
-      view.arcs = arcs.map(function (arc, n) {
+      view.arcs = arcs.map((arc, n) => {
         var head = headByName(arc.head), i = order[arc.head];
         var from = view.tokens[arc.query], to = view.tokens[arc.key];
         var nudge = 3 * (i - (ds.heads.length - 1) / 2);
@@ -270,7 +245,7 @@
           role: "img", "aria-label": arcLabel(ds, head, arc), tabindex: n === Math.max(0, focused) ? "0" : "-1",
         });
         layer.append(hover(hit, arc, setHot), hover(path, arc, setHot)); // an arc is its own {head, query, key, weight}
-        listen(path, { focus: function () { setHot(arc, null, path); }, blur: function () { setHot(null); } });
+        listen(path, { focus: () => setHot(arc, null, path), blur: () => setHot(null) });
         if (!state.isolated && heaviest[arc.head] === arc) {
           var label = svgEl("text", { x: String((x1 + x2) / 2), y: String(peak - 5), class: "mha-arc-label",
             "aria-hidden": "true" }, arc.head);
@@ -289,16 +264,15 @@
       var q = state.preview === null ? state.query : state.preview;
       clear(table);
       table.setAttribute("data-query", String(q));
-      var columns = [el("th", { scope: "col" }, "key")].concat(heads.map(function (h) {
-        return el("th", { scope: "col", "data-head": h.name }, [swatch(h), el("span", {}, h.name)]);
-      }));
-      var rows = ds.symbols.map(function (symbol, k) {
+      var columns = [el("th", { scope: "col" }, "key")].concat(heads.map((h) =>
+        el("th", { scope: "col", "data-head": h.name }, [swatch(h), el("span", {}, h.name)])));
+      var rows = ds.symbols.map((symbol, k) => {
         var name = ds.name === "trained" ? symbol + " \u00b7" + k : symbol; // repeated symbols need positions
-        var cells = heads.map(function (h) {
+        var cells = heads.map((h) => {
           var w = h.weights[q][k];
           return hover(el("td", {
             "data-head": h.name, "data-key": String(k), "data-weight": w.toFixed(4), class: w >= minWeight ? "is-arc" : "",
-          }, number(w)), { head: h.name, query: q, key: k, weight: w }, setHot);
+          }, w.toFixed(3)), { head: h.name, query: q, key: k, weight: w }, setHot);
         });
         return el("tr", { class: k === q ? "is-self" : "" },
           [el("th", { scope: "row" }, name + (k === q ? " (itself)" : ""))].concat(cells));
@@ -313,16 +287,14 @@
       fitBox(view.table.parentElement, "Weights of the query, one column per head (scrolls sideways)");
     }
     function setHot(link, event, anchor) {
-      root.querySelectorAll(".is-hot").forEach(function (node) { node.classList.remove("is-hot"); });
-      Object.keys(view.cells || {}).forEach(function (name) { view.cells[name].setAttribute("visibility", "hidden"); });
+      root.querySelectorAll(".is-hot").forEach((node) => node.classList.remove("is-hot"));
+      Object.values(view.cells || {}).forEach((cell) => cell.setAttribute("visibility", "hidden"));
       if (!link) { tip.hidden = true; root.removeAttribute("data-hot"); return; }
       var key = '[data-head="' + link.head + '"][data-key="' + link.key + '"]';
-      root.querySelectorAll("path.mha-arc" + key + '[data-query="' + link.query + '"]').forEach(function (node) {
-        node.classList.add("is-hot");
-      });
+      root.querySelectorAll(`path.mha-arc${key}[data-query="${link.query}"]`)
+        .forEach((node) => node.classList.add("is-hot"));
       if (Number(view.table.getAttribute("data-query")) === link.query) {
-        var cell = view.table.querySelector("td" + key);
-        if (cell) cell.classList.add("is-hot");
+        view.table.querySelector("td" + key)?.classList.add("is-hot");
       }
       var hot = view.cells[link.head];
       if (hot) {
@@ -333,28 +305,22 @@
       var target = link.key === link.query ? "itself" : quoted(ds.symbols[link.key]);
       tip.textContent = link.head + ": " + quoted(ds.symbols[link.query]) + " \u2192 " + target + "  " + link.weight.toFixed(4);
       tip.hidden = false;
-      var box = app.getBoundingClientRect();
-      var x, y;
-      if (event && typeof event.clientX === "number") {
-        x = event.clientX - box.left; y = event.clientY - box.top;
-      } else {
-        var r = (anchor || view.stage).getBoundingClientRect();
-        x = r.left + r.width / 2 - box.left; y = r.top - box.top;
-      }
+      // At the pointer, or else above the middle of `anchor` (of the stage, when there is none).
+      var box = app.getBoundingClientRect(), r = event ? null : (anchor || view.stage).getBoundingClientRect();
+      var x = (event ? event.clientX : r.left + r.width / 2) - box.left, y = (event ? event.clientY : r.top) - box.top;
       tip.style.left = Math.max(0, Math.min(app.clientWidth - tip.offsetWidth, x - tip.offsetWidth / 2)) + "px";
       tip.style.top = Math.max(0, y - tip.offsetHeight - 10) + "px";
     }
 
     function render(animate) {
-      view.tokens.forEach(function (button, i) {
-        var isQuery = i === state.query;
-        button.setAttribute("aria-pressed", isQuery ? "true" : "false");
-        button.tabIndex = isQuery ? 0 : -1;
+      view.tokens.forEach((button, i) => {
+        button.setAttribute("aria-pressed", String(i === state.query));
+        button.tabIndex = i === state.query ? 0 : -1;
       });
-      ds.heads.forEach(function (h) {
+      ds.heads.forEach((h) => {
         view.toggles[h.name].checked = state.enabled[h.name];
         view.toggles[h.name].disabled = isMerged(h.name); // a merged head is drawn as part of the merge
-        view.isolators[h.name].setAttribute("aria-pressed", state.isolated === h.name ? "true" : "false");
+        view.isolators[h.name].setAttribute("aria-pressed", String(state.isolated === h.name));
         view.isolators[h.name].disabled = !state.enabled[h.name] || isMerged(h.name);
       });
       if (view.mergeSelect) view.mergeSelect.value = state.merge ? state.merge.join(",") : "";
@@ -375,13 +341,10 @@
       var selectId = id + "-merge";
       var select = el("select", { id: selectId, "data-explorer-merge": "", "aria-describedby": selectId + "-note" },
         [el("option", { value: "" }, "no merge")]);
-      ds.heads.forEach(function (a, i) {
-        ds.heads.slice(i + 1).forEach(function (b) {
-          select.appendChild(el("option", { value: a.name + "," + b.name }, a.label + " + " + b.label));
-        });
-      });
+      ds.heads.forEach((a, i) => ds.heads.slice(i + 1).forEach((b) =>
+        select.appendChild(el("option", { value: a.name + "," + b.name }, a.label + " + " + b.label))));
       select.disabled = !ds.d_k;
-      listen(select, { change: function () {
+      listen(select, { change: () => {
         state.merge = select.value ? select.value.split(",") : null;
         if (state.isolated && isMerged(state.isolated)) state.isolated = null;
         render(false);
@@ -396,8 +359,7 @@
     }
 
     var wanted = readUrl();
-    var start = 0;
-    data.datasets.forEach(function (dataset, index) { if (dataset.name === wanted["ex-data"]) start = index; });
+    var start = Math.max(0, data.datasets.findIndex((dataset) => dataset.name === wanted["ex-data"]));
     mount(start, Object.keys(wanted).length ? wanted : null);
     live = true;
   }
@@ -408,14 +370,12 @@
     if (!src) return;
     root.setAttribute("data-explorer-loading", "");
     fetch(new URL(src, document.baseURI).href)
-      .then(function (response) {
+      .then((response) => {
         if (!response.ok) throw new Error("HTTP " + response.status + " for " + src);
         return response.json();
       })
-      .then(function (data) {
-        if (root.isConnected) build(root, data);
-      })
-      .catch(function (error) {
+      .then((data) => { if (root.isConnected) build(root, data); })
+      .catch((error) => {
         // Show the static figures that <noscript> holds for readers without JavaScript.
         root.setAttribute("data-explorer-failed", "");
         var fallback = root.querySelector("noscript");
@@ -426,34 +386,24 @@
         }
         console.warn("head explorer: keeping the static figures:", error);
       })
-      .then(function () { root.removeAttribute("data-explorer-loading"); });
+      .then(() => root.removeAttribute("data-explorer-loading"));
   }
 
   // Build each explorer when it comes within a screen of the viewport, not while the page
   // loads: its data and drawing then stay out of the first seconds on a long page.
-  var nearby = "IntersectionObserver" in window
-    ? new IntersectionObserver(function (entries) {
-      entries.forEach(function (entry) {
-        if (!entry.isIntersecting) return;
-        nearby.unobserve(entry.target);
-        init(entry.target);
-      });
-    }, { rootMargin: "100% 0px" })
-    : null;
-
-  function initAll() {
-    document.querySelectorAll(".mha-explorer[data-explorer-src]").forEach(function (root) {
-      if (nearby) nearby.observe(root); else init(root);
-    });
-  }
+  const nearby = new IntersectionObserver((entries) => {
+    for (const entry of entries.filter((entry) => entry.isIntersecting)) {
+      nearby.unobserve(entry.target);
+      init(entry.target);
+    }
+  }, { rootMargin: "100% 0px" });
+  const initAll = () =>
+    document.querySelectorAll(".mha-explorer[data-explorer-src]").forEach((root) => nearby.observe(root));
 
   // Material's bundle defines document$ (it emits once per page). It may start before or after this
   // script: without it yet, run on the parsed page (init skips a root it has already started).
-  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(initAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", initAll);
-  } else {
-    initAll();
-  }
+  if (window.document$) window.document$.subscribe(initAll);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
+  else initAll();
 })();
+

@@ -39,22 +39,22 @@
     }
     var view = new DataView(buffer);
     var params = {};
-    manifest.tensors.forEach(function (t) {
-      var size = t.shape.reduce(function (a, b) { return a * b; }, 1);
+    manifest.tensors.forEach((t) => {
+      var size = t.shape.reduce((a, b) => a * b, 1);
       var values = new Float64Array(size);
       for (var i = 0; i < size; i++) values[i] = halfToFloat(view.getUint16(2 * (t.offset + i), true));
       params[t.name] = values;
     });
     // Attention weights are stored (d_model, d_model) and applied as x @ W; keep W^T too for row-major dot products.
     var D = manifest.config.d_model;
-    Object.keys(params).forEach(function (name) {
+    for (const name of Object.keys(params)) {
       if (/^layers\.\d+\.w_[qkvo]$/.test(name)) params[name + ".T"] = transpose(params[name], D, D);
-    });
-    return { config: manifest.config, symbols: manifest.symbols, manifest: manifest, params: params };
+    }
+    return { config: manifest.config, symbols: manifest.symbols, manifest, params };
   }
 
   function fetchOk(url) {
-    return fetch(url).then(function (response) {
+    return fetch(url).then((response) => {
       if (!response.ok) throw new Error("HTTP " + response.status + " for " + url);
       return response;
     });
@@ -65,13 +65,11 @@
     var href = new URL(url, document.baseURI).href;
     if (!models[href]) {
       models[href] = fetchOk(href)
-        .then(function (response) { return response.json(); })
-        .then(function (manifest) {
-          return fetchOk(new URL(manifest.weights, href).href)
-            .then(function (response) { return response.arrayBuffer(); })
-            .then(function (buffer) { return decode(manifest, buffer); });
-        });
-      models[href].catch(function () { delete models[href]; }); // a later try may succeed
+        .then((response) => response.json())
+        .then((manifest) => fetchOk(new URL(manifest.weights, href).href)
+          .then((response) => response.arrayBuffer())
+          .then((buffer) => decode(manifest, buffer)));
+      models[href].catch(() => { delete models[href]; }); // a later try may succeed
     }
     return models[href];
   }
@@ -103,16 +101,13 @@
 
   /* Buffers for one model, sized for the full context, that keep what the last forward pass computed. */
   function newCache(model) {
-    var c = model.config, N = c.context, D = c.d_model, cache = { tokens: [], keep: null, xs: [], layers: [] };
-    for (var l = 0; l <= c.num_layers; l++) cache.xs.push(new Float64Array(N * D)); // stream entering layer l
-    for (l = 0; l < c.num_layers; l++) {
-      var weights = [];
-      for (var h = 0; h < c.num_heads; h++) weights.push(new Float64Array(N * N));
-      cache.layers.push({ q: new Float64Array(N * D), k: new Float64Array(N * D), v: new Float64Array(N * D),
-        heads: new Float64Array(N * D), out: new Float64Array(N * D), weights: weights });
-    }
-    cache.logits = new Float64Array(N * c.vocab_size);
-    return cache;
+    var c = model.config, N = c.context, D = c.d_model, rows = () => new Float64Array(N * D);
+    return {
+      tokens: [], keep: null, logits: new Float64Array(N * c.vocab_size),
+      xs: Array.from({ length: c.num_layers + 1 }, rows), // xs[l]: the stream entering layer l
+      layers: Array.from({ length: c.num_layers }, () => ({ q: rows(), k: rows(), v: rows(), heads: rows(), out: rows(),
+        weights: Array.from({ length: c.num_heads }, () => new Float64Array(N * N)) })),
+    };
   }
 
   /* The model on `tokens` (ids) with head factors keep[layer][head] (1 on, 0 off; default all on).
@@ -124,12 +119,11 @@
     var c = model.config, p = model.params;
     var T = tokens.length, D = c.d_model, H = c.num_heads, dk = D / H, V = c.vocab_size, N = c.context;
     if (T < 1 || T > N) throw new RangeError("need 1 to " + N + " tokens, got " + T);
-    tokens.forEach(function (id) {
+    for (const id of tokens) {
       if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new RangeError("token ids run from 0 to " + (V - 1) + ", got " + id);
-    });
-    var factors = Array.from({ length: c.num_layers }, function (_, l) {
-      return Array.from({ length: H }, function (_, h) { return keep ? Number(keep[l][h]) : 1; });
-    });
+    }
+    var factors = Array.from({ length: c.num_layers }, (_, l) =>
+      Array.from({ length: H }, (_, h) => (keep ? Number(keep[l][h]) : 1)));
     var start = 0;
     if (cache && JSON.stringify(cache.keep) === JSON.stringify(factors)) {
       while (start < T && start < cache.tokens.length && cache.tokens[start] === tokens[start]) start++;
@@ -176,8 +170,8 @@
     projectRows(cache.xs[c.num_layers], p["unembed.weight"], p["unembed.bias"], cache.logits, start, T, D, V);
     cache.tokens = tokens.slice();
     cache.keep = factors;
-    return { logits: cache.logits, weights: cache.layers.map(function (b) { return b.weights; }),
-      T: T, vocab: V, stride: N, cache: cache, recomputed: T - start };
+    return { logits: cache.logits, weights: cache.layers.map((b) => b.weights), T, vocab: V, stride: N, cache,
+      recomputed: T - start };
   }
 
   function softmaxRow(logits, offset, V) {
@@ -188,22 +182,22 @@
     return probs;
   }
 
-  function distinct(list) { return list.filter(function (x, i) { return list.indexOf(x) === i; }); }
+  function distinct(list) { return [...new Set(list)]; }
 
   /* Why a word is not a token, naming the letters the vocabulary is made of (first letters, then
      the rest) when every symbol is one of the first letters followed by one of the rest. */
   function notAToken(word, symbols) {
     var start = "\u201c" + word + "\u201d is not a token: ";
     var numbers = "or type a number from 0 to " + (symbols.length - 1) + ".";
-    var firsts = distinct(symbols.map(function (s) { return s.charAt(0); }));
-    var rests = distinct(symbols.map(function (s) { return s.slice(1); }));
-    var grid = firsts.length * rests.length === symbols.length && rests.every(function (r) { return r.length === 1; });
+    var firsts = distinct(symbols.map((s) => s.charAt(0)));
+    var rests = distinct(symbols.map((s) => s.slice(1)));
+    var grid = firsts.length * rests.length === symbols.length && rests.every((r) => r.length === 1);
     if (!grid) return start + "use the syllables " + symbols[0] + ", " + symbols[1] + " \u2026 " + symbols[symbols.length - 1] + " " + numbers;
     // A token is exactly two letters: name the letters that cannot stand where they are.
     var lower = word.toLowerCase(), bad = [];
     if (lower.length === 2) {
-      if (firsts.indexOf(lower.charAt(0)) < 0) bad.push("its first letter \u201c" + lower.charAt(0) + "\u201d is not one of the consonants");
-      if (rests.indexOf(lower.charAt(1)) < 0) bad.push("its second letter \u201c" + lower.charAt(1) + "\u201d is not one of the vowels");
+      if (!firsts.includes(lower.charAt(0))) bad.push("its first letter \u201c" + lower.charAt(0) + "\u201d is not one of the consonants");
+      if (!rests.includes(lower.charAt(1))) bad.push("its second letter \u201c" + lower.charAt(1) + "\u201d is not one of the vowels");
     } else {
       bad.push("it has " + lower.length + " letters, a token has 2");
     }
@@ -218,16 +212,16 @@
     if (!words.length) return { error: "Type at least one token." };
     if (words.length > context) return { error: "The model reads at most " + context + " tokens; this has " + words.length + "." };
     var ids = [];
-    for (var i = 0; i < words.length; i++) {
-      var word = words[i].toLowerCase();
-      var id = symbols.indexOf(word);
+    for (const typed of words) {
+      var word = typed.toLowerCase(), id = symbols.indexOf(word);
       if (id < 0 && /^\d+$/.test(word) && Number(word) < symbols.length) id = Number(word);
-      if (id < 0) return { error: notAToken(words[i], symbols) };
+      if (id < 0) return { error: notAToken(typed, symbols) };
       ids.push(id);
     }
-    return { ids: ids };
+    return { ids };
   }
 
-  window.mhaLiveHeads = Object.assign(window.mhaLiveHeads || {}, { loadModel: loadModel, decode: decode, forward: forward,
-    softmaxRow: softmaxRow, parseTokens: parseTokens, halfToFloat: halfToFloat });
+  window.mhaLiveHeads = Object.assign(window.mhaLiveHeads || {}, { loadModel, decode, forward, softmaxRow, parseTokens,
+    halfToFloat });
+
 })();

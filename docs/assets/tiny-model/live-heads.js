@@ -19,16 +19,16 @@
 
   /* Sets attributes of a node (null removes one) and returns it. */
   function setAttrs(node, attrs) {
-    Object.keys(attrs).forEach(function (name) {
-      if (attrs[name] === null) node.removeAttribute(name); else node.setAttribute(name, attrs[name]);
-    });
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === null) node.removeAttribute(name); else node.setAttribute(name, value);
+    }
     return node;
   }
 
   /* An element with attributes and content: a text, a node or a list of nodes. */
   function el(tag, attrs, content) {
     var node = setAttrs(document.createElement(tag), attrs || {});
-    if (content !== undefined) node.append.apply(node, [].concat(content));
+    if (content !== undefined) node.append(...[].concat(content));
     return node;
   }
 
@@ -39,26 +39,21 @@
   function randomInt(n) { return Math.floor(Math.random() * n); }
 
   function shuffled(n) {
-    var order = Array.from({ length: n }, function (_, i) { return i; });
+    var order = Array.from({ length: n }, (_, i) => i);
     for (var i = n - 1; i > 0; i--) { var j = randomInt(i + 1), tmp = order[i]; order[i] = order[j]; order[j] = tmp; }
     return order;
   }
 
   var EXAMPLES = [
-    { key: "repeat", label: "Segment written twice", make: function (model) {
+    { key: "repeat", label: "Segment written twice", make: (model) => {
       // At most 28 tokens: they fit beside the labels at 1280 px (fitCells), the query's earlier twin in view.
-      var draw = function (n) {
-        return Array.from({ length: n }, function () { return randomInt(model.config.vocab_size); });
-      };
+      var draw = (n) => Array.from({ length: n }, () => randomInt(model.config.vocab_size));
       var segment = draw(8 + randomInt(5));
       return draw(2 + randomInt(3)).concat(segment, segment);
     } },
-    { key: "no-repeat", label: "No repeat", make: function (model) {
-      return shuffled(model.config.vocab_size).slice(0, Math.min(24, model.config.context));
-    } },
-    { key: "figure", label: "The figure\u2019s sequence", make: function (model) {
-      return model.manifest.figure_tokens.slice();
-    } },
+    { key: "no-repeat", label: "No repeat",
+      make: (model) => shuffled(model.config.vocab_size).slice(0, Math.min(24, model.config.context)) },
+    { key: "figure", label: "The figure\u2019s sequence", make: (model) => model.manifest.figure_tokens.slice() },
   ];
 
   /* A head's label: the pattern, among induction and looking k tokens back (k = 0 to 8), that takes the largest
@@ -67,7 +62,7 @@
   var CLEAR_PATTERN = 0.3, OFFSET_NAMES = ["itself", "previous token", "two back"];
   function headRole(manifest, layer, head) {
     var best = { name: "induction", score: manifest.scores.induction[layer][head] };
-    manifest.offsets[layer][head].forEach(function (score, k) {
+    manifest.offsets[layer][head].forEach((score, k) => {
       if (score > best.score) best = { name: OFFSET_NAMES[k] || k + " back", score: score };
     });
     var score = best.score.toFixed(2);
@@ -76,8 +71,8 @@
 
   function build(root, model) {
     var c = model.config, symbols = model.symbols;
-    var state = { ids: [], query: 0, followEnd: true, keep: [], result: null, cache: null, stale: false };
-    for (var l = 0; l < c.num_layers; l++) state.keep.push(new Array(c.num_heads).fill(1));
+    var state = { ids: [], query: 0, followEnd: true, result: null, cache: null, stale: false,
+      keep: Array.from({ length: c.num_layers }, () => new Array(c.num_heads).fill(1)) };
     var app = root.querySelector(".live-heads__app");
     var input = app.querySelector("[data-live-input]");
     var status = app.querySelector(".live-heads__status");
@@ -88,12 +83,12 @@
     var predictionTitle = el("p", { class: "live-heads__prediction-title" });
     var prediction = el("ol", { class: "live-heads__prediction", "data-live-prediction": "" });
 
-    state.keep.forEach(function (heads, layer) {
-      heads.forEach(function (_, head) {
+    state.keep.forEach((heads, layer) => {
+      heads.forEach((_, head) => {
         var name = "L" + layer + "H" + head;
         // Ticked = the head is on (as in the lesson's explorer); unticking switches it off.
         var box = el("input", { type: "checkbox", "data-live-ablate": name }); // render() ticks it
-        box.addEventListener("change", function () {
+        box.addEventListener("change", () => {
           state.keep[layer][head] = box.checked ? 1 : 0;
           update();
         });
@@ -103,25 +98,22 @@
         var cells = el("div", { class: "live-heads__cells", "aria-hidden": "true" }, canvas);
         // Arrow + text at the strip's edge when the key this head weighs most is scrolled out of view
         // (markOffscreen); the summary under the rows says the same for screen readers.
-        var edges = ["left", "right"].map(function (side) {
-          return el("span", { class: "live-heads__off live-heads__off--" + side, "aria-hidden": "true" },
-            el("span", { class: "live-heads__off-text", "data-offscreen": side, hidden: "" }));
-        });
+        var edges = ["left", "right"].map((side) => el("span", { class: "live-heads__off live-heads__off--" + side,
+          "aria-hidden": "true" }, el("span", { class: "live-heads__off-text", "data-offscreen": side, hidden: "" })));
         var row = el("div", { class: "live-heads__row", "data-row-head": name }, [
           el("label", { class: "live-heads__label" }, [box, el("span", { class: "live-heads__head" }, name), stateWord,
             el("span", { class: "live-heads__role" }, headRole(model.manifest, layer, head))]),
           edges[0], cells, edges[1]]);
         grid.appendChild(row);
         summary.appendChild(el("li"));
-        rows.push({ name: name, row: row, box: box, cells: cells, canvas: canvas, layer: layer, head: head, drawn: [],
-          word: stateWord, left: edges[0].firstChild, right: edges[1].firstChild, top: 0 });
+        rows.push({ name, row, box, cells, canvas, layer, head, drawn: [], word: stateWord, left: edges[0].firstChild,
+          right: edges[1].firstChild, top: 0 });
       });
     });
-    for (var rank = 0; rank < TOP_PREDICTIONS; rank++) {
-      prediction.appendChild(el("li", {}, [el("span", { class: "live-heads__pred-symbol" }),
-        el("span", { class: "live-heads__pred-track", "aria-hidden": "true" }, el("span", { class: "live-heads__pred-bar" })),
-        el("span", { class: "live-heads__pred-p" })]));
-    }
+    prediction.append(...Array.from({ length: TOP_PREDICTIONS }, () => el("li", {}, [
+      el("span", { class: "live-heads__pred-symbol" }),
+      el("span", { class: "live-heads__pred-track", "aria-hidden": "true" }, el("span", { class: "live-heads__pred-bar" })),
+      el("span", { class: "live-heads__pred-p" })])));
     app.append(summary, predictionTitle, prediction);
 
     var wrap = app.querySelector(".live-heads__wrap");
@@ -132,7 +124,7 @@
     function measure() {
       if (!metrics) {
         var style = getComputedStyle(root), rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
-        var value = function (name) { return style.getPropertyValue(name).trim(); };
+        var value = (name) => style.getPropertyValue(name).trim();
         metrics = { label: grid.querySelector(".live-heads__label").offsetWidth, cell: tokenRow.children[0].offsetWidth,
           bars: rows[0].cells.clientHeight, view: wrap.clientWidth, most: parseFloat(value("--lh-cell")) * rem,
           least: parseFloat(value("--lh-cell-min")) * rem, strong: value("--md-default-fg-color"),
@@ -157,7 +149,7 @@
        the keys before it in view. Scroll offsets are whole cells, so the first visible token is never cut by the
        labels; padding after the last cell lets the strip's end land on a whole cell too. */
     function revealQuery() {
-      requestAnimationFrame(function () {
+      requestAnimationFrame(() => {
         var m = measure(), T = state.ids.length, strip = m.view - m.label;
         var overflow = T * m.cell - strip, pad = 0;
         if (overflow > 0) pad = (m.cell - overflow % m.cell) % m.cell;
@@ -183,24 +175,24 @@
       if (!state.result) return;
       var m = measure(), strip = m.view - m.label, from = wrap.scrollLeft, to = from + strip;
       var r = state.result, row0 = state.query * r.stride;
-      rows.forEach(function (info) {
+      rows.forEach((info) => {
         var key = info.top, left = key * m.cell, right = left + m.cell;
         var weight = r.weights[info.layer][info.head][row0 + key];
         var text = "\u00b7" + key + " " + symbols[state.ids[key]] + " " + weight.toFixed(2);
         var side = left < from - 1 ? "left" : right > to + 1 ? "right" : null;
-        [["left", info.left, "\u25c0 " + text], ["right", info.right, text + " \u25b6"]].forEach(function (entry) {
-          var node = entry[1], shown = entry[0] === side;
-          if (node.hidden === !shown && (!shown || node.textContent === entry[2])) return;
+        for (const [edge, node, words] of [["left", info.left, "\u25c0 " + text], ["right", info.right, text + " \u25b6"]]) {
+          var shown = edge === side;
+          if (node.hidden === !shown && (!shown || node.textContent === words)) continue;
           node.hidden = !shown;
-          node.textContent = shown ? entry[2] : "";
+          node.textContent = shown ? words : "";
           setAttrs(node, { "data-key": shown ? String(key) : null });
-        });
+        }
       });
     }
     var scrollFrame = 0;
-    wrap.addEventListener("scroll", function () {
+    wrap.addEventListener("scroll", () => {
       if (scrollFrame) return;
-      scrollFrame = requestAnimationFrame(function () { scrollFrame = 0; markOffscreen(); });
+      scrollFrame = requestAnimationFrame(() => { scrollFrame = 0; markOffscreen(); });
     });
 
     /* One row of bars: bar height is the weight; the key the head weighs most is wider and drawn solid;
@@ -209,12 +201,12 @@
       var m = measure(), ratio = window.devicePixelRatio || 1;
       // Sized once for the full context (never reallocated while typing); the row clips it to T cells.
       var width = c.context * m.cell, height = m.bars, canvas = info.canvas;
-      if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
-        canvas.width = Math.round(width * ratio);
-        canvas.height = Math.round(height * ratio);
-        canvas.style.width = width + "px";
-        canvas.style.height = height + "px";
+      var pixels = { width: Math.round(width * ratio), height: Math.round(height * ratio) };
+      if (canvas.width !== pixels.width || canvas.height !== pixels.height) {
+        Object.assign(canvas, pixels);
+        Object.assign(canvas.style, { width: width + "px", height: height + "px" });
       }
+
       var g = canvas.getContext("2d");
       g.setTransform(ratio, 0, 0, ratio, 0, 0);
       g.clearRect(0, 0, T * m.cell, height);
@@ -241,7 +233,7 @@
     observers[1].observe(wrap);
     function redrawAll() {
       if (!root.isConnected) { // the page was replaced (instant navigation): stop watching it
-        observers.forEach(function (observer) { observer.disconnect(); });
+        observers.forEach((observer) => observer.disconnect());
         return;
       }
       metrics = null;
@@ -257,11 +249,11 @@
       if (focus) tokenRow.children[state.query].focus({ preventScroll: true });
     }
 
-    tokenRow.addEventListener("click", function (event) {
+    tokenRow.addEventListener("click", (event) => {
       var button = event.target.closest("button[data-position]");
       if (button) setQuery(Number(button.getAttribute("data-position")), false);
     });
-    tokenRow.addEventListener("keydown", function (event) {
+    tokenRow.addEventListener("keydown", (event) => {
       var next = { ArrowRight: state.query + 1, ArrowDown: state.query + 1, ArrowLeft: state.query - 1,
         ArrowUp: state.query - 1, Home: 0, End: state.ids.length - 1 }[event.key];
       if (next === undefined) return;
@@ -280,7 +272,7 @@
           [el("span", { class: "live-heads__symbol" }), el("span", { class: "mha-sr-only" }, " at position "),
             el("span", { class: "live-heads__index" }, String(i))]));
       }
-      ids.forEach(function (id, i) {
+      ids.forEach((id, i) => {
         var button = tokenRow.children[i];
         if (button.getAttribute("data-token") === symbols[id]) return;
         button.firstChild.textContent = symbols[id];
@@ -300,11 +292,11 @@
     /* Redraw for the current result and query, touching only what changed (a keystroke stays cheap). */
     function render() {
       var r = state.result, T = state.ids.length, V = c.vocab_size, query = state.query, row0 = query * r.stride;
-      Array.prototype.forEach.call(tokenRow.children, function (button, position) {
+      [...tokenRow.children].forEach((button, position) => {
         button.setAttribute("aria-pressed", String(position === query));
         button.tabIndex = position === query ? 0 : -1;
       });
-      rows.forEach(function (info, index) {
+      rows.forEach((info, index) => {
         var name = info.name, weights = r.weights[info.layer][info.head];
         var off = state.keep[info.layer][info.head] === 0;
         info.row.classList.toggle("live-heads__row--off", off);
@@ -334,11 +326,11 @@
       });
 
       var probs = softmaxRow(r.logits, query * V, V);
-      var order = Array.from(probs.keys()).sort(function (a, b) { return probs[b] - probs[a] || a - b; });
+      var order = Array.from(probs.keys()).sort((a, b) => probs[b] - probs[a] || a - b);
       var actual = query + 1 < T ? state.ids[query + 1] : null;
       predictionTitle.textContent = "Next token after position " + query + " (" + quoted(symbols[state.ids[query]]) + ")" +
         (actual === null ? ", the last one:" : "; the sequence goes on with " + quoted(symbols[actual]) + ":");
-      order.slice(0, TOP_PREDICTIONS).forEach(function (id, rank) {
+      order.slice(0, TOP_PREDICTIONS).forEach((id, rank) => {
         var item = prediction.children[rank];
         setAttrs(item, { "data-token": symbols[id], "data-probability": probs[id].toFixed(4) });
         item.children[0].textContent = symbols[id];
@@ -368,7 +360,7 @@
         "The dimmed bars are the last sequence\u2019s.";
     }
 
-    input.addEventListener("input", function () {
+    input.addEventListener("input", () => {
       var parsed = parseTokens(input.value, symbols, c.context);
       setAttrs(input, { "aria-invalid": parsed.error ? "true" : null });
       if (!parsed.error) { setTokens(parsed.ids); return; }
@@ -377,20 +369,19 @@
     });
     /* Tokens written into the box for the reader (an example, a continuation), the query on the last one. */
     function typeIn(ids) {
-      input.value = ids.map(function (id) { return symbols[id]; }).join(" ");
+      input.value = ids.map((id) => symbols[id]).join(" ");
       input.removeAttribute("aria-invalid");
       state.followEnd = true;
       setTokens(ids);
     }
-    EXAMPLES.forEach(function (example) {
-      app.querySelector('button[data-live-example="' + example.key + '"]').addEventListener("click", function () {
-        typeIn(example.make(model));
-      });
-    });
+    for (const example of EXAMPLES) {
+      app.querySelector(`button[data-live-example="${example.key}"]`)
+        .addEventListener("click", () => typeIn(example.make(model)));
+    }
     /* Greedy continuation: append the top prediction after the last token, one token at a time (at once
        when the reader asks for reduced motion), so a repeated segment is copied on as induction predicts. */
     var continueButton = app.querySelector("button[data-live-continue]"), generating = false;
-    continueButton.addEventListener("click", function () {
+    continueButton.addEventListener("click", () => {
       var room = Math.min(CONTINUE_STEPS, c.context - state.ids.length), added = [];
       if (room < 1) {
         status.textContent = "The model reads at most " + c.context + " tokens: there is no room to continue.";
@@ -407,18 +398,18 @@
         typeIn(state.ids.concat([next]));
         if (added.length < room) { setTimeout(step, still ? 0 : CONTINUE_MS); return; }
         generating = continueButton.disabled = false;
-        var words = added.map(function (i) { return symbols[i]; }).join(" ");
+        var words = added.map((i) => symbols[i]).join(" ");
         status.textContent = "Continued with " + added.length + " tokens, each the model\u2019s top prediction: " + words + ".";
         root.setAttribute("data-live-continued", words);
       })();
     });
-    app.querySelector("button[data-live-reset]").addEventListener("click", function () {
-      state.keep.forEach(function (row) { row.fill(1); });
+    app.querySelector("button[data-live-reset]").addEventListener("click", () => {
+      state.keep.forEach((row) => row.fill(1));
       update();
     });
 
     var start = parseTokens(input.value, symbols, c.context);
-    app.querySelectorAll("[disabled]").forEach(function (node) { node.disabled = false; });
+    app.querySelectorAll("[disabled]").forEach((node) => { node.disabled = false; });
     if (start.error) typeIn(model.manifest.figure_tokens.slice()); else setTokens(start.ids);
     root.setAttribute("data-live-ready", "");
   }
@@ -428,9 +419,7 @@
     var vocab = (root.getAttribute("data-vocab") || "").split(/\s+/).filter(Boolean);
     var app = el("div", { class: "live-heads__app" });
     var id = "live-heads-input-" + Math.random().toString(36).slice(2, 8);
-    var buttons = EXAMPLES.map(function (e) {
-      return el("button", { type: "button", "data-live-example": e.key, disabled: "" }, e.label);
-    });
+    var buttons = EXAMPLES.map((e) => el("button", { type: "button", "data-live-example": e.key, disabled: "" }, e.label));
     app.append(
       el("div", { class: "live-heads__field" }, [
         el("label", { for: id }, "Tokens (" + vocab.length + " syllables, " + vocab[0] + " to " + vocab[vocab.length - 1] + ")"),
@@ -463,32 +452,28 @@
       observer.disconnect();
       root.setAttribute("data-live-loading", "");
       loadModel(root.getAttribute("data-model-src"))
-        .then(function (model) { if (root.isConnected) build(root, model); })
-        .catch(function (error) {
+        .then((model) => { if (root.isConnected) build(root, model); })
+        .catch((error) => {
           console.warn("live heads: keeping the static figures:", error);
           app.hidden = true;
           var fallback = root.querySelector(".live-heads__fallback");
           if (fallback) fallback.hidden = false;
         })
-        .then(function () { root.removeAttribute("data-live-loading"); });
+        .then(() => root.removeAttribute("data-live-loading"));
     }
-    ["focusin", "pointerdown", "input"].forEach(function (type) { root.addEventListener(type, start); });
-    observer = new IntersectionObserver(function (entries) {
-      if (entries.some(function (entry) { return entry.isIntersecting; })) start();
+    ["focusin", "pointerdown", "input"].forEach((type) => root.addEventListener(type, start));
+    observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) start();
     }, { rootMargin: "200px 0px" });
     observer.observe(root);
   }
 
-  function initAll() { document.querySelectorAll("[data-live-heads]").forEach(init); }
-  ns.initAll = initAll;
+  const initAll = ns.initAll = () => document.querySelectorAll("[data-live-heads]").forEach(init);
 
   // Material's bundle defines document$ (it emits once per page). It may start before or after this
   // script: without it yet, run on the parsed page (init skips a root it has already started).
-  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(initAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", initAll);
-  } else {
-    initAll();
-  }
+  if (window.document$) window.document$.subscribe(initAll);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
+  else initAll();
 })();
+
