@@ -369,7 +369,8 @@ def test_forward_and_keystroke_time_for_64_tokens(new_page) -> None:
     print(f"T=64 main-thread CPU ms per keystroke: last token {cpu['end']:.1f}, first token (full recompute) "
           f"{cpu['start']:.1f}")
     assert 4 * cpu["end"] < 50, cpu  # the budget on a phone-class CPU
-    assert cpu["start"] > cpu["end"], cpu  # the full recompute costs more: the cache is what keeps typing cheap
+    # That the cache is used (a last-token change recomputes one position) is asserted exactly, by count, in
+    # test_reusing_earlier_positions_changes_nothing: comparing the two CPU times here failed under load (8.4 vs 8.3 ms).
     assert page.console_errors == []
 
 
