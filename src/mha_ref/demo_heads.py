@@ -2,8 +2,10 @@
 
 Nothing here writes an attention pattern down directly: each token gets a readable feature
 vector (its position and a few tags), each head real ``W_Q``, ``W_K``, ``W_V`` columns that
-read them, and the patterns come out of :func:`mha_ref.multi_head_attention`. The lesson's
-"Meet the heads" table says what each head, in :data:`HEAD_NAMES` order, looks at.
+read them, and the patterns come out of :func:`mha_ref.multi_head_attention`. The "previous"
+head's ``W_Q`` rotates the position features back by one step, so each query matches the key
+one place before it; the other three match tags. The lesson's "Meet the heads" table says
+what each head, in :data:`HEAD_NAMES` order, looks at.
 
 >>> patterns = attention_patterns()
 >>> patterns.shape

@@ -3,7 +3,7 @@
 The "Heads that learn" page trains this model (two layers of
 :class:`mha_ref.module.MultiHeadAttention` on a residual stream, learned token and position
 embeddings, a causal mask, no MLPs) on rows in which one random segment is written twice,
-and shows parts of this file, copied in when the site is built. :func:`head_scores` finds
+and shows parts of this file, copied in when the site is built. :func:`head_scores` measures
 its previous-token and induction heads on ``[x, x]`` rows with :mod:`mha_ref.scores`; the
 training run, ablation and pruning live in ``mha_site.tiny_model.training``.
 """

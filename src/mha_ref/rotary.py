@@ -1,8 +1,9 @@
 """Rotary position embedding (RoPE): positions written into queries and keys as rotations.
 
 Pair ``i`` of every query and key at position ``m`` is turned by the angle ``m * theta_i``
-(Su et al. 2021, RoFormer), so a score depends on the offset between query and key only;
-the course's "Word order" page derives this and shows this file, copied in when the site is built.
+(Su et al. 2021, RoFormer), so the score of a query at ``m`` and a key at ``n`` depends on the
+two positions only through their offset ``m - n``; the course's "Word order" page derives this
+and shows this file, copied in when the site is built.
 
 Pair ``i`` holds features ``i`` and ``i + d/2`` (the layout of Llama-style models in
 Hugging Face transformers; RoFormer pairs neighbours ``2i, 2i + 1``: the two differ

@@ -1,8 +1,8 @@
 """Measure what multi-head attention costs: variants, FLOP counts, timings, memory, correctness.
 
 Every variant in :data:`VARIANTS` computes the same layer, Q/K/V and output projections
-included, from the same weights, so their times compare directly; the benchmark page's
-table says what each one does.
+included, from the same weights, so their times compare directly; the table on "What it
+costs" says what each one does.
 
 This module says *what* is measured (the variants, their FLOP counts, the float64
 reference). :mod:`mha_site.bench.measure` says *how* (timer, memory, ceiling,
@@ -137,7 +137,7 @@ def _check_cell(p: object) -> None:
 # --8<-- [start:variants]
 def batched_scaled_after(p: Params) -> Tensor:
     """The batched layer with the scores divided by sqrt(d_k) after ``q @ k^T``
-    (``B*h*T*T`` divisions).
+    (``B*h*T*T`` divisions; ``B*T*d_model`` when ``q`` is divided first).
 
     >>> p = make_params(batch=2, tokens=5, d_model=8, num_heads=2)
     >>> relative_error(batched_scaled_after(p), reference_output(p)) < 1e-5
@@ -211,8 +211,8 @@ def _plain(fn: Callable[..., Tensor]) -> Callable[[Params], Callable[[], Tensor]
     return lambda p: lambda: fn(p.x, p.w_q, p.w_k, p.w_v, p.w_o, p.num_heads, **p.biases())
 
 
-#: name -> (label, builder). A builder takes :class:`Params` and returns a zero-argument callable.
-#: ``torch_mha_weights`` must return the averaged weights, so PyTorch cannot take its fused path.
+#: name -> (label, builder). A builder takes :class:`Params` and returns a zero-argument callable
+#: (``torch_mha_weights``'s returns the averaged weights, which keeps PyTorch off its fused path).
 VARIANTS: dict[str, tuple[str, Callable[[Params], Callable[[], Tensor]]]] = {
     "loop": ("per-head loop", _plain(multi_head_attention_loop)),
     "batched": ("batched, explicit softmax", _plain(multi_head_attention)),
