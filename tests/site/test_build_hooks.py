@@ -237,6 +237,8 @@ def test_explorer_fallback_is_not_fetched_when_scripts_run():
     out = page_assets.fallback_in_noscript(content)
     assert out == ('<div class="mha-explorer"><noscript><div class="mha-explorer__fallback"><div><img src="x.svg">'
                    '</div></div></noscript><p class="mha-explorer__caption">c</p></div>')
+    # Every fallback on a page is wrapped (the helper used to wrap the first only).
+    assert page_assets.fallback_in_noscript(content + content) == out + out
 
 
 def test_no_page_nests_a_noscript_in_another(built_site):
