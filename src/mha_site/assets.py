@@ -135,6 +135,8 @@ MEASURED: dict[str, str] = {
     "docs/assets/real-models/*/heads.json": "python scripts/build_assets.py real-models --recompute",
 }
 VENDORED = "docs/assets/vendor/**/*"  #: where each file comes from: docs/assets/vendor/README.md
+#: The two pretrained models as the browser downloads them: converted from the pinned wheels, git-ignored.
+CONVERTED = "docs/assets/real-models/live/**/*"
 HAND_WRITTEN = ("docs/assets/*/*.js", "docs/assets/*/*.css")
 
 #: The groups drawn from the training results, which ``scripts/train_tiny_model.py`` rebuilds after
@@ -148,6 +150,7 @@ def manifest() -> list[tuple[str, str, str]]:
             for group in GROUPS.values() for glob, kind in group.outputs.items()]
     rows += [(glob, "measured", command) for glob, command in MEASURED.items()]
     rows.append((VENDORED, "vendored", "see docs/assets/vendor/README.md"))
+    rows.append((CONVERTED, "converted", "python scripts/convert_real_models.py (make models; git-ignored)"))
     return rows + [(glob, "hand-written", "edited by hand") for glob in HAND_WRITTEN]
 
 

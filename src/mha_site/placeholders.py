@@ -3,7 +3,8 @@
 Pages never type a measured number. Each namespace of :data:`SOURCES` names the results
 files it reads and the function that turns them into ``{key: text}``: ``bench`` (the
 benchmark), ``tiny`` (the tiny model's training results), ``ex`` (the explorer's trained
-dataset) and ``rm`` (the real models, with the training results). Nothing here imports torch
+dataset), ``rm`` (the real models, with the training results) and ``live`` (the two models as
+converted for the browser: their manifests). Nothing here imports torch
 or matplotlib: the MkDocs build loads this module (through ``hooks/site.py``) and must stay fast.
 
 Placeholders are filled in Markdown (a value may be a table or a section) and in rendered HTML,
@@ -107,8 +108,25 @@ def _real_models(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str
     return paths, compute
 
 
+def _live(docs_dir: Path) -> tuple[list[Path], Callable[[], dict[str, str]]]:
+    from mha_site.real_models.report import live_values
+    from mha_site.real_models.specs import MINILM, SMOLLM2
+
+    folder = docs_dir / "assets" / "real-models" / "live"
+    paths = [folder / spec.id / "manifest.json" for spec in (MINILM, SMOLLM2)]
+
+    def compute() -> dict[str, str]:
+        missing = [str(path) for path in paths if not path.is_file()]
+        if missing:
+            raise PlaceholderError(f"{', '.join(missing)} missing: convert the models with "
+                                   "python scripts/convert_real_models.py (make test, build and serve do it)")
+        return live_values([load_json(path) for path in paths])
+
+    return paths, compute
+
+
 #: namespace -> (docs_dir -> (files the values depend on, how to compute them))
-SOURCES = {"bench": _bench, "tiny": _tiny_model, "ex": _explorer, "rm": _real_models}
+SOURCES = {"bench": _bench, "tiny": _tiny_model, "ex": _explorer, "rm": _real_models, "live": _live}
 
 #: Anything shaped like a placeholder; the namespace is checked against SOURCES when it is filled.
 #: Whatever still opens a double brace after filling is an error.

@@ -88,7 +88,7 @@ def test_the_reader_sees_the_place_and_time_under_the_title(shared_page) -> None
     page.goto("code/")
     line = page.locator(".mha-course-place")
     assert line.is_visible()
-    assert line.inner_text().startswith("Page 3 of 10 · about ")
+    assert line.inner_text().startswith("Page 3 of 11 · about ")
     title = page.locator("article h1").bounding_box()
     assert 0 < line.bounding_box()["y"] - title["y"] < 200  # right under the title
 

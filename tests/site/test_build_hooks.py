@@ -340,7 +340,8 @@ def test_a_plain_material_build_has_none_of_the_speed_code(tmp_path, monkeypatch
                     "css": ["assets/quiz/quiz.css"], "js": ["assets/quiz/quiz.js"]}
     assert theirs["preload"] == [] and theirs["js"] == [
         "assets/explorer/explorer-core.js", "assets/explorer/explorer-draw.js", "assets/explorer/explorer.js",
-        "assets/quiz/quiz.js", "assets/tiny-model/live-heads-model.js", "assets/tiny-model/live-heads.js"]
+        "assets/quiz/quiz.js", "assets/tiny-model/live-heads-model.js", "assets/tiny-model/live-heads.js",
+        "assets/try/try.js"]
     assert "assets/explorer/explorer.css" in theirs["css"] and page_assets.TABLES_CSS not in theirs["css"]
     block = _material_scripts_block()
     ours, theirs = (start_scripts(block, ["p.js"], plain=value) for value in (False, True))

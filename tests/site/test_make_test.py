@@ -22,22 +22,26 @@ FAKE_PYTHON = """#!/bin/sh
 echo "$0 $*" >> "{log}"
 case "$1" in
   tests/browser_setup.py) echo /fake/chromium; exit {setup_status} ;;
+  scripts/convert_real_models.py) exit 0 ;;
   -m) echo "MHA_CHROMIUM=$MHA_CHROMIUM" >> "{log}"; exit {pytest_status} ;;
 esac
 exit 99
 """
 
 
-def run_make_test(tmp_path: Path, setup_status: int, pytest_status: int) -> tuple[int, list[str]]:
+def run_make_test(tmp_path: Path, setup_status: int, pytest_status: int, target: str = "test",
+                  converted_first: bool = False) -> tuple[int, list[str]]:
     log = tmp_path / "calls.log"
     fake = tmp_path / "python"
     fake.write_text(FAKE_PYTHON.format(log=log, setup_status=setup_status, pytest_status=pytest_status))
     fake.chmod(0o755)
-    stamp = tmp_path / "installed"
+    stamp, converted = tmp_path / "installed", tmp_path / "converted"
     stamp.touch()  # newer than pyproject.toml and constraints.txt: no venv step
+    if not converted_first:
+        converted.touch()  # newer than the converter: the models are not converted again
     # Without the outer make's MAKEFLAGS (`make test PYTEST_ARGS=...` would pass its override down).
     env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTEST_ARGS"}}
-    result = subprocess.run(["make", "--no-print-directory", "test", f"PY={fake}", f"STAMP={stamp}"],
+    result = subprocess.run(["make", "--no-print-directory", target, f"PY={fake}", f"STAMP={stamp}", f"LIVE={converted}"],
                             cwd=ROOT, capture_output=True, text=True, env={**env, "MHA_SKIP_BROWSER": ""})
     calls = log.read_text().splitlines() if log.exists() else []
     return result.returncode, [line.replace(str(fake), "PY") for line in calls]
@@ -141,3 +145,10 @@ def test_make_clean_removes_the_build_caches(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
     subprocess.run(["make", "--no-print-directory", "clean"], cwd=tmp_path, env=env, check=True, capture_output=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".venv", "Makefile"]
+
+
+def test_make_test_converts_the_models_first_when_they_are_not_converted(tmp_path):
+    status, calls = run_make_test(tmp_path, setup_status=0, pytest_status=0, converted_first=True)
+    assert status == 0
+    assert calls[:2] == ["PY scripts/convert_real_models.py", "PY tests/browser_setup.py"]
+    assert (tmp_path / "converted").exists()  # and not again next time

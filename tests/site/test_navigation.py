@@ -19,7 +19,7 @@ from mha_site.build.reading import PageText, count_page_text
 API = ["api/index.md", "api/layer.md", "api/checks.md", "api/rotary.md", "api/lesson-examples.md", "api/causal-and-inference.md", "api/induction.md", "api/benchmark.md"]
 #: The course: one sitting a page, in order (mha_site.build.course reads it from the nav).
 LESSONS = ["index.md", "worked-example.md", "code.md", "positions.md", "block.md", "causal-mask.md", "inference.md",
-           "tiny-model.md", "real-models.md", "benchmark.md"]
+           "tiny-model.md", "real-models.md", "try.md", "benchmark.md"]
 COURSE = [*LESSONS, "notebooks/mha-walkthrough.ipynb", *API]
 
 

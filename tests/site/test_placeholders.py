@@ -20,7 +20,7 @@ PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="p.md", url="p/"), url="p/",
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ bnech.cpu.repeats }}", r"p.md: unknown placeholder namespace 'bnech'; did you mean bench\?"),
     ("{{ tinyy.x }}", r"p.md: unknown placeholder namespace 'tinyy'; did you mean tiny\?"),
-    ("{{ qqqq.like.it }}", r"unknown placeholder namespace 'qqqq'; known: bench, ex, rm, tiny"),
+    ("{{ qqqq.like.it }}", r"unknown placeholder namespace 'qqqq'; known: bench, ex, live, rm, tiny"),
     ("{{ tiny.seeds", r"cannot be filled is left in the page: .*before \{\{ tiny.seeds after"),
     ("{{ }}", r"cannot be filled is left in the page: .*before \{\{ \}\} after"),
 ])

@@ -129,7 +129,8 @@ def test_build_assets_lists_its_groups_and_every_files_origin(capsys):
     groups, files = capsys.readouterr().out.split("\n\n")
     assert [line.split()[0] for line in groups.splitlines() if not line.startswith(" ")] == [
         "explorer", "lesson", "causal", "bench", "tiny-model", "real-models", "notebook"]
-    assert {line.split()[1] for line in files.splitlines()} == {"computed", "drawn", "measured", "vendored", "hand-written"}
+    assert {line.split()[1] for line in files.splitlines()} == {"computed", "drawn", "measured", "vendored", "converted",
+                                                               "hand-written"}
 
 
 # --- bench.py ----------------------------------------------------------------------------------------

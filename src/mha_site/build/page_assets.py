@@ -35,6 +35,8 @@ PAGE_ASSETS = [
     ("quiz", ["assets/quiz/quiz.css"], ["assets/quiz/quiz.js"]),
     ("live-heads", ["assets/tiny-model/live-heads.css"],
      ["assets/tiny-model/live-heads-model.js", "assets/tiny-model/live-heads.js"]),
+    # The worker (assets/try/worker.js, engine.js, the vendored tokenizers) loads only when the reader asks.
+    ("try-model", ["assets/try/try.css"], ["assets/try/try.js"]),
     ("bench-figure", ["assets/stylesheets/bench.css"], []),
     ("jupyter-wrapper", ["assets/stylesheets/reference.css"], []),
     ("doc-contents", ["assets/_mkdocstrings.css", "assets/stylesheets/reference.css"], []),

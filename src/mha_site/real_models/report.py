@@ -13,7 +13,7 @@ from mha_site.real_models.schema import top_heads
 from mha_site.real_models.specs import MINILM, SMOLLM2, ModelSpec
 from mha_site.tiny_model.report import head_label, span
 
-__all__ = ["COPIES", "STRONG", "page_values", "sink_shares"]
+__all__ = ["COPIES", "LIVE_SCORE_TOLERANCE", "LIVE_TOLERANCE", "STRONG", "live_values", "page_values", "sink_shares"]
 
 #: A head "does" a job on this page when its score for that job is at least this.
 STRONG = 0.5
@@ -149,4 +149,27 @@ def page_values(docs: dict[str, dict[str, Any]], tiny: dict) -> dict[str, str]:
     for spec, own in ((SMOLLM2, _smol_values), (MINILM, _minilm_values)):
         doc = docs[spec.id]
         values |= {f"{spec.page_key}_{key}": value for key, value in (_model_values(spec, doc) | own(doc)).items()}
+    return values
+
+
+#: The browser's attention weights against mha_ref's float32 forward on the same quantised weights (max abs),
+#: and its SmolLM2 L18H6 prefix-matching score against heads.json's (issue 36; tests/browser/test_try.py).
+LIVE_TOLERANCE = 2e-3
+LIVE_SCORE_TOLERANCE = 0.02
+
+
+def live_values(manifests: list[dict]) -> dict[str, str]:
+    """The page "Type into a real model": each model's size (bytes, MiB) and shape from its converted manifest
+    (mha_site.real_models.live), MiniLM's quantisation change, the tolerances the browser tests hold."""
+    from mha_site.real_models.tokenizer_file import TEST_STRINGS
+
+    values = {"tolerance": f"{LIVE_TOLERANCE:g}", "score_tolerance": f"{LIVE_SCORE_TOLERANCE:g}",
+              "tokenizer_strings": str(len(TEST_STRINGS))}
+    for spec in (MINILM, SMOLLM2):
+        manifest = next(m for m in manifests if m["id"] == spec.id)
+        config, key = manifest["config"], spec.page_key
+        values |= {f"{key}_bytes": str(manifest["bytes"]), f"{key}_mib": f"{manifest['bytes'] / 2**20:.1f} MiB",
+                   f"{key}_layers": str(config["layers"]), f"{key}_heads": str(config["heads"]),
+                   f"{key}_kv_heads": str(config["kv_heads"]),
+                   f"{key}_quant_change": f"{config['quantization_change']:.3f}"}
     return values

@@ -69,6 +69,8 @@ class ModelSpec:
     ablate: int = 0  #: how many top prefix-matching heads the loss experiment switches off (0: none)
     sink: str = ""  #: the score whose key the norm-based share ``<sink>_norm`` is measured on
     unembed: Callable | None = None  #: model -> its unembedding, final norm gain folded in (None: no copying score)
+    version: str = ""  #: the pinned version of ``package`` and the SHA-256 of its wheel (mha_site.real_models.live)
+    wheel_sha256: str = ""
 
 
 # --- SmolLM2: causal, rotary, grouped-query; measured on [bos] + r + r ------------------------------
@@ -138,6 +140,7 @@ SMOLLM2 = ModelSpec(
                   "margins": {"left": 0.14, "right": 0.97, "top": 0.85, "bottom": 0.16, "wspace": 0.12}},
     model_view_layers=(14, 20), ablate=5, sink="first_token",
     unembed=lambda model: model.lm_head.weight * model.model.norm.weight,
+    version="0.1.2", wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
 )
 
 
@@ -188,7 +191,7 @@ MINILM = ModelSpec(
     },
     score_layout={"height": 6.9, "grid": (3, 2), "step": 1,
                   "margins": {"left": 0.14, "right": 0.97, "top": 0.865, "bottom": 0.175, "wspace": 0.12, "hspace": 0.95}},
-    sink="cls",
+    sink="cls", version="0.1.0", wheel_sha256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
 )
 
 SPECS = {spec.id: spec for spec in (SMOLLM2, MINILM)}
