@@ -368,6 +368,7 @@
     scoreSelect.addEventListener("change", () => {
       state.score = scoreSelect.value;
       if (state.result) {
+        state.head = bestHead(state.score, state.head); // a new score: show its strongest head (an edit keeps the head)
         drawGrid();
         drawHead();
       }
