@@ -82,16 +82,18 @@
       role: "img", "aria-label": caption, class: "try-model__matrix", "font-family": "sans-serif", "font-size": 11 });
     svg.append(el("svg:title", {}, caption), el("svg:rect", { width: size, height: size + 22, fill: paper }),
       el("svg:text", { x: 4, y: 14, fill: ink, "font-weight": "bold" }, caption.split(":")[0]));
-    const at = head * T * T;
+    const at = head * T * T, cells = Array(LEVELS + 1).fill("");
     for (let t = 0; t < T; t++) {
       const y = top + t * cell;
       svg.append(el("svg:text", { x: label - 3, y: y + cell - 4, "text-anchor": "end", fill: ink }, names[t]),
         el("svg:text", { transform: `translate(${label + t * cell + cell - 4} ${top - 3}) rotate(-90)`, fill: ink }, names[t]));
       for (let s = 0; s < T; s++) {
-        const w = weights[at + t * T + s];
-        if (w >= 0.005) svg.append(el("svg:rect", { x: label + s * cell, y, width: cell, height: cell, fill: hue, "fill-opacity": w.toFixed(3) }));
+        const level = Math.round(weights[at + t * T + s] * LEVELS);
+        if (level) cells[level] += `M${label + s * cell} ${y}h${cell}v${cell}h-${cell}z`;
       }
     }
+    // One path per shade (a weight rounded to 1/LEVELS): a 130-token matrix is 40 elements, not 16,900.
+    cells.forEach((d, level) => d && svg.append(el("svg:path", { d, fill: hue, "fill-opacity": (level / LEVELS).toFixed(3) })));
     svg.append(el("svg:rect", { x: label, y: top, width: T * cell, height: T * cell, fill: "none", stroke: ink, "stroke-width": 0.5 }),
       el("svg:rect", { x: label - 1, y: top + query * cell, width: T * cell + 2, height: cell, fill: "none", stroke: ink,
         "stroke-width": 1.5, "stroke-dasharray": "3 2" }));
@@ -99,6 +101,7 @@
   }
 
   const LIGHT = { ink: "#1a1a1a", paper: "#ffffff", hue: "#3f51b5" };
+  const LEVELS = 40; // shades of the matrix: steps of 0.025 in weight
 
   function save(name, blob) {
     const link = el("a", { href: URL.createObjectURL(blob), download: name });
@@ -143,6 +146,8 @@
     const grid = el("div", { class: "try-model__grid", role: "grid", "aria-label": "Heads by layer: choose a head" });
     const table = el("div", { class: "try-model__table-scroll", tabindex: "0", role: "region",
       "aria-label": "Scores of every head, a row per layer (scrolls sideways)" });
+    const scoresBox = el("details", { class: "try-model__scores" }, [el("summary", {}, "The same scores as a table"), table]);
+    scoresBox.addEventListener("toggle", () => { if (scoresBox.open && state.result && !table.firstChild) drawTable(); });
     const view = el("div", { class: "try-model__view" });
     const explain = el("div", { class: "try-model__explain" });
     const keySelect = el("select", { id: ids("key") });
@@ -156,7 +161,7 @@
       el("p", { class: "try-model__note" }, "Rows are layers (L), columns heads (H); the fuller a cell, the higher its " +
         "score, and the ringed cell is the head drawn below. Arrow keys move between heads."),
       gridNote, grid,
-      el("details", { class: "try-model__scores" }, [el("summary", {}, "The same scores as a table"), table]),
+      scoresBox,
       view,
       el("div", { class: "try-model__field" }, [el("label", { for: ids("key") }, "Take apart the weight on key "), keySelect]),
       explain,
@@ -286,7 +291,7 @@
         "aria-pressed": String(t === state.query), tabindex: t === state.query ? "0" : "-1", title: `token ${t}, id ${r.ids[t]}` },
       shown(piece))));
       drawGrid();
-      drawHead();
+      setTimeout(drawHead); // its own task: no single task of the page's thread grows long, even on a busy machine
     }
 
     function drawGrid() {
@@ -311,8 +316,15 @@
       }
       grid.replaceChildren(...rows);
       grid.style.setProperty("--heads", r.heads);
+      table.replaceChildren();
+      if (scoresBox.open) drawTable();
+    }
+
+    /* The scores as a table: built when the reader opens it (270 cells for SmolLM2 that most never read). */
+    function drawTable() {
+      const r = state.result, name = state.score;
       const th = (content, attrs = {}) => el("th", attrs, content);
-      table.replaceChildren(el("table", {}, [
+      table.replaceChildren(el("table", { class: "try-model__score-table" }, [
         el("caption", {}, `${SCORES[name]} of every head on your text`),
         el("thead", {}, el("tr", {}, [th("layer"), ...Array.from({ length: r.heads }, (_, j) => th(`head ${j}`, { scope: "col" }))])),
         el("tbody", {}, Array.from({ length: r.layers }, (_, l) => el("tr", {}, [th(String(l), { scope: "row" }),

@@ -82,7 +82,11 @@ async function download(manifest, base, cache, report) {
   }
   let done = 0, fromCache = true, storage = cache ? "kept" : "";
   const urls = files.map((f) => new URL(f.file, base).href + "?sha256=" + f.sha256.slice(0, 16));
-  const step = (n) => report({ type: "progress", phase: "download", done: (done += n), total });
+  let told = 0; // the page hears of every 1% (a message per network chunk would be thousands)
+  const step = (n) => {
+    done += n;
+    if (Math.abs(done - told) >= total / 100 || done === total) report({ type: "progress", phase: "download", done: (told = done), total });
+  };
   for (const [i, f] of files.entries()) {
     const url = urls[i];
     const kept = cache && await cache.match(url);
