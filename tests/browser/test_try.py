@@ -230,6 +230,7 @@ def test_switching_model_while_one_downloads_keeps_the_button_honest(new_page):
         page.get_by_role("button", name=re.compile("^Download all-MiniLM")).click()
         page.get_by_label(re.compile("SmolLM2")).check()
         assert button.inner_text() == "Download SmolLM2-135M-Instruct (93.6 MiB) and run it"
+        assert page.locator(".try-model__progress-box").is_hidden()  # MiniLM's progress is not SmolLM2's
     page.wait_for_timeout(1500)  # MiniLM has arrived by now: nothing of it may reach the SmolLM2 view
     assert button.inner_text() == "Download SmolLM2-135M-Instruct (93.6 MiB) and run it"
     assert page.locator(".try-model__files").inner_text() == "" and page.locator(".try-model__results").is_hidden()

@@ -75,13 +75,15 @@
      reads the same anywhere, in plain hex). */
   function matrixSvg(result, head, query, caption, colours) {
     const { T, pieces, weights } = result;
-    const names = pieces.map((piece) => shown(piece).slice(0, 10));
-    const cell = 16, label = 10 + 7 * Math.max(...names.map((n) => n.length)), top = label + 22, size = label + T * cell + 4;
+    const names = pieces.map((piece) => (shown(piece).length > 12 ? shown(piece).slice(0, 11) + "\u2026" : shown(piece)));
+    const title = caption.split(":")[0];
+    const cell = 16, label = 10 + 7 * Math.max(...names.map((n) => n.length)), top = label + 22;
+    const width = Math.max(label + T * cell + 4, 8 + 7 * title.length), height = top + T * cell + 4; // room for the title
     const { ink, paper, hue } = colours;
-    const svg = el("svg:svg", { xmlns: SVG, viewBox: `0 0 ${size} ${size + 22}`, width: size, height: size + 22,
+    const svg = el("svg:svg", { xmlns: SVG, viewBox: `0 0 ${width} ${height}`, width, height,
       role: "img", "aria-label": caption, class: "try-model__matrix", "font-family": "sans-serif", "font-size": 11 });
-    svg.append(el("svg:title", {}, caption), el("svg:rect", { width: size, height: size + 22, fill: paper }),
-      el("svg:text", { x: 4, y: 14, fill: ink, "font-weight": "bold" }, caption.split(":")[0]));
+    svg.append(el("svg:title", {}, caption), el("svg:rect", { width, height, fill: paper }),
+      el("svg:text", { x: 4, y: 14, fill: ink, "font-weight": "bold" }, title));
     const at = head * T * T, cells = Array(LEVELS + 1).fill("");
     for (let t = 0; t < T; t++) {
       const y = top + t * cell;
@@ -202,17 +204,21 @@
         .map(([name, title]) => el("option", { value: name }, title)));
       if (state.score === "copying" && !model.causal) state.score = "previous_token";
       scoreSelect.value = state.score;
+      progressBox.hidden = true; // a download of the other model goes on unseen; its result waits in the worker
       const here = state.loaded.has(model.id);
       load.textContent = here ? `Run ${model.name}` : `Download ${model.name} (${mib(model.bytes)}) and run it`;
       files.textContent = "";
-      say(here ? "" : "Nothing is downloaded until you press the button. Your browser keeps the files afterwards, " +
-        "so a later visit does not download them again.");
+      const other = state.busy && !state.busy.startsWith(model.id + "\n") ? models.find((m) => state.busy.startsWith(m.id + "\n")) : null;
+      say(here ? "" : `Nothing of ${model.name} is downloaded until you press the button. Your browser keeps the files ` +
+        "afterwards, so a later visit does not download them again." + (other ? ` (${other.name} is still downloading.)` : ""));
     }
 
     async function ensureLoaded(model) {
       if (state.loaded.has(model.id)) return;
-      say(`Downloading ${model.name} (${mib(model.bytes)})\u2026`);
-      showProgress(0, "");
+      if (model === state.model) {
+        say(`Downloading ${model.name} (${mib(model.bytes)})\u2026`);
+        showProgress(0, "");
+      }
       const ready = await request({ type: "load", model: model.id, base: new URL(model.id + "/", base).href }, (p) => {
         if (model === state.model) showProgress(p.done / p.total, `Downloading ${model.name}: ${mib(p.done)} of ${mib(p.total)}`);
       });
@@ -332,25 +338,25 @@
       ]));
     }
 
+    /* One tab stop in a set of buttons (the grid's heads, the strip's tokens): the chosen one, marked by `attr`. */
+    function roving(container, key, attr, chosen, focus) {
+      for (const node of container.querySelectorAll(`[data-${key}]`)) {
+        const on = Number(node.dataset[key]) === chosen;
+        node.setAttribute(attr, String(on));
+        node.tabIndex = on ? 0 : -1;
+        if (on && focus) node.focus();
+      }
+    }
+
     function selectHead(h, focus) {
       state.head = h;
-      for (const cell of grid.querySelectorAll("[data-head]")) {
-        const on = Number(cell.dataset.head) === h;
-        cell.setAttribute("aria-selected", String(on));
-        cell.tabIndex = on ? 0 : -1;
-        if (on && focus) cell.focus();
-      }
+      roving(grid, "head", "aria-selected", h, focus);
       drawHead();
     }
 
     function selectQuery(t, focus) {
       state.query = t;
-      for (const button of tokens.querySelectorAll("[data-token]")) {
-        const on = Number(button.dataset.token) === t;
-        button.setAttribute("aria-pressed", String(on));
-        button.tabIndex = on ? 0 : -1;
-        if (on && focus) button.focus();
-      }
+      roving(tokens, "token", "aria-pressed", t, focus);
       drawHead();
     }
 
