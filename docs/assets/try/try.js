@@ -2,8 +2,9 @@
  * button that states its size, then run in worker.js on what the reader types. Shows the tokens, a layer x head
  * grid coloured by a chosen score (and the same scores as a table), the selected head's weights as a matrix, and
  * one weight taken apart. Markup: <div data-try-model data-base="<folder of the converted models>"
- * data-copying="<SmolLM2's heads.json>"> with one <div data-model="<id>" data-name data-bytes data-layers data-heads>
- * per model and a .try-model__fallback shown without JavaScript. window.mhaTry.request(message) talks to the worker
+ * data-copying="<SmolLM2's heads.json>"> with one <div data-model="<id>" data-name data-bytes data-layers data-heads
+ * data-kv-heads data-causal> per model (filled from the manifests at build time) and a .try-model__fallback shown
+ * without JavaScript. window.mhaTry.request(message) talks to the worker
  * (the browser tests use it).
  */
 (() => {
