@@ -283,9 +283,10 @@
 
     /* The head with the highest score (NaN scores never win); `fallback` when the text gives none. */
     function bestHead(name, fallback) {
-      let best = fallback;
+      let best = fallback, top = -Infinity;
       for (let h = 0; h < state.result.layers * state.result.heads; h++) {
-        if (scoreOf(name, h) > (Number.isFinite(scoreOf(name, best)) ? scoreOf(name, best) : -Infinity)) best = h;
+        const value = scoreOf(name, h);
+        if (value > top) [best, top] = [h, value]; // NaN is never greater
       }
       return best;
     }
@@ -393,12 +394,15 @@
       }
     });
 
+    /* The matrix's title, on the page and in the download. */
+    const matrixCaption = () => `${state.model.name}, ${headName()}: attention weights, queries down, keys across; ` +
+      `the query \u201c${shown(state.result.pieces[state.query])}\u201d (token ${state.query}) outlined`;
+
     const headName = (h = state.head) => `layer ${Math.floor(h / state.result.heads)} head ${h % state.result.heads}`;
 
     function drawHead() {
       const r = state.result, h = state.head, T = r.T;
-      const caption = `${state.model.name}, ${headName()}: attention weights, queries down, keys across; the query ` +
-        `\u201c${shown(r.pieces[state.query])}\u201d (token ${state.query}) outlined`;
+      const caption = matrixCaption();
       const colours = getComputedStyle(root);
       view.replaceChildren(el("p", { class: "try-model__view-title" }, `${headName()[0].toUpperCase()}${headName().slice(1)}: ` +
         `${SCORES[state.score]} ${fixed(scoreOf(state.score, h))}`), el("div", { class: "try-model__scroll", tabindex: "0",
@@ -455,11 +459,9 @@
       }
     });
     downloadSvg.addEventListener("click", () => {
-      const r = state.result;
-      const caption = `${state.model.name}, ${headName()}: attention weights, queries down, keys across; the query ` +
-        `\u201c${shown(r.pieces[state.query])}\u201d (token ${state.query}) outlined`;
-      save(`${state.model.id}-${headName().replaceAll(" ", "-")}.svg`, new Blob([new XMLSerializer().serializeToString(
-        matrixSvg(r, state.head, state.query, caption, LIGHT))], { type: "image/svg+xml" }));
+      const svg = matrixSvg(state.result, state.head, state.query, matrixCaption(), LIGHT);
+      save(`${state.model.id}-${headName().replaceAll(" ", "-")}.svg`,
+        new Blob([new XMLSerializer().serializeToString(svg)], { type: "image/svg+xml" }));
     });
 
     load.addEventListener("click", run);
